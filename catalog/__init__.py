@@ -1,0 +1,1 @@
+"""Self-hosted Papers With Code catalog API: SQLite store, dump importer and aiohttp server."""

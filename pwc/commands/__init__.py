@@ -1,0 +1,1 @@
+"""Command modules of the `pwc` CLI; each registers its own sub-parsers."""

@@ -1,0 +1,144 @@
+"""Suite-wide fixtures: a real redis-server and the self-hosted sample catalog, both started here.
+
+Nothing here mocks Redis or the catalog: ``redis_server`` spawns its own
+``redis-server`` on a free port (never the machine's 6379), and
+``catalog_url`` runs ``python -m catalog serve --sample`` over HTTP.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from tests.helpers import free_port, stop_process, wait_http
+
+REPO_ROOT = Path(__file__).resolve().parent.parent
+SHARED_DATA = REPO_ROOT.parent / "shared" / "data"
+
+
+@dataclass
+class RedisServer:
+    """A running redis-server child process started by the tests."""
+
+    port: int
+    proc: subprocess.Popen
+    dir: Path
+
+    @property
+    def url(self) -> str:
+        return f"redis://127.0.0.1:{self.port}/0"
+
+    def stop(self) -> None:
+        """Stop the server (fault tests); ``start`` brings it back on the same port."""
+        stop_process(self.proc)
+
+    def start(self) -> None:
+        self.proc = _spawn_redis(self.port, self.dir)
+
+
+def _spawn_redis(port: int, workdir: Path) -> subprocess.Popen:
+    binary = shutil.which("redis-server")
+    if binary is None:
+        pytest.fail("redis-server is not installed; .ci/run installs it")
+    proc = subprocess.Popen(
+        [binary, "--port", str(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no",
+         "--dir", str(workdir), "--daemonize", "no", "--loglevel", "warning"],
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+    )
+    import redis
+
+    client = redis.Redis(host="127.0.0.1", port=port)
+    for _ in range(200):
+        try:
+            client.ping()
+            client.close()
+            return proc
+        except redis.ConnectionError:
+            if proc.poll() is not None:
+                break
+            import time
+
+            time.sleep(0.05)
+    stop_process(proc)
+    pytest.fail(f"redis-server did not start on port {port}")
+
+
+@pytest.fixture(scope="session")
+def redis_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RedisServer]:
+    """A private redis-server for the whole session (flush it per test with ``redis_url``)."""
+    workdir = tmp_path_factory.mktemp("redis")
+    port = free_port()
+    server = RedisServer(port=port, proc=_spawn_redis(port, workdir), dir=workdir)
+    yield server
+    server.stop()
+
+
+@pytest.fixture
+def redis_url(redis_server: RedisServer) -> str:
+    """URL of the session redis-server, flushed before the test."""
+    import redis
+
+    if redis_server.proc.poll() is not None:
+        redis_server.start()
+    client = redis.Redis.from_url(redis_server.url)
+    client.flushall()
+    client.close()
+    return redis_server.url
+
+
+@dataclass
+class CatalogServer:
+    """The self-hosted catalog serving the bundled sample over HTTP."""
+
+    port: int
+    proc: subprocess.Popen
+
+    @property
+    def api_url(self) -> str:
+        return f"http://127.0.0.1:{self.port}/api/v1"
+
+
+def start_catalog(*args: str) -> CatalogServer:
+    """Start ``python -m catalog serve <args>`` on a free port and wait until it answers."""
+    port = free_port()
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "catalog", "serve", *args, "--host", "127.0.0.1", "--port", str(port)],
+        cwd=REPO_ROOT, env={**os.environ, "PYTHONUNBUFFERED": "1"},
+        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+    )
+    server = CatalogServer(port=port, proc=proc)
+    try:
+        wait_http(f"{server.api_url}/tasks/?page=1&page_size=1", proc=proc, timeout_s=60)
+    except RuntimeError:
+        stop_process(proc)
+        raise
+    return server
+
+
+@pytest.fixture(scope="session")
+def catalog_server() -> Iterator[CatalogServer]:
+    """The sample catalog (``pwc-catalog serve --sample``), one per test session."""
+    server = start_catalog("--sample")
+    yield server
+    stop_process(server.proc)
+
+
+@pytest.fixture(scope="session")
+def catalog_url(catalog_server: CatalogServer) -> str:
+    """Base URL of the sample catalog API, e.g. ``http://127.0.0.1:PORT/api/v1``."""
+    return catalog_server.api_url
+
+
+@pytest.fixture(scope="session")
+def shared_data() -> Path:
+    """``../shared/data`` beside the repository (read-only real data for tests)."""
+    if not SHARED_DATA.is_dir():
+        pytest.fail(f"{SHARED_DATA} is missing")
+    return SHARED_DATA

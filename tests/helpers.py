@@ -1,0 +1,52 @@
+"""Process helpers shared by the test suite: free ports, waiting for HTTP, stopping children."""
+
+from __future__ import annotations
+
+import socket
+import subprocess
+import time
+
+import httpx
+
+__all__ = ["free_port", "stop_process", "wait_http"]
+
+
+def free_port() -> int:
+    """Return a TCP port on 127.0.0.1 that was free a moment ago."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def wait_http(url: str, *, timeout_s: float = 30.0, proc: subprocess.Popen | None = None,
+              ok_statuses: tuple[int, ...] = (200,)) -> None:
+    """Poll ``url`` until it answers one of ``ok_statuses``.
+
+    Raises:
+        RuntimeError: ``proc`` exited, or nothing answered within ``timeout_s``.
+    """
+    deadline = time.monotonic() + timeout_s
+    last: object = None
+    while time.monotonic() < deadline:
+        if proc is not None and proc.poll() is not None:
+            raise RuntimeError(f"process exited with {proc.returncode} before {url} answered")
+        try:
+            response = httpx.get(url, timeout=2.0)
+            if response.status_code in ok_statuses:
+                return
+            last = response.status_code
+        except httpx.HTTPError as exc:
+            last = exc
+        time.sleep(0.1)
+    raise RuntimeError(f"{url} did not answer within {timeout_s}s (last: {last!r})")
+
+
+def stop_process(proc: subprocess.Popen, *, timeout_s: float = 10.0) -> None:
+    """Terminate ``proc`` (SIGTERM, then SIGKILL after ``timeout_s``) and reap it."""
+    if proc.poll() is None:
+        proc.terminate()
+        try:
+            proc.wait(timeout=timeout_s)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait(timeout=timeout_s)
