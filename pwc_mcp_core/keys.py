@@ -1,0 +1,83 @@
+"""Every Redis key pwc-mcp uses, under one versioned root, with the TTLs that go with them.
+
+No other module builds key strings. Keys that Lua scripts touch together are
+passed to them explicitly as KEYS. Identities appear here only as keyed hashes
+(hex digests), never as raw addresses.
+"""
+
+from __future__ import annotations
+
+from typing import Final
+
+__all__ = [
+    "ROOT",
+    "cache_entry",
+    "cache_lock",
+    "calls_stream",
+    "concurrency_client",
+    "concurrency_global",
+    "identity_secret",
+    "rate_window",
+    "reply_list",
+    "worker_heartbeat",
+    "workers_set",
+]
+
+ROOT: Final = "pwcmcp:v1:"
+
+# Time a worker may go silent before it is presumed dead and its calls are reclaimed.
+HEARTBEAT_TTL_S: Final = 10
+# A reply nobody collects (gateway gone) disappears after this long.
+REPLY_TTL_S: Final = 60
+# A single-flight loader lock; the loader's own timeout (25 s) plus a margin.
+CACHE_LOCK_TTL_S: Final = 35
+
+
+def calls_stream() -> str:
+    """The Stream of pending tool calls (consumer group ``workers``)."""
+    return f"{ROOT}calls"
+
+
+def reply_list(gateway_id: str) -> str:
+    """The list a gateway process reads replies for its own calls from."""
+    return f"{ROOT}reply:{gateway_id}"
+
+
+def worker_heartbeat(worker_id: str) -> str:
+    """A key a live worker refreshes every few seconds (TTL ``HEARTBEAT_TTL_S``)."""
+    return f"{ROOT}worker:{worker_id}"
+
+
+def workers_set() -> str:
+    """Sorted set of worker ids scored by their last heartbeat (unix ms)."""
+    return f"{ROOT}workers"
+
+
+def cache_entry(digest: str) -> str:
+    """A cached upstream response, by the digest of its request."""
+    return f"{ROOT}cache:{digest}"
+
+
+def cache_lock(digest: str) -> str:
+    """The single-flight lock held while one process loads ``cache_entry(digest)``."""
+    return f"{ROOT}cache-lock:{digest}"
+
+
+def rate_window(kind: str, client_hash: str) -> str:
+    """Sliding-window log (sorted set) of one client's admitted requests of ``kind``."""
+    return f"{ROOT}rate:{kind}:{client_hash}"
+
+
+def concurrency_client(client_hash: str) -> str:
+    """Sorted set of one client's in-flight leases, scored by lease expiry (unix ms)."""
+    return f"{ROOT}conc:client:{client_hash}"
+
+
+def concurrency_global() -> str:
+    """Sorted set of every in-flight lease, scored by lease expiry (unix ms)."""
+    return f"{ROOT}conc:global"
+
+
+def identity_secret() -> str:
+    """The cluster-wide random key identities are hashed with (created once with SET NX)."""
+    return f"{ROOT}identity-secret"
