@@ -1,0 +1,68 @@
+"""The `pwc_mcp_core` error tree.
+
+    CoreError
+    ├── ConfigError            a setting is missing or invalid (startup stops, message names the variable)
+    ├── ToolError              a tool failed in a way the model can act on; becomes an `isError`
+    │                          result whose text is the message (prefixes of pwc-mcp.md §3.1:
+    │                          `not_found:`, `ambiguous:`, `invalid_argument:`, `upstream_error:` …)
+    ├── ResourceError          `resources/read` failed; becomes a JSON-RPC error (code, data.uri)
+    └── ExecutorError          the call could not be executed at all
+        ├── ExecutorUnavailable    no live worker, or Redis unreachable (HTTP 503)
+        ├── ExecutorTimeout        no answer before the call deadline
+        └── ResponseTooLarge       the serialized response exceeds 2 MiB (HTTP 503 `response_too_large`)
+"""
+
+from __future__ import annotations
+
+__all__ = [
+    "ConfigError",
+    "CoreError",
+    "ExecutorError",
+    "ExecutorTimeout",
+    "ExecutorUnavailable",
+    "ResourceError",
+    "ResponseTooLarge",
+    "ToolError",
+]
+
+
+class CoreError(Exception):
+    """Root of the errors `pwc_mcp_core` raises on purpose."""
+
+
+class ConfigError(CoreError):
+    """A setting is missing or invalid; the message names the variable and what it accepts."""
+
+
+class ToolError(CoreError):
+    """A tool failure reported to the client as an ``isError`` result with this message."""
+
+
+class ResourceError(CoreError):
+    """A ``resources/read`` failure, reported as a JSON-RPC error.
+
+    Attributes:
+        code: the JSON-RPC error code (-32002 on the legacy era, -32602 on 2026-07-28).
+        uri: the requested URI, echoed in ``error.data.uri``.
+    """
+
+    def __init__(self, message: str, *, code: int, uri: str) -> None:
+        super().__init__(message)
+        self.code = code
+        self.uri = uri
+
+
+class ExecutorError(CoreError):
+    """A tool call or resource read could not be executed at all."""
+
+
+class ExecutorUnavailable(ExecutorError):
+    """No worker is alive or the queue (Redis) is unreachable."""
+
+
+class ExecutorTimeout(ExecutorError):
+    """The call's deadline passed before any worker answered."""
+
+
+class ResponseTooLarge(ExecutorError):
+    """The serialized response would exceed the 2 MiB bound."""
