@@ -19,14 +19,15 @@ __all__ = [
     "identity_secret",
     "rate_window",
     "reply_list",
-    "worker_heartbeat",
     "workers_set",
 ]
 
 ROOT: Final = "pwcmcp:v1:"
 
 # Time a worker may go silent before it is presumed dead and its calls are reclaimed.
-HEARTBEAT_TTL_S: Final = 10
+HEARTBEAT_TTL_S: Final = 6
+# How often a live worker refreshes its heartbeat.
+HEARTBEAT_INTERVAL_S: Final = 1.5
 # A reply nobody collects (gateway gone) disappears after this long.
 REPLY_TTL_S: Final = 60
 # A single-flight loader lock; the loader's own timeout (25 s) plus a margin.
@@ -41,11 +42,6 @@ def calls_stream() -> str:
 def reply_list(gateway_id: str) -> str:
     """The list a gateway process reads replies for its own calls from."""
     return f"{ROOT}reply:{gateway_id}"
-
-
-def worker_heartbeat(worker_id: str) -> str:
-    """A key a live worker refreshes every few seconds (TTL ``HEARTBEAT_TTL_S``)."""
-    return f"{ROOT}worker:{worker_id}"
 
 
 def workers_set() -> str:

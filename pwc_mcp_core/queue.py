@@ -1,0 +1,207 @@
+"""The Redis wire protocol between gateways (producers) and workers (consumers).
+
+A tool call travels as one entry of the calls Stream (consumer group
+``workers``): fields ``rid`` (request id, 32 hex), ``reply`` (the reply list
+of the gateway process that waits for it) and ``call`` (``Call.to_json()``).
+A worker reads entries with XREADGROUP, runs them, pushes ``rid + "\\n" +
+body`` onto the reply list (with a TTL, so replies nobody collects vanish),
+then XACKs and XDELs the entry. An entry whose worker dies stays in the
+group's pending list; a live worker that sees the owner's heartbeat gone
+claims it (XCLAIM) and runs it again inside its deadline. Tools are read-only
+and idempotent, and the gateway resolves each request id once, so a second
+reply is dropped: the client gets exactly one answer.
+
+Liveness: each worker ZADDs its id into ``keys.workers_set()`` with the
+current time (ms) every beat; a worker is live when its score is newer than
+``keys.HEARTBEAT_TTL_S``.
+
+All functions take a ``redis.asyncio.Redis`` created with ``decode_responses=False``.
+"""
+
+from __future__ import annotations
+
+import time
+import weakref
+from dataclasses import dataclass
+
+from redis.asyncio import Redis
+from redis.commands.core import AsyncScript
+from redis.exceptions import ResponseError
+
+from pwc_mcp_core import keys, scripts
+
+__all__ = [
+    "GROUP",
+    "Job",
+    "QueueFull",
+    "TOO_LARGE",
+    "claim_orphans",
+    "decode_reply",
+    "encode_reply",
+    "enqueue",
+    "ensure_group",
+    "forget_worker",
+    "heartbeat",
+    "live_workers",
+    "read_jobs",
+    "send_reply",
+]
+
+GROUP = "workers"
+# Sent by a worker instead of a body over the 2 MiB response bound, so the oversized
+# body never crosses Redis; the gateway turns it into 503 ``response_too_large``.
+TOO_LARGE = b"!response-too-large"
+
+# One registered script object per client; redis-py handles EVALSHA and reloading.
+_SCRIPTS: weakref.WeakKeyDictionary[Redis, AsyncScript] = weakref.WeakKeyDictionary()
+
+
+class QueueFull(Exception):
+    """The calls Stream already holds the configured maximum backlog."""
+
+
+@dataclass(frozen=True, slots=True)
+class Job:
+    """One call read from the Stream by a worker.
+
+    Attributes:
+        entry_id: the Stream entry id (bytes, as Redis returns it).
+        rid: the request id the reply is tagged with.
+        reply_key: the gateway's reply list.
+        call_json: the serialized ``Call``.
+    """
+
+    entry_id: bytes
+    rid: str
+    reply_key: str
+    call_json: str
+
+
+def encode_reply(rid: str, body: bytes) -> bytes:
+    """Tag a serialized response body with its request id (``rid\\nbody``)."""
+    return rid.encode("ascii") + b"\n" + body
+
+
+def decode_reply(raw: bytes) -> tuple[str, bytes]:
+    """Split a reply into ``(rid, body)`` without parsing the body.
+
+    Raises:
+        ValueError: the reply has no request-id prefix.
+    """
+    rid, sep, body = raw.partition(b"\n")
+    if not sep:
+        raise ValueError("reply without a request id")
+    return rid.decode("ascii"), body
+
+
+async def ensure_group(redis: Redis) -> None:
+    """Create the Stream and its consumer group if they do not exist yet (idempotent)."""
+    try:
+        await redis.xgroup_create(keys.calls_stream(), GROUP, id="0", mkstream=True)
+    except ResponseError as exc:
+        if "BUSYGROUP" not in str(exc):
+            raise
+
+
+async def enqueue(redis: Redis, *, rid: str, reply_key: str, call_json: str, max_backlog: int) -> None:
+    """Append one call to the Stream, atomically refusing when the backlog is full.
+
+    Raises:
+        QueueFull: ``max_backlog`` entries are already queued or running.
+        redis.exceptions.RedisError: Redis is unreachable (callers map it).
+    """
+    added = await _enqueue_script(redis)(
+        keys=[keys.calls_stream()],
+        args=[max_backlog, "rid", rid, "reply", reply_key, "call", call_json],
+    )
+    if not added:
+        raise QueueFull(f"{max_backlog} calls are already queued")
+
+
+def _enqueue_script(redis: Redis) -> AsyncScript:
+    script = _SCRIPTS.get(redis)
+    if script is None:
+        script = _SCRIPTS[redis] = redis.register_script(scripts.load("enqueue"))
+    return script
+
+
+async def read_jobs(redis: Redis, *, consumer: str, count: int, block_ms: int) -> list[Job]:
+    """Read up to ``count`` new entries for ``consumer``, blocking at most ``block_ms``."""
+    response = await redis.xreadgroup(GROUP, consumer, {keys.calls_stream(): ">"}, count=count, block=block_ms)
+    return [job for _stream, entries in response or [] for job in _jobs(entries)]
+
+
+def _jobs(entries: list) -> list[Job]:
+    jobs = []
+    for entry_id, fields in entries:
+        if not fields:  # deleted while pending
+            continue
+        jobs.append(
+            Job(
+                entry_id=entry_id,
+                rid=fields[b"rid"].decode("ascii"),
+                reply_key=fields[b"reply"].decode("ascii"),
+                call_json=fields[b"call"].decode("utf-8"),
+            )
+        )
+    return jobs
+
+
+async def send_reply(redis: Redis, job: Job, body: bytes) -> None:
+    """Push the reply for ``job`` and remove the entry from the Stream, in one transaction."""
+    async with redis.pipeline(transaction=True) as pipe:
+        pipe.lpush(job.reply_key, encode_reply(job.rid, body))
+        pipe.expire(job.reply_key, keys.REPLY_TTL_S)
+        pipe.xack(keys.calls_stream(), GROUP, job.entry_id)
+        pipe.xdel(keys.calls_stream(), job.entry_id)
+        await pipe.execute()
+
+
+async def heartbeat(redis: Redis, worker_id: str) -> None:
+    """Record that ``worker_id`` is alive now, and prune long-dead entries."""
+    now_ms = int(time.time() * 1000)
+    async with redis.pipeline(transaction=False) as pipe:
+        pipe.zadd(keys.workers_set(), {worker_id: now_ms})
+        pipe.zremrangebyscore(keys.workers_set(), 0, now_ms - 3_600_000)
+        await pipe.execute()
+
+
+async def forget_worker(redis: Redis, worker_id: str) -> None:
+    """Deregister a worker that is shutting down cleanly."""
+    await redis.zrem(keys.workers_set(), worker_id)
+
+
+async def live_workers(redis: Redis) -> list[str]:
+    """Ids of workers whose last heartbeat is newer than ``keys.HEARTBEAT_TTL_S``."""
+    since_ms = int((time.time() - keys.HEARTBEAT_TTL_S) * 1000)
+    members = await redis.zrangebyscore(keys.workers_set(), since_ms, "+inf")
+    return [member.decode() for member in members]
+
+
+async def claim_orphans(redis: Redis, *, consumer: str, count: int) -> list[Job]:
+    """Claim pending entries whose consumer is no longer live, for ``consumer`` to run again.
+
+    A consumer counts as dead when it is absent from the live set; its entries
+    are XCLAIMed whatever their idle time (a dead worker will never ack), and
+    the dead consumer is removed from the group once it owns nothing.
+    """
+    live = set(await live_workers(redis))
+    live.add(consumer)
+    claimed: list[Job] = []
+    for info in await redis.xinfo_consumers(keys.calls_stream(), GROUP):
+        name = info["name"].decode() if isinstance(info["name"], bytes) else info["name"]
+        if name in live:
+            continue
+        if info.get("pending", 0):
+            pending = await redis.xpending_range(
+                keys.calls_stream(), GROUP, min="-", max="+", count=count - len(claimed), consumername=name
+            )
+            ids = [item["message_id"] for item in pending]
+            if ids:
+                entries = await redis.xclaim(keys.calls_stream(), GROUP, consumer, min_idle_time=0, message_ids=ids)
+                claimed.extend(_jobs(entries))
+        else:
+            await redis.xgroup_delconsumer(keys.calls_stream(), GROUP, name)
+        if len(claimed) >= count:
+            break
+    return claimed

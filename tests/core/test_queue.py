@@ -1,0 +1,72 @@
+"""The Redis call queue protocol against a real redis-server."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+from redis.asyncio import Redis
+
+from pwc_mcp_core import keys, queue
+
+
+@pytest.fixture
+async def redis(redis_url: str):
+    client = Redis.from_url(redis_url)
+    await queue.ensure_group(client)
+    yield client
+    await client.aclose()
+
+
+async def test_a_call_travels_from_enqueue_to_one_reply(redis: Redis) -> None:
+    await queue.heartbeat(redis, "w1")
+    await queue.enqueue(redis, rid="a" * 32, reply_key=keys.reply_list("g1"), call_json='{"x":1}', max_backlog=10)
+
+    jobs = await queue.read_jobs(redis, consumer="w1", count=5, block_ms=100)
+    assert [(job.rid, job.call_json) for job in jobs] == [("a" * 32, '{"x":1}')]
+
+    await queue.send_reply(redis, jobs[0], b'{"result":{}}')
+    raw = await redis.rpop(keys.reply_list("g1"))
+    assert queue.decode_reply(raw) == ("a" * 32, b'{"result":{}}')
+    assert await redis.xlen(keys.calls_stream()) == 0
+    assert await redis.ttl(keys.reply_list("g1")) in (-2, keys.REPLY_TTL_S)
+
+
+async def test_enqueue_refuses_past_the_backlog_limit(redis: Redis) -> None:
+    for n in range(3):
+        await queue.enqueue(redis, rid=f"{n:032x}", reply_key="r", call_json="{}", max_backlog=3)
+    with pytest.raises(queue.QueueFull):
+        await queue.enqueue(redis, rid="f" * 32, reply_key="r", call_json="{}", max_backlog=3)
+    assert await redis.xlen(keys.calls_stream()) == 3
+
+
+async def test_calls_of_a_dead_worker_are_claimed_by_a_live_one(redis: Redis) -> None:
+    await queue.heartbeat(redis, "dead")
+    await queue.enqueue(redis, rid="b" * 32, reply_key="r", call_json="{}", max_backlog=10)
+    assert len(await queue.read_jobs(redis, consumer="dead", count=1, block_ms=100)) == 1
+    await queue.heartbeat(redis, "live")
+
+    # While "dead" still beats, nothing is claimed.
+    assert await queue.claim_orphans(redis, consumer="live", count=10) == []
+
+    stale_ms = int((time.time() - keys.HEARTBEAT_TTL_S - 1) * 1000)
+    await redis.zadd(keys.workers_set(), {"dead": stale_ms})
+    claimed = await queue.claim_orphans(redis, consumer="live", count=10)
+    assert [job.rid for job in claimed] == ["b" * 32]
+    # The dead consumer owns nothing now and disappears on the next sweep.
+    assert await queue.claim_orphans(redis, consumer="live", count=10) == []
+    names = [c["name"] for c in await redis.xinfo_consumers(keys.calls_stream(), queue.GROUP)]
+    assert b"dead" not in names
+
+
+async def test_live_workers_ignores_stale_heartbeats(redis: Redis) -> None:
+    await queue.heartbeat(redis, "w-live")
+    await redis.zadd(keys.workers_set(), {"w-old": int((time.time() - 60) * 1000)})
+    assert await queue.live_workers(redis) == ["w-live"]
+    await queue.forget_worker(redis, "w-live")
+    assert await queue.live_workers(redis) == []
+
+
+def test_a_reply_without_request_id_is_refused() -> None:
+    with pytest.raises(ValueError):
+        queue.decode_reply(b"no-newline")
