@@ -5,6 +5,7 @@
     ├── ToolError              a tool failed in a way the model can act on; becomes an `isError`
     │                          result whose text is the message (prefixes of pwc-mcp.md §3.1:
     │                          `not_found:`, `ambiguous:`, `invalid_argument:`, `upstream_error:` …)
+    ├── ProtocolError          the dispatcher rejects a request (JSON-RPC error code + message)
     ├── ResourceError          `resources/read` failed; becomes a JSON-RPC error (code, data.uri)
     └── ExecutorError          the call could not be executed at all
         ├── ExecutorUnavailable    no live worker, or Redis unreachable (HTTP 503)
@@ -20,6 +21,7 @@ __all__ = [
     "ExecutorError",
     "ExecutorTimeout",
     "ExecutorUnavailable",
+    "ProtocolError",
     "ResourceError",
     "ResponseTooLarge",
     "ToolError",
@@ -66,3 +68,18 @@ class ExecutorTimeout(ExecutorError):
 
 class ResponseTooLarge(ExecutorError):
     """The serialized response would exceed the 2 MiB bound."""
+
+
+class ProtocolError(CoreError):
+    """A request the dispatcher rejects with a JSON-RPC error (never a tool failure).
+
+    Attributes:
+        code: the JSON-RPC error code (`jsonrpc.INVALID_PARAMS`, …).
+        data: optional ``error.data`` value.
+    """
+
+    def __init__(self, code: int, message: str, data: object = None) -> None:
+        super().__init__(message)
+        self.code = code
+        self.message = message
+        self.data = data

@@ -1,0 +1,238 @@
+"""Core settings, read once from the environment at the entry points (seed README "Configuration").
+
+Nothing below the entry points reads `os.environ`: `gateway`, `workers` and
+`stdio` call `CoreSettings.from_env(os.environ)` and pass the object down.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import re
+import secrets
+from collections.abc import Mapping
+from dataclasses import dataclass, fields
+from typing import Final
+
+from pwc_mcp_core.errors import ConfigError
+
+__all__ = ["CoreSettings", "DEFAULT_ALLOWED_HOSTS", "DEFAULT_ALLOWED_ORIGINS", "DEFAULT_API_URL"]
+
+DEFAULT_API_URL: Final = "https://paperswithcode.co/api/v1"
+DEFAULT_ALLOWED_HOSTS: Final = ("localhost:*", "127.0.0.1:*", "[::1]:*")
+DEFAULT_ALLOWED_ORIGINS: Final = ("https://chatgpt.com", "https://claude.ai")
+_LOG_LEVELS: Final = ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")
+# host[:port] or host:* — a wildcard only ever stands for the port (mcp-protocol.md §1.6).
+_HOST_PATTERN: Final = re.compile(r"^(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9](?:[A-Za-z0-9.-]*[A-Za-z0-9])?)(?::(\d{1,5}|\*))?$")
+_ORIGIN_PATTERN: Final = re.compile(r"^https?://(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9.-]+)(?::\d{1,5})?$")
+_REDIS_SCHEMES: Final = ("redis://", "rediss://", "unix://")
+_SECRET_FIELDS: Final = frozenset({"cursor_keys", "redis_url"})
+Network = ipaddress.IPv4Network | ipaddress.IPv6Network
+
+
+@dataclass(frozen=True, slots=True)
+class CoreSettings:
+    """Every setting of the MCP server, gateway and workers. Built with `from_env`.
+
+    Environment variables (blank values mean "use the default"):
+
+    * ``PWC_API_URL`` → `api_url`: the catalog API base URL
+      (default ``https://paperswithcode.co/api/v1``).
+    * ``PWC_MCP_HOST`` → `host`: listener address (default ``127.0.0.1``; use ``0.0.0.0`` in containers).
+    * ``PORT`` → `port`: HTTP port, 1–65535 (default 7860).
+    * ``PWC_MCP_ALLOWED_HOSTS`` → `allowed_hosts`: comma-separated ``Host`` allowlist of
+      ``host[:port]`` or ``host:*`` entries (any port); a bare ``localhost`` does not match
+      ``localhost:8080``. Default ``localhost:*,127.0.0.1:*,[::1]:*``. Other requests get 421.
+    * ``PWC_MCP_ALLOWED_ORIGINS`` → `allowed_origins`: comma-separated browser ``Origin``
+      allowlist (``scheme://host[:port]``). Default ``https://chatgpt.com,https://claude.ai``;
+      an empty value allows no browser origin; a ``*`` entry is refused. Requests without
+      ``Origin`` (native clients) are always allowed.
+    * ``PWC_MCP_CURSOR_KEY_CURRENT`` → ``cursor_keys[0]``: secret that signs ``read_paper``
+      continuation cursors. Required (``pwc-mcp demo`` generates an ephemeral one).
+    * ``PWC_MCP_CURSOR_KEY_PREVIOUS`` → ``cursor_keys[1]``: optional previous secret still
+      accepted during key rotation.
+    * ``PWC_MCP_REQUEST_LIMIT`` → `request_limit`: requests per client per minute (default 60).
+    * ``PWC_MCP_SEMANTIC_LIMIT`` → `semantic_limit`: semantic or hybrid searches per client per
+      minute (default 10; a ``search_papers`` call without ``mode`` is hybrid).
+    * ``PWC_MCP_CONCURRENCY_LIMIT`` → `concurrency_limit`: concurrent requests per client (default 4).
+    * ``PWC_MCP_GLOBAL_CONCURRENCY_LIMIT`` → `global_concurrency_limit`: concurrent requests
+      across all clients (default 128); also sizes the tool thread pool.
+      The four limits are integers 1–10000.
+    * ``PWC_MCP_TRUSTED_PROXY_CIDRS`` → `trusted_proxy_cidrs`: comma-separated networks of a
+      non-loopback reverse proxy whose right-most untrusted ``X-Forwarded-For`` hop is trusted
+      (empty by default).
+    * ``LOG_LEVEL`` → `log_level`: DEBUG, INFO, WARNING, ERROR or CRITICAL (default INFO).
+      Logs are content-free at every level.
+    * ``PWC_MCP_REDIS_URL`` → `redis_url`: ``redis://``, ``rediss://`` or ``unix://`` URL of the
+      shared Redis; unset runs everything embedded in one process (in-memory queue, cache, limits).
+    * ``PWC_MCP_WORKER_THREADS`` → `worker_threads`: tool threads per worker process, 1–10000
+      (default ``max(40, global_concurrency_limit)``).
+    * ``PWC_MCP_CATALOG_TIMEOUT`` → `catalog_timeout_s`: seconds per catalog request, 1–600 (default 25).
+    * ``PWC_MCP_CALL_DEADLINE`` → `call_deadline_s`: seconds a tool call may take end to end,
+      1–900 (default catalog timeout + 5).
+    * ``PWC_MCP_MAX_BODY_BYTES`` → `max_body_bytes`: bound on request bodies, upstream
+      responses and serialized MCP responses, 1024–67108864 (default 2 MiB = 2097152).
+    * ``PWC_MCP_CHUNK_BYTES`` → `chunk_bytes`: ``read_paper`` chunk size, 1024–1048576 (default 65536).
+
+    Not configurable: `list_limit_cap` = 25 (rows per list tool call, seed spec).
+    ``repr`` never shows the cursor keys or the Redis URL (it may hold a password).
+    """
+
+    api_url: str = DEFAULT_API_URL
+    host: str = "127.0.0.1"
+    port: int = 7860
+    allowed_hosts: tuple[str, ...] = DEFAULT_ALLOWED_HOSTS
+    allowed_origins: tuple[str, ...] = DEFAULT_ALLOWED_ORIGINS
+    cursor_keys: tuple[str, ...] = ()
+    cursor_key_ephemeral: bool = False
+    request_limit: int = 60
+    semantic_limit: int = 10
+    concurrency_limit: int = 4
+    global_concurrency_limit: int = 128
+    trusted_proxy_cidrs: tuple[Network, ...] = ()
+    log_level: str = "INFO"
+    redis_url: str | None = None
+    worker_threads: int = 128
+    catalog_timeout_s: float = 25.0
+    call_deadline_s: float = 30.0
+    max_body_bytes: int = 2 * 1024 * 1024
+    chunk_bytes: int = 65536
+    list_limit_cap: int = 25
+
+    def __repr__(self) -> str:
+        parts = []
+        for f in fields(self):
+            value = getattr(self, f.name)
+            if f.name == "cursor_keys":
+                parts.append(f"cursor_keys=<{len(value)} redacted>")
+            elif f.name in _SECRET_FIELDS and value is not None:
+                parts.append(f"{f.name}=<redacted>")
+            else:
+                parts.append(f"{f.name}={value!r}")
+        return f"CoreSettings({', '.join(parts)})"
+
+    @classmethod
+    def from_env(cls, environ: Mapping[str, str], *, allow_ephemeral_cursor_key: bool = False) -> CoreSettings:
+        """Build the settings from environment variables (see the class docstring).
+
+        Args:
+            environ: usually ``os.environ``; only the variables above are read.
+            allow_ephemeral_cursor_key: generate a random cursor key when
+                ``PWC_MCP_CURSOR_KEY_CURRENT`` is unset (``pwc-mcp demo``, ``pwc-mcp stdio``);
+                cursors then die with the process.
+
+        Raises:
+            ConfigError: a value is invalid; the message names the variable and what it accepts.
+        """
+        env = {k: v.strip() for k, v in environ.items() if isinstance(v, str) and v.strip()}
+        current = env.get("PWC_MCP_CURSOR_KEY_CURRENT")
+        ephemeral = False
+        if current is None:
+            if not allow_ephemeral_cursor_key:
+                raise ConfigError("PWC_MCP_CURSOR_KEY_CURRENT is required: set it to a long random secret "
+                                  "(for example the output of `python -c 'import secrets; print(secrets.token_urlsafe(32))'`)")
+            current, ephemeral = secrets.token_urlsafe(32), True
+        keys = (current,) + ((env["PWC_MCP_CURSOR_KEY_PREVIOUS"],) if "PWC_MCP_CURSOR_KEY_PREVIOUS" in env else ())
+        global_limit = _int(env, "PWC_MCP_GLOBAL_CONCURRENCY_LIMIT", 128, 1, 10000)
+        catalog_timeout = _number(env, "PWC_MCP_CATALOG_TIMEOUT", 25.0, 1, 600)
+        return cls(
+            api_url=_api_url(env.get("PWC_API_URL", DEFAULT_API_URL)),
+            host=env.get("PWC_MCP_HOST", "127.0.0.1"),
+            port=_int(env, "PORT", 7860, 1, 65535),
+            allowed_hosts=_hosts(environ.get("PWC_MCP_ALLOWED_HOSTS")),
+            allowed_origins=_origins(environ.get("PWC_MCP_ALLOWED_ORIGINS")),
+            cursor_keys=keys,
+            cursor_key_ephemeral=ephemeral,
+            request_limit=_int(env, "PWC_MCP_REQUEST_LIMIT", 60, 1, 10000),
+            semantic_limit=_int(env, "PWC_MCP_SEMANTIC_LIMIT", 10, 1, 10000),
+            concurrency_limit=_int(env, "PWC_MCP_CONCURRENCY_LIMIT", 4, 1, 10000),
+            global_concurrency_limit=global_limit,
+            trusted_proxy_cidrs=_cidrs(env.get("PWC_MCP_TRUSTED_PROXY_CIDRS", "")),
+            log_level=_log_level(env.get("LOG_LEVEL", "INFO")),
+            redis_url=_redis_url(env.get("PWC_MCP_REDIS_URL")),
+            worker_threads=_int(env, "PWC_MCP_WORKER_THREADS", max(40, global_limit), 1, 10000),
+            catalog_timeout_s=catalog_timeout,
+            call_deadline_s=_number(env, "PWC_MCP_CALL_DEADLINE", catalog_timeout + 5, 1, 900),
+            max_body_bytes=_int(env, "PWC_MCP_MAX_BODY_BYTES", 2 * 1024 * 1024, 1024, 64 * 1024 * 1024),
+            chunk_bytes=_int(env, "PWC_MCP_CHUNK_BYTES", 65536, 1024, 1024 * 1024),
+        )
+
+
+def _int(env: Mapping[str, str], name: str, default: int, low: int, high: int) -> int:
+    raw = env.get(name)
+    if raw is None:
+        return default
+    if not re.fullmatch(r"\d+", raw) or not low <= int(raw) <= high:
+        raise ConfigError(f"{name} must be an integer between {low} and {high}")
+    return int(raw)
+
+
+def _number(env: Mapping[str, str], name: str, default: float, low: float, high: float) -> float:
+    raw = env.get(name)
+    if raw is None:
+        return default
+    try:
+        value = float(raw)
+    except ValueError:
+        value = float("nan")
+    if not low <= value <= high:  # also rejects nan
+        raise ConfigError(f"{name} must be a number of seconds between {low:g} and {high:g}")
+    return value
+
+
+def _split(raw: str) -> list[str]:
+    return [item.strip() for item in raw.split(",") if item.strip()]
+
+
+def _api_url(raw: str) -> str:
+    if not re.fullmatch(r"https?://[^\s/]+(/\S*)?", raw):
+        raise ConfigError("PWC_API_URL must be an http:// or https:// URL such as https://paperswithcode.co/api/v1")
+    return raw.rstrip("/")
+
+
+def _hosts(raw: str | None) -> tuple[str, ...]:
+    if raw is None or not raw.strip():
+        return DEFAULT_ALLOWED_HOSTS
+    entries = _split(raw)
+    for entry in entries:
+        match = _HOST_PATTERN.fullmatch(entry)
+        if match is None or (match.group(2) not in (None, "*") and not 1 <= int(match.group(2)) <= 65535):
+            raise ConfigError("PWC_MCP_ALLOWED_HOSTS entries must be host, host:port or host:* "
+                              "(a wildcard only stands for the port)")
+    return tuple(entries)
+
+
+def _origins(raw: str | None) -> tuple[str, ...]:
+    if raw is None:
+        return DEFAULT_ALLOWED_ORIGINS
+    entries = _split(raw)  # an explicitly empty value means: no browser origin is allowed
+    for entry in entries:
+        if "*" in entry:
+            raise ConfigError("PWC_MCP_ALLOWED_ORIGINS must not contain a wildcard")
+        if not _ORIGIN_PATTERN.fullmatch(entry):
+            raise ConfigError("PWC_MCP_ALLOWED_ORIGINS entries must be origins like https://example.com "
+                              "(scheme, host and optional port; no path)")
+    return tuple(entries)
+
+
+def _cidrs(raw: str) -> tuple[Network, ...]:
+    networks = []
+    for entry in _split(raw):
+        try:
+            networks.append(ipaddress.ip_network(entry, strict=False))
+        except ValueError:
+            raise ConfigError("PWC_MCP_TRUSTED_PROXY_CIDRS must be comma-separated networks "
+                              "such as 10.0.0.0/8,fd00::/8") from None
+    return tuple(networks)
+
+
+def _log_level(raw: str) -> str:
+    level = raw.upper()
+    if level not in _LOG_LEVELS:
+        raise ConfigError(f"LOG_LEVEL must be one of {', '.join(_LOG_LEVELS)}")
+    return level
+
+
+def _redis_url(raw: str | None) -> str | None:
+    if raw is not None and not raw.startswith(_REDIS_SCHEMES):
+        raise ConfigError("PWC_MCP_REDIS_URL must be a redis://, rediss:// or unix:// URL (unset = embedded mode)")
+    return raw

@@ -1,0 +1,203 @@
+"""`pwc-mcp stdio`: the MCP server over stdin/stdout for desktop clients (MCP stdio transport).
+
+One JSON-RPC message per line in, one per line out; logs go to stderr only.
+Requests run concurrently through `McpServer` with an in-process executor
+(`execution.execute` in a thread pool), so no Redis and no HTTP are involved.
+A request whose ``params._meta`` names protocol 2026-07-28 is served on the
+modern leg (the headers HTTP would carry are derived from the message);
+everything else is the handshake era.
+
+Desktop client configuration (e.g. ``claude_desktop_config.json``)::
+
+    {"mcpServers": {"pwc": {
+        "command": "uv",
+        "args": ["run", "pwc-mcp", "stdio"],
+        "env": {"PWC_API_URL": "https://paperswithcode.co/api/v1",
+                "PWC_MCP_CURSOR_KEY_CURRENT": "<a long random secret>"}}}}
+
+Without ``PWC_MCP_CURSOR_KEY_CURRENT`` an ephemeral key is generated: reading
+continuations then last only as long as the process.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import logging
+import os
+import sys
+import threading
+import time
+from collections.abc import Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any, BinaryIO, Final
+
+from pwc_mcp_core.call import Call
+from pwc_mcp_core.eras import NAME_BEARING_METHODS
+from pwc_mcp_core.errors import ConfigError, ExecutorTimeout, ExecutorUnavailable, ResponseTooLarge
+from pwc_mcp_core.jsonrpc import INTERNAL_ERROR, encode_id, error_body, splice_id
+from pwc_mcp_core.server import McpServer
+from pwc_mcp_core.settings import CoreSettings
+from pwc_mcp_core.version import PROTOCOL_VERSION_META_KEY
+
+__all__ = ["ThreadExecutor", "headers_for", "main", "serve"]
+
+logger = logging.getLogger("pwc_mcp_core.stdio")  # stable even when run as __main__
+
+_MAX_STDIO_THREADS: Final = 8  # one desktop client: a handful of parallel calls at most
+
+
+class ThreadExecutor:
+    """``async (Call) -> bytes`` running `execution.execute` in a thread pool before ``call.deadline``."""
+
+    def __init__(self, settings: CoreSettings, *, max_workers: int) -> None:
+        self._settings = settings
+        self._runtime: Any = None  # built on the first call: listing tools needs no catalog client
+        self._pool = ThreadPoolExecutor(max_workers=max_workers, thread_name_prefix="pwc-mcp-stdio")
+        self._max_bytes = settings.max_body_bytes
+        self._runtime_lock = threading.Lock()
+
+    def _build_runtime(self) -> Any:
+        from pwc_mcp_core.cache import MemoryCache
+        from pwc_mcp_core.execution import Runtime
+
+        return Runtime.build(self._settings, MemoryCache())
+
+    def _execute(self, call: Call) -> bytes:
+        from pwc_mcp_core.execution import execute
+
+        with self._runtime_lock:
+            if self._runtime is None:
+                self._runtime = self._build_runtime()
+        return execute(call, self._runtime)
+
+    async def __call__(self, call: Call) -> bytes:
+        """Run ``call`` in the pool.
+
+        Raises:
+            ExecutorUnavailable: the execution layer cannot be loaded.
+            ExecutorTimeout: ``call.deadline`` passed.
+            ResponseTooLarge: the body exceeds ``max_body_bytes``.
+        """
+        remaining = call.deadline - time.time()
+        if remaining <= 0:
+            raise ExecutorTimeout("deadline passed")
+        future = asyncio.get_running_loop().run_in_executor(self._pool, self._execute, call)
+        try:
+            body = await asyncio.wait_for(future, timeout=remaining)
+        except TimeoutError:
+            raise ExecutorTimeout("deadline passed") from None
+        except ImportError:
+            logger.error("the execution layer is not importable")
+            raise ExecutorUnavailable("execution layer missing") from None
+        if len(body) > self._max_bytes:
+            raise ResponseTooLarge("response too large")
+        return body
+
+    def close(self) -> None:
+        self._pool.shutdown(wait=False, cancel_futures=True)
+
+
+def headers_for(message: Any) -> dict[str, str]:
+    """The HTTP headers a Streamable HTTP client would have sent with ``message``.
+
+    Only modern requests (``params._meta`` names a protocol version) get any:
+    ``MCP-Protocol-Version``, ``Mcp-Method`` and, for name-bearing methods, ``Mcp-Name``.
+    """
+    if not isinstance(message, dict) or not isinstance(message.get("params"), dict):
+        return {}
+    params = message["params"]
+    meta = params.get("_meta")
+    version = meta.get(PROTOCOL_VERSION_META_KEY) if isinstance(meta, dict) else None
+    if not isinstance(version, str):
+        return {}
+    headers = {"mcp-protocol-version": version}
+    method = message.get("method")
+    if isinstance(method, str):
+        headers["mcp-method"] = method
+        name = params.get(NAME_BEARING_METHODS.get(method, ""))
+        if isinstance(name, str):
+            headers["mcp-name"] = name
+    return headers
+
+
+async def _answer(server: McpServer, line: bytes) -> bytes | None:
+    try:
+        message = json.loads(line)
+    except (ValueError, UnicodeDecodeError, RecursionError):
+        message = None
+    reply = await server.handle(line, headers_for(message))
+    if reply.body is None:
+        return None
+    if reply.body.startswith(b'{"jsonrpc"'):
+        return reply.body
+    # An HTTP-only body (503 response_too_large): stdio has no status line, so answer in JSON-RPC.
+    request_id = message.get("id") if isinstance(message, dict) else None
+    id_json = encode_id(request_id) if type(request_id) in (str, int) else b"null"
+    return splice_id(id_json, error_body(INTERNAL_ERROR, "the response is too large"))
+
+
+async def serve(server: McpServer, stdin: BinaryIO, stdout: BinaryIO, *, max_line_bytes: int) -> None:
+    """Read lines from ``stdin`` until EOF, answer each on ``stdout``; requests run concurrently."""
+    loop = asyncio.get_running_loop()
+    write_lock = asyncio.Lock()
+    pending: set[asyncio.Task[None]] = set()
+
+    async def respond(line: bytes) -> None:
+        out = await _answer(server, line)
+        if out is not None:
+            async with write_lock:
+                stdout.write(out + b"\n")
+                stdout.flush()
+
+    while True:
+        line = await loop.run_in_executor(None, stdin.readline, max_line_bytes + 1)
+        if not line:
+            break
+        if len(line) > max_line_bytes and not line.endswith(b"\n"):
+            # Oversized message: skip the rest of the line and answer like HTTP's 413 would.
+            while line and not line.endswith(b"\n"):
+                line = await loop.run_in_executor(None, stdin.readline, 65536)
+            async with write_lock:
+                stdout.write(b'{"jsonrpc":"2.0","id":null,"error":{"code":-32600,'
+                             b'"message":"Invalid Request: the message is too large"}}\n')
+                stdout.flush()
+            continue
+        if not line.strip():
+            continue
+        task = asyncio.create_task(respond(line.strip()))
+        pending.add(task)
+        task.add_done_callback(pending.discard)
+    if pending:
+        await asyncio.gather(*pending, return_exceptions=True)
+
+
+def main(argv: Sequence[str] | None = None, environ: Mapping[str, str] | None = None) -> int:
+    """Run the stdio server until stdin closes. Returns the exit code (0, or 2 for bad configuration)."""
+    parser = argparse.ArgumentParser(prog="pwc-mcp stdio",
+                                     description="Serve MCP over stdin/stdout (newline-delimited JSON-RPC).")
+    parser.parse_args(list(argv) if argv is not None else sys.argv[1:])
+    environ = os.environ if environ is None else environ
+    try:
+        settings = CoreSettings.from_env(environ, allow_ephemeral_cursor_key=True)
+    except ConfigError as exc:
+        print(f"pwc-mcp stdio: {exc}", file=sys.stderr)
+        return 2
+    logging.basicConfig(stream=sys.stderr, level=settings.log_level,
+                        format="%(asctime)s %(levelname)s %(name)s %(message)s")
+    if settings.cursor_key_ephemeral:
+        logger.warning("PWC_MCP_CURSOR_KEY_CURRENT is unset: using an ephemeral cursor key")
+    executor = ThreadExecutor(settings, max_workers=min(_MAX_STDIO_THREADS, settings.worker_threads))
+    server = McpServer(settings, executor)
+    try:
+        asyncio.run(serve(server, sys.stdin.buffer, sys.stdout.buffer, max_line_bytes=settings.max_body_bytes))
+    except KeyboardInterrupt:
+        pass
+    finally:
+        executor.close()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
