@@ -1,0 +1,84 @@
+"""``pwc-catalog``: serve the catalog API or import dumps into a catalog database.
+
+Usage::
+
+    pwc-catalog serve (--db FILE | --sample) [--host 127.0.0.1] [--port 8000]
+    pwc-catalog import --db FILE SOURCE...
+
+``--sample`` builds the bundled sample into a temporary file with
+``catalog.sample.build_sample_db`` and serves it. ``import`` delegates to
+``catalog.importer.run_import``. Errors print one ``pwc-catalog: <message>``
+line to stderr and exit non-zero (2 for usage, 1 otherwise); never a traceback.
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import sys
+import tempfile
+from collections.abc import Sequence
+from pathlib import Path
+
+__all__ = ["build_parser", "main"]
+
+logger = logging.getLogger(__name__)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The ``pwc-catalog`` argument parser."""
+    parser = argparse.ArgumentParser(prog="pwc-catalog", description="Self-hosted Papers With Code catalog API")
+    commands = parser.add_subparsers(dest="command", required=True)
+    serve = commands.add_parser("serve", help="serve the read API over HTTP")
+    source = serve.add_mutually_exclusive_group(required=True)
+    source.add_argument("--db", type=Path, help="catalog SQLite file")
+    source.add_argument("--sample", action="store_true", help="serve the bundled sample catalog")
+    serve.add_argument("--host", default="127.0.0.1", help="bind address (default 127.0.0.1)")
+    serve.add_argument("--port", type=int, default=8000, help="TCP port (default 8000)")
+    imp = commands.add_parser("import", help="import dump files into a catalog database")
+    imp.add_argument("--db", type=Path, required=True, help="catalog SQLite file (created if missing)")
+    imp.add_argument("sources", type=Path, nargs="+", metavar="SOURCE", help="dump files or folders")
+    return parser
+
+
+def _serve(args: argparse.Namespace) -> int:
+    from aiohttp import web
+
+    from catalog.server import create_app
+
+    if not 0 < args.port < 65536:
+        raise ValueError("--port must be 1-65535")
+    with tempfile.TemporaryDirectory(prefix="pwc-catalog-") as tmp:
+        db = args.db
+        if args.sample:
+            from catalog.sample import build_sample_db
+
+            db = Path(tmp) / "sample.db"
+            build_sample_db(db)
+        app = create_app(db)
+        logger.info("catalog serving on %s:%d", args.host, args.port)
+        web.run_app(app, host=args.host, port=args.port, print=None, access_log=None)
+    return 0
+
+
+def _import(args: argparse.Namespace) -> int:
+    from catalog.importer import run_import
+
+    return int(run_import(args.db, list(args.sources), out=sys.stdout))
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the CLI and return the exit code (see module doc)."""
+    args = build_parser().parse_args(argv)
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    try:
+        return _serve(args) if args.command == "serve" else _import(args)
+    except KeyboardInterrupt:
+        return 130
+    except (OSError, ValueError, ImportError, RuntimeError) as exc:
+        print(f"pwc-catalog: {exc}", file=sys.stderr)
+        return 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,232 @@
+"""Paper list queries: ``papers/``, ``papers/recent``, ``papers/trending``, ``.../related``, task papers.
+
+Trend score (deterministic, relative to the newest paper date in the
+database, never the wall clock, so results are stable)::
+
+    age_days    = newest_published - published      (unknown date: 3650)
+    velocity    = (popularity + citation_count) / (age_days + 30)
+    trend_score = velocity
+
+``order_by=trending`` sorts by ``trend_score`` (ties: citations, id).
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from typing import Any
+
+from catalog.schema import normalize_title
+from catalog.store import (
+    PAPER_COLUMNS, Conflict, Invalid, NotFound, Page, envelope, newest_paper_date,
+    paper_summaries, paper_summary, resolve_paper,
+)
+
+__all__ = ["list_papers", "recent_papers", "related_papers", "resolve_authors", "task_papers",
+           "trending_papers"]
+
+_AGE = "(julianday(:newest) - julianday(coalesce(p.published, date(:newest, '-3650 days'))))"
+TREND_SQL = f"((p.popularity + p.citation_count) / ({_AGE} + 30.0))"
+
+_ORDER = {
+    "trending": f"{TREND_SQL} {{dir}}, p.citation_count {{dir}}, p.id {{dir}}",
+    "date_published": "p.published {dir} NULLS LAST, p.id {dir}",
+    "citation_count": "p.citation_count {dir}, p.id {dir}",
+}
+
+
+def order_clause(order_by: str, order_dir: str) -> str:
+    """SQL ORDER BY body for the paper orderings of ``pwc-cli.md`` §2.5."""
+    direction = "DESC" if order_dir == "desc" else "ASC"
+    return _ORDER[order_by].format(dir=direction)
+
+
+def _resolve_named(conn: sqlite3.Connection, table: str, fields: tuple[str, ...], value: str,
+                   label: str) -> int:
+    """Exact, case-insensitive match on ``fields`` (priority order) or the numeric id."""
+    needle = value.strip()
+    if needle.isdigit() and len(needle) <= 18:
+        row = conn.execute(f"SELECT id FROM {table} WHERE id = ?", (int(needle),)).fetchone()
+        if row:
+            return row[0]
+    for field in fields:
+        row = conn.execute(f"SELECT id FROM {table} WHERE {field} = ? COLLATE NOCASE ORDER BY id LIMIT 1",
+                           (needle,)).fetchone()
+        if row:
+            return row[0]
+    raise NotFound(f"{label} not found: {value}")
+
+
+def resolve_task(conn: sqlite3.Connection, value: str) -> int:
+    """Task id for an exact name, slug or id (404 ``Task not found``)."""
+    return _resolve_named(conn, "tasks", ("name", "slug"), value, "Task")
+
+
+def resolve_authors(conn: sqlite3.Connection, refs: list[str]) -> list[dict[str, Any]]:
+    """Resolve ``--author`` references (§3.3) to ``[{id, name, hf_username}]``.
+
+    All digits → author id; ``@user`` → HF username; else normalized name.
+
+    Raises:
+        Invalid: an empty reference, or more than 10.
+        NotFound: a reference matches no author.
+        Conflict: a name matches several authors; detail is the
+            ``ambiguous_author`` object with ``candidates``.
+    """
+    if len(refs) > 10:
+        raise Invalid("at most 10 author filters are allowed")
+    out: list[dict[str, Any]] = []
+    for ref in refs:
+        text = ref.strip()
+        if not text or len(text) > 200:
+            raise Invalid("author reference must be 1-200 characters")
+        if text.isdigit():
+            rows = conn.execute("SELECT id, name, hf_username FROM authors WHERE id = ?",
+                                (int(text[-18:]),)).fetchall()
+        elif text.startswith("@"):
+            rows = conn.execute("SELECT id, name, hf_username FROM authors WHERE hf_username = ? "
+                                "COLLATE NOCASE ORDER BY id", (text[1:],)).fetchall()
+        else:
+            rows = conn.execute("SELECT id, name, hf_username FROM authors WHERE normalized_name = ? "
+                                "ORDER BY id", (normalize_title(text),)).fetchall()
+        candidates = [{"id": str(r[0]), "name": r[1], "hf_username": r[2]} for r in rows]
+        if not candidates:
+            raise NotFound(f"Author not found: {text}")
+        if len(candidates) > 1:
+            raise Conflict({"code": "ambiguous_author", "reference": text, "candidates": candidates})
+        out.append(candidates[0])
+    return out
+
+
+def list_papers(conn: sqlite3.Connection, page: Page, filters: dict[str, Any], *,
+                order_by: str, order_dir: str, latest_only: bool,
+                authors: list[str]) -> dict[str, Any]:
+    """``papers/`` (§2.5, §4.3 #5): filtered, ordered page with ``applied_filters``.
+
+    ``filters`` holds the raw strings of task, method, conference, framework,
+    organization, search, start_date, end_date, has_official_implementation
+    (absent = not requested). Each one is resolved (404 on an unknown
+    entity) and echoed verbatim in ``applied_filters``; authors are echoed as
+    ``[{id, name, hf_username}]``.
+    """
+    where = ["1=1"]
+    args: dict[str, Any] = {"newest": newest_paper_date(conn) or "1970-01-01"}
+    applied: dict[str, Any] = {}
+    joins = {
+        "task": ("paper_tasks", "task_id", lambda v: resolve_task(conn, v)),
+        "method": ("paper_methods", "method_id",
+                   lambda v: _resolve_named(conn, "methods", ("name", "full_name", "slug"), v, "Method")),
+        "framework": ("paper_frameworks", "framework_id",
+                      lambda v: _resolve_named(conn, "frameworks", ("name", "slug"), v, "Framework")),
+        "organization": ("paper_organizations", "organization_id",
+                         lambda v: _resolve_named(conn, "organizations", ("name", "slug"), v, "Organization")),
+    }
+    for key, (table, column, resolver) in joins.items():
+        if key in filters:
+            ident = resolver(filters[key])
+            args[key] = ident
+            where.append(f"p.id IN (SELECT paper_id FROM {table} WHERE {column} = :{key})")
+            applied[key] = filters[key]
+    if "conference" in filters:
+        args["conference"] = _resolve_named(conn, "conferences", ("name", "slug"), filters["conference"],
+                                            "Conference")
+        where.append("p.conference_id = :conference")
+        applied["conference"] = filters["conference"]
+    if "search" in filters:
+        args["search"] = f"%{filters['search']}%"
+        where.append("(p.title LIKE :search OR p.abstract LIKE :search)")
+        applied["search"] = filters["search"]
+    for key, op in (("start_date", ">="), ("end_date", "<=")):
+        if key in filters:
+            args[key] = filters[key]
+            where.append(f"p.published {op} :{key}")
+            applied[key] = filters[key]
+    if filters.get("has_official_implementation") is not None:
+        flag = filters["has_official_implementation"]
+        where.append(f"p.has_official_implementation = {1 if flag else 0}")
+        applied["has_official_implementation"] = "true" if flag else "false"
+    if authors:
+        resolved = resolve_authors(conn, authors)
+        for index, author in enumerate(resolved):
+            args[f"author{index}"] = int(author["id"])
+            where.append(f"p.id IN (SELECT paper_id FROM paper_authors WHERE author_id = :author{index})")
+        applied["authors"] = resolved
+    if latest_only:
+        where.append("p.is_latest = 1")
+    applied["latest_only"] = "true" if latest_only else "false"
+    sql_where = " AND ".join(where)
+    count = conn.execute(f"SELECT count(*) FROM papers p WHERE {sql_where}", args).fetchone()[0]
+    args.update(limit=page.size, offset=page.offset)
+    ids = [r[0] for r in conn.execute(
+        f"SELECT p.id FROM papers p WHERE {sql_where} ORDER BY {order_clause(order_by, order_dir)} "
+        f"LIMIT :limit OFFSET :offset", args)]
+    return envelope(paper_summaries(conn, ids), count, page, applied_filters=applied)
+
+
+def recent_papers(conn: sqlite3.Connection, limit: int) -> dict[str, Any]:
+    """``papers/recent``: the newest latest-version papers, newest first."""
+    rows = conn.execute(f"SELECT {PAPER_COLUMNS} FROM papers p WHERE p.is_latest = 1 AND p.published IS NOT NULL "
+                        "ORDER BY p.published DESC, p.id DESC LIMIT ?", (limit,)).fetchall()
+    results = [paper_summary(r) for r in rows]
+    return envelope(results, len(results))
+
+
+def trending_papers(conn: sqlite3.Connection, limit: int, max_age_days: int,
+                    min_velocity: float | None) -> dict[str, Any]:
+    """``papers/trending``: papers at most ``max_age_days`` older than the newest, by trend score.
+
+    Each row adds ``trend_score`` and ``velocity`` (equal; see module doc).
+    """
+    newest = newest_paper_date(conn)
+    if newest is None:
+        return envelope([], 0)
+    args = {"newest": newest, "age": max_age_days, "min_velocity": min_velocity or 0.0, "limit": limit}
+    rows = conn.execute(
+        f"SELECT {PAPER_COLUMNS}, {TREND_SQL} AS trend FROM papers p WHERE p.is_latest = 1 "
+        f"AND p.published IS NOT NULL AND p.published >= date(:newest, '-' || :age || ' days') "
+        f"AND {TREND_SQL} >= :min_velocity ORDER BY trend DESC, p.citation_count DESC, p.id DESC "
+        f"LIMIT :limit", args).fetchall()
+    results = []
+    for row in rows:
+        item = paper_summary(row)
+        item["trend_score"] = round(row["trend"], 6)
+        item["velocity"] = round(row["trend"], 6)
+        results.append(item)
+    return envelope(results, len(results), max_age_days=max_age_days, reference_date=newest)
+
+
+def related_papers(conn: sqlite3.Connection, ref: str, limit: int) -> dict[str, Any]:
+    """``papers/<ref>/related``: papers sharing lineage, tasks or methods.
+
+    Score = 3 per lineage link + 1 per shared task + 1 per shared method;
+    ties by citations then id. The paper itself is excluded.
+    """
+    pid = resolve_paper(conn, ref)["id"]
+    rows = conn.execute(
+        """
+        SELECT other, sum(weight) AS score FROM (
+            SELECT successor_id AS other, 3 AS weight FROM lineage WHERE predecessor_id = :pid
+            UNION ALL SELECT predecessor_id, 3 FROM lineage WHERE successor_id = :pid
+            UNION ALL SELECT b.paper_id, 1 FROM paper_tasks a JOIN paper_tasks b
+                ON a.task_id = b.task_id WHERE a.paper_id = :pid
+            UNION ALL SELECT b.paper_id, 1 FROM paper_methods a JOIN paper_methods b
+                ON a.method_id = b.method_id WHERE a.paper_id = :pid
+        ) JOIN papers p ON p.id = other
+        WHERE other != :pid GROUP BY other
+        ORDER BY score DESC, max(p.citation_count) DESC, other LIMIT :limit
+        """, {"pid": pid, "limit": limit}).fetchall()
+    results = paper_summaries(conn, [r[0] for r in rows])
+    return envelope(results, len(results))
+
+
+def task_papers(conn: sqlite3.Connection, task: str, page: Page, *, order_by: str,
+                order_dir: str) -> dict[str, Any]:
+    """``tasks/<id>/papers``: a page of the task's papers, each with ``methods``."""
+    task_id = resolve_task(conn, task)
+    args = {"task": task_id, "newest": newest_paper_date(conn) or "1970-01-01",
+            "limit": page.size, "offset": page.offset}
+    where = "p.id IN (SELECT paper_id FROM paper_tasks WHERE task_id = :task)"
+    count = conn.execute(f"SELECT count(*) FROM papers p WHERE {where}", args).fetchone()[0]
+    ids = [r[0] for r in conn.execute(
+        f"SELECT p.id FROM papers p WHERE {where} ORDER BY {order_clause(order_by, order_dir)} "
+        "LIMIT :limit OFFSET :offset", args)]
+    return envelope(paper_summaries(conn, ids, with_methods=True), count, page)

@@ -1,0 +1,116 @@
+"""Bad input gets a 4xx JSON detail, never a 500; unexpected failures become a content-free 500."""
+
+from __future__ import annotations
+
+import logging
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from catalog import store
+from tests.helpers import free_port, stop_process, wait_http
+
+BASE = "/api/v1"
+
+BAD = [
+    pytest.param("papers/9999999", {}, 404, id="unknown-paper"),
+    pytest.param("papers/no-such-slug/related", {}, 404, id="unknown-related"),
+    pytest.param("research/papers/9999/lineage", {}, 404, id="unknown-lineage"),
+    pytest.param("tasks/999", {}, 404, id="unknown-task"),
+    pytest.param("tasks/999/page", {}, 404, id="unknown-task-page"),
+    pytest.param("tasks/nope/trending-benchmarks", {}, 404, id="unknown-trend-task"),
+    pytest.param("methods/999", {}, 404, id="unknown-method"),
+    pytest.param("conferences/nope", {}, 404, id="unknown-conference"),
+    pytest.param("organizations/nope", {}, 404, id="unknown-organization"),
+    pytest.param("datasets/999/evaluations/", {}, 404, id="unknown-dataset"),
+    pytest.param("evaluations/", {"paper_id": "999999"}, 404, id="unknown-eval-paper"),
+    pytest.param("tasks/", {"area_id": "99"}, 404, id="unknown-area"),
+    pytest.param("datasets/", {"task": "nope"}, 404, id="unknown-dataset-task"),
+    pytest.param("no/such/route", {}, 404, id="unknown-route"),
+    pytest.param("papers/", {"page": "0"}, 422, id="page-zero"),
+    pytest.param("papers/", {"page": "abc"}, 422, id="page-text"),
+    pytest.param("papers/", {"page_size": "101"}, 422, id="page-size-cap"),
+    pytest.param("areas/", {"page_size": "501"}, 422, id="areas-cap"),
+    pytest.param("methods/", {"page_size": "501"}, 422, id="methods-cap"),
+    pytest.param("papers/", {"start_date": "2026-13-01"}, 422, id="bad-date"),
+    pytest.param("papers/search", {"q": "x", "start_date": "2020-02-01", "end_date": "2020-01-01"}, 422,
+                 id="date-order"),
+    pytest.param("papers/search", {}, 422, id="missing-q"),
+    pytest.param("papers/search", {"q": "x", "mode": "fuzzy"}, 422, id="bad-mode"),
+    pytest.param("papers/search", {"q": "x" * 501}, 422, id="long-q"),
+    pytest.param("papers/", {"order_by": "stars"}, 422, id="bad-order-by"),
+    pytest.param("papers/", {"order_dir": "up"}, 422, id="bad-order-dir"),
+    pytest.param("tasks/", {"ordering": "-None"}, 422, id="bad-ordering"),
+    pytest.param("datasets/", {"ordering": "--name"}, 422, id="double-dash"),
+    pytest.param("evaluations/", {"ordering": "x"}, 422, id="bad-eval-ordering"),
+    pytest.param("papers/", {"latest_only": "maybe"}, 422, id="bad-bool"),
+    pytest.param("papers/trending", {"max_age_days": "366"}, 422, id="max-age"),
+    pytest.param("papers/trending", {"min_velocity": "nan"}, 422, id="nan-velocity"),
+    pytest.param("papers/1/related", {"limit": "21"}, 422, id="related-limit"),
+    pytest.param("papers/recent", {"limit": "1e3"}, 422, id="float-limit"),
+    pytest.param("evaluations/", {"max_parameters_exclusive": "0"}, 422, id="max-params"),
+    pytest.param("areas/with-task-benchmarks/", {"benchmarks_per_task": "11"}, 422, id="per-task"),
+    pytest.param("papers/search", {"q": "\" AND OR NEAR( *"}, 200, id="fts-syntax-is-inert"),
+    pytest.param("papers/search", {"q": "'; DROP TABLE papers; --", "mode": "semantic"}, 200, id="sql-is-inert"),
+]
+
+
+@pytest.mark.parametrize(("path", "params", "status"), BAD)
+async def test_bad_input_answers_4xx_json_never_500(api, path: str, params: dict, status: int) -> None:
+    response = await api.get(f"{BASE}/{path}", params=params)
+    assert response.status == status, await response.text()
+    body = await response.json()
+    if status >= 400:
+        assert isinstance(body["detail"], str) and body["detail"]
+
+
+async def test_wrong_method_is_a_json_405(api) -> None:
+    response = await api.post(f"{BASE}/papers/")
+    assert response.status == 405
+    assert (await response.json())["detail"] == "Method not allowed"
+
+
+async def test_an_unexpected_exception_is_a_content_free_500(api, monkeypatch, caplog) -> None:
+    def explode(*args, **kwargs):
+        raise RuntimeError("secret query text")
+
+    monkeypatch.setattr(store, "paper_lineage", explode)
+    with caplog.at_level(logging.INFO):
+        response = await api.get(f"{BASE}/research/papers/1/lineage")
+    assert response.status == 500
+    assert await response.json() == {"detail": "Internal server error"}
+    assert "secret" not in caplog.text
+    assert "RuntimeError" in caplog.text and "paper_lineage" in caplog.text
+
+
+async def test_access_log_holds_method_route_and_status_only(api, caplog) -> None:
+    with caplog.at_level(logging.INFO, logger="catalog.access"):
+        await api.get(f"{BASE}/papers/search", params={"q": "private words"})
+    lines = [r.getMessage() for r in caplog.records if r.name == "catalog.access"]
+    assert lines and lines[-1].startswith("GET papers_search 200 ")
+    assert "private" not in caplog.text
+
+
+def test_cli_serves_a_database_over_http(catalog_db: Path) -> None:
+    port = free_port()
+    proc = subprocess.Popen([sys.executable, "-m", "catalog", "serve", "--db", str(catalog_db), "--port", str(port)],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        wait_http(f"http://127.0.0.1:{port}/api/v1/tasks/?page=1&page_size=1", proc=proc, timeout_s=30)
+    finally:
+        stop_process(proc)
+
+
+@pytest.mark.parametrize(("argv", "code", "fragment"), [
+    pytest.param(["serve", "--db", "/nonexistent/x.db"], 1, "catalog database not found", id="missing-db"),
+    pytest.param(["serve"], 2, "one of the arguments", id="no-source"),
+    pytest.param(["serve", "--db", "x", "--port", "0"], 1, "--port", id="bad-port"),
+])
+def test_cli_errors_are_one_line_without_traceback(argv: list[str], code: int, fragment: str, tmp_path) -> None:
+    result = subprocess.run([sys.executable, "-m", "catalog", *argv], capture_output=True, text=True, timeout=60,
+                            cwd=Path(__file__).resolve().parents[2])
+    assert result.returncode == code
+    assert fragment in result.stderr
+    assert "Traceback" not in result.stderr
