@@ -1,0 +1,225 @@
+"""Leaderboard projections: merged CLI evaluation rows → typed ``Evaluation`` objects.
+
+Spec: pwc-mcp.md §3.2 (``Evaluation``, ``PaperEvaluation``, ``BenchmarkResult``,
+metric direction), §6 (pagination, merging), pwc-cli.md §3.4–§3.7; the seed
+README adds ``metric_note`` (a metric the leaderboard lacks answers with the
+unfiltered leaderboard and names the available metrics).
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+__all__ = [
+    "METRIC_SELECTORS",
+    "RANKING_NOTE",
+    "absolute_url",
+    "evaluation",
+    "local_page",
+    "metric_direction",
+    "metric_directions",
+    "metric_note",
+    "metric_value",
+    "next_page",
+    "paper_evaluation",
+    "parse_shots",
+    "unknown_metric_error",
+]
+
+SITE = "https://paperswithcode.co"
+RANKING_NOTE = (
+    "Ranks are scoped by task: best_rank and rank_scopes[].rank are positions within one task's "
+    "leaderboard and are not necessarily comparable across rank_scopes."
+)
+# CLI dests of `pwc benchmark --name` that select or order rows by metric (pwc-cli.md §2.15), under
+# either naming (`--min` may have dest `min` or `minimum_metrics`).
+METRIC_SELECTORS = ("require_metrics", "minimum_metrics", "maximum_metrics", "sort_metric", "pareto",
+                    "min", "max", "sort")
+
+# Word rules of pwc-cli.md §3.7; "lower" words are checked first.
+_LOWER_WORDS = frozenset({"error", "loss", "perplexity", "latency", "runtime", "wer", "cer", "eer", "fid", "mae", "rmse"})
+_HIGHER_WORDS = frozenset({"accuracy", "precision", "recall", "f1", "bleu", "rouge", "map", "auc", "score", "em"})
+_WORD = re.compile(r"[a-z0-9]+")
+_SHOTS = re.compile(r"\b(\d+)\s*[- ]?shot", re.IGNORECASE)
+_UNKNOWN_METRIC = "unknown metric(s):"
+_AVAILABLE = "; available metrics: "
+
+
+def metric_direction(name: str) -> str:
+    """``"lower"``, ``"higher"`` or ``"unknown"`` for a metric name (pwc-cli.md §3.7 word rules).
+
+    >>> metric_direction("Top-1 Error"), metric_direction("BLEU score"), metric_direction("top1")
+    ('lower', 'higher', 'unknown')
+    """
+    words = set(_WORD.findall(name.lower()))
+    if words & _LOWER_WORDS:
+        return "lower"
+    if words & _HIGHER_WORDS:
+        return "higher"
+    return "unknown"
+
+
+def metric_directions(evaluations: list[dict]) -> dict[str, str]:
+    """Direction of every metric name present in ``evaluations`` (projected rows), keys sorted."""
+    names = {name for row in evaluations for name in (row.get("metrics") or {})}
+    return {name: metric_direction(name) for name in sorted(names)}
+
+
+def metric_value(value: Any) -> Any:
+    """Projection of one metric value: numbers kept, numeric strings → float, other strings kept,
+    anything else (bool, null, containers) stringified (pwc-mcp.md §3.2)."""
+    if isinstance(value, bool):
+        return str(value)
+    if isinstance(value, int | float):
+        return value
+    if isinstance(value, str):
+        try:
+            return float(value.strip().replace(",", "").removesuffix("%"))
+        except ValueError:
+            return value
+    return str(value)
+
+
+def absolute_url(url: Any) -> str | None:
+    """A site-relative URL (``/paper/…``) made absolute on paperswithcode.co; non-strings → None."""
+    if not isinstance(url, str) or not url:
+        return None
+    return SITE + url if url.startswith("/") else url
+
+
+def parse_shots(methodology: Any) -> int | None:
+    """The shot count in a methodology text ("5-shot", "0 shot", "3shot"), else None."""
+    if not isinstance(methodology, str):
+        return None
+    match = _SHOTS.search(methodology)
+    return int(match.group(1)) if match else None
+
+
+def _text(value: Any) -> str | None:
+    if value is None or value == "":
+        return None
+    return str(value)
+
+
+def _int(value: Any) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
+def _bool(value: Any) -> bool | None:
+    return value if isinstance(value, bool) else None
+
+
+def _metrics(row: dict) -> dict[str, Any]:
+    metrics = row.get("metrics")
+    if not isinstance(metrics, dict):
+        return {}
+    return {str(name): metric_value(value) for name, value in metrics.items()}
+
+
+def _rank_scopes(row: dict) -> list[dict]:
+    scopes = row.get("rank_scopes")
+    if isinstance(scopes, list):
+        return [
+            {"task_id": _text(s.get("task_id")), "task_name": _text(s.get("task_name")),
+             "task_slug": _text(s.get("task_slug")), "rank": _int(s.get("rank"))}
+            for s in scopes if isinstance(s, dict)
+        ]
+    # A row the CLI did not merge: synthesise its single scope (§3.2).
+    if any(row.get(key) is not None for key in ("task_id", "task_name", "best_rank")):
+        return [{"task_id": _text(row.get("task_id")), "task_name": _text(row.get("task_name")),
+                 "task_slug": _text(row.get("task_slug")), "rank": _int(row.get("best_rank"))}]
+    return []
+
+
+def evaluation(row: dict) -> dict:
+    """``Evaluation`` projection of one (merged) CLI evaluation row (pwc-mcp.md §3.2)."""
+    split = row.get("split") or row.get("split_name") or row.get("evaluated_on")
+    source = row.get("result_url") or row.get("source_url") or row.get("external_source_url")
+    return {
+        "id": _text(row.get("id")),
+        "model_name": _text(row.get("model_name")) or "Unknown model",
+        "harness": _text(row.get("harness")),
+        "metrics": _metrics(row),
+        "best_metric": _text(row.get("best_metric")),
+        "best_rank": _int(row.get("best_rank")),
+        "task": _text(row.get("task_name")),
+        "benchmark": _text(row.get("dataset_name")),
+        "paper_id": _text(row.get("paper_id")),
+        "paper_title": _text(row.get("paper_title")),
+        "paper_arxiv_id": _text(row.get("paper_arxiv_id")),
+        "paper_published": _text(row.get("paper_published_date")),
+        "rank_scopes": _rank_scopes(row),
+        "is_open": _bool(row.get("is_open")),
+        "num_parameters": _int(row.get("num_parameters")),
+        "split": _text(split),
+        "shots": parse_shots(row.get("methodology")),
+        "evaluation_protocol": _text(row.get("methodology")),
+        "source_url": absolute_url(source),
+        "code_url": absolute_url(row.get("code_url")),
+        "hf_model_url": absolute_url(row.get("hf_model_url")),
+        "updated_at": _text(row.get("updated_at")),
+        "uses_additional_data": _bool(row.get("uses_additional_data")),
+    }
+
+
+def paper_evaluation(row: dict) -> dict:
+    """``PaperEvaluation`` projection of a raw row from ``paper info --include-evals`` (§3.2)."""
+    return {
+        "id": _text(row.get("id")),
+        "benchmark": _text(row.get("dataset_name")),
+        "task": _text(row.get("task_name")),
+        "model_name": _text(row.get("model_name")) or "Unknown model",
+        "harness": _text(row.get("harness")),
+        "metrics": _metrics(row),
+        "best_metric": _text(row.get("best_metric")),
+        "best_rank": _int(row.get("best_rank")),
+        "is_open": row.get("is_open") is not False,
+        "num_parameters": _int(row.get("num_parameters")),
+        "source_url": absolute_url(row.get("result_url") or row.get("source_url")),
+    }
+
+
+def next_page(payload: dict, page: int, limit: int, *, scanned: bool) -> int | None:
+    """The next page of a leaderboard: the payload's own ``next_page`` when it carries one, else
+    ``page + 1`` while rows remain (matched rows after a metric scan, upstream total otherwise)."""
+    if "next_page" in payload:
+        explicit = payload["next_page"]
+        return explicit if isinstance(explicit, int) and not isinstance(explicit, bool) and explicit > page else None
+    total = payload.get("matched_count") if scanned else payload.get("count")
+    if isinstance(total, int) and not isinstance(total, bool) and total > page * limit:
+        return page + 1
+    return None
+
+
+def local_page(payload: Any, page: int, limit: int, *, max_rows: int) -> Any:
+    """Page ``page`` of a leaderboard payload fetched with ``limit = page * limit`` rows.
+
+    Returns a copy whose ``results`` are that page's rows and whose ``next_page`` says whether
+    another page exists within the CLI's ``max_rows`` reach.
+    """
+    if not isinstance(payload, dict) or not isinstance(payload.get("results"), list):
+        return payload
+    rows = payload["results"]
+    scanned = payload.get("matched_count")
+    total = scanned if isinstance(scanned, int) and not isinstance(scanned, bool) else payload.get("count")
+    total = total if isinstance(total, int) and not isinstance(total, bool) else len(rows)
+    more = total > page * limit and (page + 1) * limit <= max_rows
+    return {**payload, "results": rows[(page - 1) * limit: page * limit], "next_page": page + 1 if more else None}
+
+
+def unknown_metric_error(message: str) -> bool:
+    """True for the CLI usage error a metric the leaderboard lacks produces (pwc-cli.md §3.5)."""
+    return _UNKNOWN_METRIC in message
+
+
+def metric_note(message: str) -> str:
+    """The ``metric_note`` for an ``unknown metric(s): …; available metrics: …`` CLI message."""
+    at = message.find(_UNKNOWN_METRIC)
+    body = message[at + len(_UNKNOWN_METRIC):].strip() if at >= 0 else message
+    missing, _, available = body.partition(_AVAILABLE)
+    available = available.strip() or "none"
+    return (
+        f"this leaderboard does not report {missing.strip() or 'the requested metric'}; "
+        f"returned the unfiltered leaderboard instead. Available metrics: {available}"
+    )

@@ -1,0 +1,117 @@
+"""Turn a failed tool run into the one-line, prefixed text an agent can act on.
+
+The prefixes and the mapping table are pwc-mcp.md §3.1 ("Error message
+mapping for catalog failures"), with the seed-required prefixes
+``not_found:``, ``ambiguous:``, ``invalid_argument:``, ``upstream_error:``,
+``upstream_timeout:`` and ``rate_limited:``. CLI usage errors keep their
+message behind ``invalid_argument:``. Nothing here logs a message, query or
+reference: only exception class names.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+
+from pwc.errors import (
+    AmbiguousError,
+    HTTPStatusError,
+    NotFoundError,
+    PwcError,
+    RequestTimeout,
+    TransportError,
+    UsageError,
+)
+from pwc_mcp_core.errors import ToolError
+
+__all__ = [
+    "GENERIC_UPSTREAM",
+    "INTERNAL_ERROR",
+    "error_result",
+    "tool_error_text",
+]
+
+logger = logging.getLogger(__name__)
+
+GENERIC_UPSTREAM = "upstream_error: the Papers With Code catalog request failed"
+INTERNAL_ERROR = "internal_error: the tool failed unexpectedly"
+NOT_FOUND_HTTP = "not_found: the requested catalog record does not exist"
+RATE_LIMITED = "rate_limited: the Papers With Code catalog is rate limiting; retry later"
+TIMED_OUT = "upstream_timeout: the Papers With Code catalog timed out"
+REJECTED = "invalid_argument: the catalog rejected the request"
+
+# Messages the CLI and the reference resolver raise for a lookup that found
+# nothing (or too much); they are safe to show because they only echo the
+# caller's own input and catalog names (§3.1 table).
+_LOOKUP_PREFIXES = (
+    "Task not found",
+    "Method not found",
+    "Benchmark not found",
+    "Conference not found",
+    "Organization not found",
+    "Framework not found",
+    "Area not found",
+    "Paper title not found",
+    "Paper title is ambiguous",
+    "Paper not found",
+    "Paper URL not supported",
+    "Paper reference cannot be empty",
+    "Too many results to resolve paper title",
+    "Papers API did not confirm",
+)
+_UNPRINTABLE = re.compile(r"[^\x20-\x7e\u00a0-\uffff]")
+_DETAIL_LIMIT = 200
+
+
+def _clean_detail(detail: str) -> str:
+    """Upstream 400/422 body: non-printables → spaces, trimmed, cut to 200 chars."""
+    return _UNPRINTABLE.sub(" ", detail).strip()[:_DETAIL_LIMIT].strip()
+
+
+def _lookup_text(message: str) -> str:
+    prefix = "ambiguous" if "ambiguous" in message.casefold() else "not_found"
+    return f"{prefix}: {message}"
+
+
+def tool_error_text(exc: BaseException) -> str:
+    """The ``isError`` text for ``exc`` (pwc-mcp.md §3.1 mapping table).
+
+    ``ToolError`` messages already carry their prefix and pass through;
+    ``pwc`` errors are mapped by class, HTTP status and message prefix; any
+    other exception is an internal error (type name logged, nothing else).
+    """
+    if isinstance(exc, ToolError):
+        return str(exc)
+    if isinstance(exc, UsageError):
+        return f"invalid_argument: {exc}"
+    if isinstance(exc, HTTPStatusError):
+        if exc.status == 404:
+            return NOT_FOUND_HTTP
+        if exc.status in (400, 422):
+            detail = _clean_detail(exc.detail or "")
+            return f"invalid_argument: {detail}" if detail else REJECTED
+        if exc.status == 429:
+            return RATE_LIMITED
+        logger.warning("generic catalog error type=%s status=%d", type(exc).__name__, exc.status)
+        return GENERIC_UPSTREAM
+    if isinstance(exc, RequestTimeout):
+        return TIMED_OUT
+    if isinstance(exc, PwcError):
+        message = str(exc)
+        if isinstance(exc, TransportError) and ("timeout" in message.lower() or "timed out" in message.lower()):
+            return TIMED_OUT
+        if message.startswith(_LOOKUP_PREFIXES):
+            return _lookup_text(message)
+        if isinstance(exc, AmbiguousError):
+            return f"ambiguous: {message}"
+        if isinstance(exc, NotFoundError):
+            return f"not_found: {message}"
+        logger.warning("generic catalog error type=%s", type(exc).__name__)
+        return GENERIC_UPSTREAM
+    logger.error("tool failed unexpectedly type=%s", type(exc).__name__)
+    return INTERNAL_ERROR
+
+
+def error_result(text: str) -> dict:
+    """The MCP ``tools/call`` result for a tool failure: one text block, ``isError: true``."""
+    return {"content": [{"type": "text", "text": text}], "isError": True}
