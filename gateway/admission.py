@@ -1,0 +1,110 @@
+"""Admission of ``POST /mcp``: the ordered checks a request passes before MCP handling.
+
+Fixed order (pwc-mcp.md §2.3 with the seed's changes; the first failing check answers):
+
+1. Body at most ``max_body_bytes`` (2 MiB): ``Content-Length`` checked first, then the
+   bytes actually read are counted (chunked bodies) → 413 ``{"error":"request_too_large"}``.
+2. ``Host`` allowlist → 421 ``Invalid Host header``.
+3. ``Origin`` allowlist (absent allowed, ``null`` refused) → 403 ``Invalid Origin header``.
+4. Client identity (:mod:`gateway.identity`), hashed with the limiter's key.
+5. Limits, checked and recorded atomically (:mod:`gateway.limits`):
+   global concurrency → 503 ``{"error":"server_saturated"}``, ``Retry-After: 1``;
+   requests/min, semantic-or-hybrid searches/min, per-client concurrency →
+   429 ``{"error":"rate_limit_exceeded"}``, ``Retry-After`` = seconds until the window frees;
+   limit store unreachable → 503 ``{"error":"limits_unavailable"}``, ``Retry-After: 1``
+   (fail closed: no request is served without being counted).
+
+Then :mod:`gateway.http_mcp` checks Accept (406) and Content-Type (415), runs the MCP
+server, and replaces a response body over 2 MiB with 503 ``{"error":"response_too_large"}``.
+Limit answers are plain JSON, not JSON-RPC. Rejected requests are not recorded.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import socket
+from dataclasses import dataclass
+
+from aiohttp import web
+
+from gateway import identity, metrics
+from gateway.limits import Lease, Limiter, LimitsUnavailable
+from gateway.security import SecurityPolicy
+
+__all__ = ["Admission", "compact_dumps", "json_error", "read_bounded_body"]
+
+# Compact like the reference server's bodies: {"error":"rate_limit_exceeded"}.
+compact_dumps = functools.partial(json.dumps, separators=(",", ":"), ensure_ascii=False)
+
+
+def json_error(status: int, code: str, *, retry_after: int | None = None) -> web.Response:
+    """A plain-JSON error ``{"error": code}`` (not JSON-RPC), with ``Retry-After`` if given."""
+    headers = {"Retry-After": str(retry_after)} if retry_after is not None else None
+    return web.json_response({"error": code}, status=status, headers=headers, dumps=compact_dumps)
+
+
+async def read_bounded_body(request: web.Request, max_bytes: int) -> bytes | None:
+    """Read the request body, or return None as soon as it exceeds ``max_bytes``."""
+    length = request.content_length
+    if length is not None and length > max_bytes:
+        return None
+    chunks: list[bytes] = []
+    total = 0
+    async for chunk in request.content.iter_chunked(65536):
+        total += len(chunk)
+        if total > max_bytes:
+            return None
+        chunks.append(chunk)
+    return b"".join(chunks)
+
+
+def _is_unix_peer(request: web.Request) -> bool:
+    transport = request.transport
+    sock = transport.get_extra_info("socket") if transport is not None else None
+    return getattr(sock, "family", None) == getattr(socket, "AF_UNIX", object())
+
+
+@dataclass(frozen=True)
+class Admission:
+    """Runs checks 1–5 for one request; see the module docstring for the order."""
+
+    policy: SecurityPolicy
+    trusted: identity.TrustedNetworks
+    limiter: Limiter
+    max_body_bytes: int
+
+    async def check_body(self, request: web.Request) -> bytes | web.Response:
+        """Check 1: the bounded body, or a 413."""
+        body = await read_bounded_body(request, self.max_body_bytes)
+        if body is None:
+            metrics.record_rejection("too_large")
+            return json_error(413, "request_too_large")
+        return body
+
+    def check_transport_security(self, request: web.Request) -> web.Response | None:
+        """Checks 2 and 3: Host (421) then Origin (403)."""
+        if not self.policy.host_allowed(request.headers.get("Host")):
+            metrics.record_rejection("host")
+            return web.Response(status=421, text="Invalid Host header")
+        if not self.policy.origin_allowed(request.headers.get("Origin")):
+            metrics.record_rejection("origin")
+            return web.Response(status=403, text="Invalid Origin header")
+        return None
+
+    async def check_limits(self, request: web.Request, *, semantic: bool) -> Lease | web.Response:
+        """Checks 4 and 5: identity, then every limit atomically."""
+        client = identity.resolve_client(request.remote, request.headers, trusted=self.trusted,
+                                         unix_socket=_is_unix_peer(request))
+        try:
+            secret = await self.limiter.identity_secret()
+            decision = await self.limiter.acquire(identity.hash_identity(secret, client), semantic=semantic)
+        except LimitsUnavailable:
+            metrics.record_rejection("limits_unavailable")
+            return json_error(503, "limits_unavailable", retry_after=1)
+        if decision.allowed and decision.lease is not None:
+            return decision.lease
+        metrics.record_rejection(decision.kind)
+        if decision.kind == "global":
+            return json_error(503, "server_saturated", retry_after=1)
+        return json_error(429, "rate_limit_exceeded", retry_after=max(1, decision.retry_after_s))

@@ -1,0 +1,123 @@
+"""The aiohttp application: routes, middleware, and the lifecycle of limiter, executor and probes.
+
+Modes (ARCHITECTURE.md §3): ``PWC_MCP_REDIS_URL`` unset → embedded (``MemoryLimiter``,
+``EmbeddedExecutor`` with core's ``MemoryCache``); set → ``RedisLimiter`` and the
+``RedisExecutor`` (workers). Routes: ``POST|GET|DELETE|OPTIONS /mcp``, ``GET /health``,
+``GET /.well-known/mcp``, ``GET /docs``, ``GET /metrics``; anything else 404.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from collections.abc import AsyncIterator, Mapping, Sequence
+from typing import Any
+
+from aiohttp import web
+from pwc_mcp_core.server import McpServer
+
+from gateway import metrics, wellknown
+from gateway.admission import Admission
+from gateway.cors import cors_middleware, preflight_handler
+from gateway.docs import DocsPage
+from gateway.executors import build_executor
+from gateway.health import HealthState
+from gateway.http_mcp import McpEndpoint
+from gateway.identity import parse_networks
+from gateway.limits import Limiter, MemoryLimiter, RedisLimiter
+from gateway.security import SecurityPolicy
+from gateway.settings import GatewaySettings
+
+__all__ = ["EXECUTOR", "HEALTH", "LIMITER", "app_factory", "create_app"]
+
+logger = logging.getLogger(__name__)
+
+EXECUTOR = web.AppKey("executor", object)
+LIMITER = web.AppKey("limiter", object)
+HEALTH = web.AppKey("health", HealthState)
+
+
+async def _metrics(request: web.Request) -> web.Response:
+    return web.Response(body=metrics.render(), headers={"Content-Type": metrics.CONTENT_TYPE})
+
+
+def _live_workers(executor: Any) -> int:
+    value = getattr(executor, "live_workers", 0)
+    return int(value() if callable(value) else value)
+
+
+def create_app(settings: GatewaySettings, *, executor: Any = None, limiter: Limiter | None = None,
+               tools: Sequence[Mapping[str, Any]] | None = None) -> web.Application:
+    """Build the gateway application.
+
+    Args:
+        settings: gateway settings (core inside).
+        executor: ``async (Call) -> bytes``; default: the configured mode's executor.
+        limiter: default: ``RedisLimiter`` when ``core.redis_url`` is set, else ``MemoryLimiter``.
+        tools: the ``tools/list`` tools; default ``catalogue.tool_list_result()`` (``/docs`` shows the same).
+
+    Raises:
+        ConfigError: an allowlist is invalid (e.g. a wildcard Origin), or Redis mode is
+            configured without the Redis executor.
+    """
+    core = settings.core
+    if tools is None:
+        from pwc_mcp_core import catalogue
+
+        tools = catalogue.tool_list_result()["tools"]
+    policy = SecurityPolicy.from_lists(core.allowed_hosts, core.allowed_origins)
+    redis_mode = core.redis_url is not None
+    if executor is None:
+        executor = build_executor(core)
+    if limiter is None:
+        limiter = RedisLimiter(core.redis_url, settings.limits) if redis_mode else MemoryLimiter(settings.limits)
+    health = HealthState(core.api_url, ok_interval_s=settings.health_ok_interval_s,
+                         fail_interval_s=settings.health_fail_interval_s,
+                         redis_probe=getattr(limiter, "ping", None) if redis_mode else None,
+                         live_workers=(lambda: _live_workers(executor)) if redis_mode else None)
+    admission = Admission(policy=policy, trusted=parse_networks(core.trusted_proxy_cidrs), limiter=limiter,
+                          max_body_bytes=settings.max_body_bytes)
+    endpoint = McpEndpoint(admission=admission, server=McpServer(core, executor, tools=tools),
+                           max_response_bytes=settings.max_body_bytes)
+
+    # client_max_size bounds any body aiohttp itself reads; /mcp counts its own bytes.
+    app = web.Application(client_max_size=settings.max_body_bytes, middlewares=[cors_middleware(policy=policy)])
+    app[EXECUTOR] = executor
+    app[LIMITER] = limiter
+    app[HEALTH] = health
+    app.router.add_post("/mcp", endpoint.post)
+    app.router.add_get("/mcp", endpoint.not_allowed, allow_head=False)
+    app.router.add_delete("/mcp", endpoint.not_allowed)
+    app.router.add_route("OPTIONS", "/mcp", preflight_handler(policy=policy))
+    app.router.add_get("/health", health.handle, allow_head=False)
+    app.router.add_get("/.well-known/mcp", wellknown.handle, allow_head=False)
+    app.router.add_get("/docs", DocsPage(tools).handle, allow_head=False)
+    app.router.add_get("/metrics", _metrics, allow_head=False)
+    app.cleanup_ctx.append(_lifecycle)
+    return app
+
+
+async def _lifecycle(app: web.Application) -> AsyncIterator[None]:
+    """Start the executor and probes; on shutdown stop them and close connections."""
+    executor, limiter, health = app[EXECUTOR], app[LIMITER], app[HEALTH]
+    start = getattr(executor, "start", None)
+    if start is not None:
+        await start()
+    health.start()
+    try:
+        yield
+    finally:
+        await health.stop()
+        close = getattr(executor, "close", None)
+        if close is not None:
+            await close()
+        await limiter.close()
+
+
+async def app_factory() -> web.Application:
+    """Entry point for gunicorn (``gateway.app:app_factory``): settings from the environment."""
+    from gateway.logs import configure_logging
+
+    settings = GatewaySettings.from_env(os.environ)
+    configure_logging(settings.core.log_level)
+    return create_app(settings)

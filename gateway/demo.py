@@ -1,0 +1,73 @@
+"""``pwc-mcp demo``: the bundled sample catalog and an embedded server, fully offline.
+
+Starts ``python -m catalog serve --sample`` on a free loopback port, waits until it
+answers, then serves the embedded gateway pointed at it on ``PWC_MCP_HOST:PORT``.
+The cursor key is always ephemeral (a warning says cursors will not survive a
+restart); Redis is never used. The catalog is stopped when the server stops.
+"""
+
+from __future__ import annotations
+
+import logging
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Mapping
+from typing import Final
+
+import httpx
+
+__all__ = ["run_demo"]
+
+logger = logging.getLogger(__name__)
+
+CATALOG_START_TIMEOUT_S: Final = 60.0
+
+
+def _free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def _wait_catalog(api_url: str, proc: subprocess.Popen) -> bool:
+    deadline = time.monotonic() + CATALOG_START_TIMEOUT_S
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            return False
+        try:
+            if httpx.get(f"{api_url}/tasks/", params={"page": 1, "page_size": 1}, timeout=2.0).status_code == 200:
+                return True
+        except httpx.HTTPError:
+            pass
+        time.sleep(0.1)
+    return False
+
+
+def run_demo(environ: Mapping[str, str]) -> int:
+    """Run the demo until SIGTERM/SIGINT; returns the exit status (1 if the catalog would not start)."""
+    from gateway.serving import serve_from_env
+
+    port = _free_port()
+    catalog = subprocess.Popen([sys.executable, "-m", "catalog", "serve", "--sample", "--host", "127.0.0.1",
+                                "--port", str(port)], stdout=subprocess.DEVNULL)
+    api_url = f"http://127.0.0.1:{port}/api/v1"
+    try:
+        if not _wait_catalog(api_url, catalog):
+            print("pwc-mcp demo: the sample catalog did not start", file=sys.stderr)
+            return 1
+        env = {k: v for k, v in environ.items()
+               if k not in ("PWC_MCP_REDIS_URL", "PWC_MCP_CURSOR_KEY_CURRENT", "PWC_MCP_CURSOR_KEY_PREVIOUS")}
+        env["PWC_API_URL"] = api_url
+        print("pwc-mcp demo: WARNING using an ephemeral random cursor key; read_paper cursors will not "
+              "survive a restart", file=sys.stderr, flush=True)
+        return serve_from_env("demo", env, 1, allow_ephemeral_cursor_key=True)
+    finally:
+        if catalog.poll() is None:
+            catalog.terminate()
+            try:
+                catalog.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                catalog.kill()
+                catalog.wait()

@@ -1,0 +1,117 @@
+"""``GET /health``: readiness from cached state only (pwc-mcp.md §1.3, seed "Safety and operations").
+
+Background tasks keep the state fresh; ``/health`` itself never waits on anything:
+
+* catalog: ``GET {api_url}/tasks/?page=1&page_size=1`` → ready when the answer is a JSON
+  object whose ``results`` (or ``items``) is a list; next probe 30 s after a success,
+  5 s after a failure. Starts not ready, so the first ``/health`` may answer 503.
+* redis (Redis mode): ``PING`` every 2 s.
+* workers (Redis mode): the executor's cached live-worker count (must be ≥ 1).
+
+Body: ``{"status": "ok"|"unavailable", "service": "pwc-mcp", "version", "protocol",
+"checks": {"redis": "ok"|"unavailable"|"embedded", "workers": N|null, "catalog": "ok"|"unavailable"}}``,
+HTTP 200 when ready, 503 when not.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections.abc import Awaitable, Callable
+from typing import Any, Final
+
+import httpx
+from aiohttp import web
+from pwc_mcp_core.version import LATEST_LEGACY_VERSION, SERVER_VERSION
+
+__all__ = ["HealthState"]
+
+logger = logging.getLogger(__name__)
+
+REDIS_PROBE_INTERVAL_S: Final = 2.0
+PROBE_TIMEOUT_S: Final = 5.0
+
+
+def catalog_ready(payload: Any) -> bool:
+    """True when a probe answer looks like a catalog listing."""
+    return isinstance(payload, dict) and (isinstance(payload.get("results"), list)
+                                          or isinstance(payload.get("items"), list))
+
+
+class HealthState:
+    """Cached readiness plus the background probes that refresh it.
+
+    Args:
+        api_url: catalog API base URL.
+        ok_interval_s, fail_interval_s: probe spacing after a success / a failure.
+        redis_probe: ``async () -> bool`` in Redis mode, None when embedded.
+        live_workers: ``() -> int`` (cached, cheap) in Redis mode, None when embedded.
+    """
+
+    def __init__(self, api_url: str, *, ok_interval_s: float, fail_interval_s: float,
+                 redis_probe: Callable[[], Awaitable[bool]] | None = None,
+                 live_workers: Callable[[], int] | None = None) -> None:
+        self._url = api_url.rstrip("/") + "/tasks/"
+        self._ok_interval = ok_interval_s
+        self._fail_interval = fail_interval_s
+        self._redis_probe = redis_probe
+        self._live_workers = live_workers
+        self.catalog_ok = False
+        self.redis_ok = False
+        self._tasks: list[asyncio.Task[None]] = []
+
+    async def probe_catalog(self, client: httpx.AsyncClient) -> bool:
+        """One catalog probe; updates and returns ``catalog_ok`` (never raises)."""
+        try:
+            response = await client.get(self._url, params={"page": 1, "page_size": 1})
+            self.catalog_ok = response.status_code == 200 and catalog_ready(response.json())
+        except (httpx.HTTPError, ValueError):
+            self.catalog_ok = False
+        return self.catalog_ok
+
+    async def _catalog_loop(self) -> None:
+        async with httpx.AsyncClient(timeout=PROBE_TIMEOUT_S) as client:
+            while True:
+                ok = await self.probe_catalog(client)
+                await asyncio.sleep(self._ok_interval if ok else self._fail_interval)
+
+    async def _redis_loop(self) -> None:
+        assert self._redis_probe is not None
+        while True:
+            self.redis_ok = await self._redis_probe()
+            await asyncio.sleep(REDIS_PROBE_INTERVAL_S)
+
+    def start(self) -> None:
+        """Start the background probes (call inside the running loop)."""
+        self._tasks.append(asyncio.create_task(self._catalog_loop(), name="pwc-mcp-health-catalog"))
+        if self._redis_probe is not None:
+            self._tasks.append(asyncio.create_task(self._redis_loop(), name="pwc-mcp-health-redis"))
+
+    async def stop(self) -> None:
+        """Cancel the probes."""
+        for task in self._tasks:
+            task.cancel()
+        for task in self._tasks:
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await task
+        self._tasks.clear()
+
+    def snapshot(self) -> tuple[int, dict[str, Any]]:
+        """``(http_status, body)`` from the cached state only."""
+        workers = self._live_workers() if self._live_workers is not None else None
+        redis_mode = self._redis_probe is not None
+        ready = self.catalog_ok and (not redis_mode or (self.redis_ok and bool(workers)))
+        checks = {
+            "redis": ("ok" if self.redis_ok else "unavailable") if redis_mode else "embedded",
+            "workers": workers,
+            "catalog": "ok" if self.catalog_ok else "unavailable",
+        }
+        body = {"status": "ok" if ready else "unavailable", "service": "pwc-mcp", "version": SERVER_VERSION,
+                "protocol": LATEST_LEGACY_VERSION, "checks": checks}
+        return (200 if ready else 503), body
+
+    async def handle(self, request: web.Request) -> web.Response:
+        """``GET /health``."""
+        status, body = self.snapshot()
+        return web.json_response(body, status=status, headers={"Cache-Control": "no-store"})

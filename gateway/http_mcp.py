@@ -1,0 +1,125 @@
+"""The ``/mcp`` endpoint: stateless Streamable HTTP in JSON-response mode (mcp-protocol.md §1, §10).
+
+``POST /mcp`` runs :mod:`gateway.admission` (413 → 421 → 403 → identity → 429/503),
+then Accept (406) and Content-Type (415), then hands the body to
+``McpServer.handle``; a response body over the bound becomes 503
+``{"error":"response_too_large"}``. ``GET``/``DELETE /mcp`` → 405 with ``Allow: POST``.
+One content-free line per request goes to logger ``pwc_mcp.requests`` (pwc-mcp.md §2.6).
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from dataclasses import dataclass
+from typing import Any, Final
+
+from aiohttp import web
+from pwc_mcp_core.eras import PROTOCOL_HEADER, protocol_label
+from pwc_mcp_core.server import McpServer
+from pwc_mcp_core.version import SERVER_VERSION
+
+from gateway import metrics
+from gateway.admission import Admission, compact_dumps, json_error
+
+__all__ = ["McpEndpoint", "method_not_allowed"]
+
+request_log = logging.getLogger("pwc_mcp.requests")
+logger = logging.getLogger(__name__)
+
+_JSON: Final = "application/json"
+
+
+def _jsonrpc_error(status: int, code: int, message: str) -> web.Response:
+    body = {"jsonrpc": "2.0", "id": None, "error": {"code": code, "message": message}}
+    return web.json_response(body, status=status, dumps=compact_dumps)
+
+
+async def method_not_allowed(request: web.Request) -> web.Response:
+    """``GET``/``DELETE /mcp``: stateless server, no SSE stream and no sessions (405, ``Allow: POST``)."""
+    return web.json_response({"error": "method_not_allowed", "allowed": ["POST"]}, status=405,
+                             headers={"Allow": "POST"}, dumps=compact_dumps)
+
+
+def accepts_json(accept: str | None) -> bool:
+    """True when ``Accept`` is absent or admits JSON (``application/json``, ``application/*``, ``*/*``)."""
+    if accept is None or not accept.strip():
+        return True
+    for part in accept.split(","):
+        media = part.split(";", 1)[0].strip().lower()
+        if media in ("application/json", "application/*", "*/*"):
+            return True
+    return False
+
+
+def is_json_content(content_type: str | None) -> bool:
+    """True when ``Content-Type`` is ``application/json`` (parameters such as charset allowed)."""
+    return bool(content_type) and content_type.split(";", 1)[0].strip().lower() == "application/json"
+
+
+def _record(tool: str, protocol: str, response: web.Response, started: float) -> None:
+    """The one content-free log line and the metrics of a finished ``/mcp`` request (§2.6)."""
+    nbytes = response.content_length or 0
+    latency = time.perf_counter() - started
+    metrics.observe_request(tool, response.status, protocol, latency, nbytes)
+    request_log.info("mcp_request tool=%s status=%d latency_ms=%d bytes=%d protocol=%s version=%s",
+                     tool, response.status, int(latency * 1000), nbytes, protocol, SERVER_VERSION)
+
+
+@dataclass
+class McpEndpoint:
+    """The ``POST /mcp`` handler: admission, then the MCP server."""
+
+    admission: Admission
+    server: McpServer
+    max_response_bytes: int
+
+    async def post(self, request: web.Request) -> web.StreamResponse:
+        started = time.perf_counter()
+        tool, protocol = "unknown", protocol_label(request.headers.get(PROTOCOL_HEADER))
+        response: web.Response
+        body_or_error = await self.admission.check_body(request)
+        if isinstance(body_or_error, web.Response):
+            response = body_or_error
+        else:
+            info = self.server.classify(body_or_error, request.headers)
+            tool, protocol = info.tool or "unknown", info.protocol_label
+            response = self.admission.check_transport_security(request) or await self._admitted(
+                request, body_or_error, info.is_semantic_search)
+        _record(tool, protocol, response, started)
+        return response
+
+    async def not_allowed(self, request: web.Request) -> web.Response:
+        """``GET``/``DELETE /mcp`` → 405, logged like every ``/mcp`` request."""
+        started = time.perf_counter()
+        response = await method_not_allowed(request)
+        _record("unknown", protocol_label(request.headers.get(PROTOCOL_HEADER)), response, started)
+        return response
+
+    async def _admitted(self, request: web.Request, body: bytes, semantic: bool) -> web.Response:
+        lease_or_error = await self.admission.check_limits(request, semantic=semantic)
+        if isinstance(lease_or_error, web.Response):
+            return lease_or_error
+        try:
+            return await self._handle(request, body)
+        finally:
+            await self.admission.limiter.release(lease_or_error)
+
+    async def _handle(self, request: web.Request, body: bytes) -> web.Response:
+        if not accepts_json(request.headers.get("Accept")):
+            return _jsonrpc_error(406, -32600, "Not Acceptable: Client must accept application/json")
+        if not is_json_content(request.headers.get("Content-Type")):
+            return _jsonrpc_error(415, -32000, "Unsupported Media Type: Content-Type must be application/json")
+        try:  # McpServer.handle never raises by contract; executor failures come back as replies
+            reply = await self.server.handle(body, request.headers)
+        except Exception as exc:  # a bug must not leak a traceback to the client
+            logger.error("mcp handler failure type=%s", type(exc).__name__)
+            return _jsonrpc_error(500, -32603, "Internal error")
+        headers: dict[str, Any] = dict(reply.headers or {})
+        if reply.body is None:
+            return web.Response(status=reply.status, headers=headers)
+        if len(reply.body) > self.max_response_bytes:
+            metrics.record_rejection("response_too_large")
+            return json_error(503, "response_too_large")
+        headers.setdefault("Content-Type", _JSON)
+        return web.Response(status=reply.status, body=reply.body, headers=headers)

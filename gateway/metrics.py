@@ -1,0 +1,101 @@
+"""Prometheus metrics of the gateway and the hooks other processes feed (content-free).
+
+Labels carry only classified values: a tool name from the fixed catalogue or
+``unknown``, an HTTP status, a protocol label (``legacy``/known version/``unknown``)
+and a limit kind. Never a query, reference, address or header value.
+
+Multi-process: set ``PROMETHEUS_MULTIPROC_DIR`` (before this module is imported) and
+every process writing to that directory — gunicorn gateway processes and same-host
+workers — is merged by ``/metrics`` through ``MultiProcessCollector``. ``pwc-mcp
+gateway`` with more than one process sets it to a fresh temp dir itself. Limitation:
+workers on another host are not visible here; scrape them separately.
+
+Worker-fed metrics (``pwc_mcp_cache_requests_total``, ``pwc_mcp_upstream_requests_total``)
+are declared here for the embedded mode; a worker process declares the SAME names and
+labels in its own module (it cannot import the gateway), and the multiprocess collector
+sums them. The RedisExecutor reports through :func:`observe_queue_wait`,
+:func:`set_queue_depth` and :func:`set_busy_workers`.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Final
+
+from prometheus_client import (CONTENT_TYPE_LATEST, REGISTRY, CollectorRegistry, Counter, Gauge, Histogram,
+                               generate_latest, multiprocess)
+
+__all__ = ["CONTENT_TYPE", "observe_call", "observe_queue_wait", "observe_request", "record_cache",
+           "record_rejection", "record_upstream", "render", "set_busy_workers", "set_queue_depth"]
+
+CONTENT_TYPE: Final = CONTENT_TYPE_LATEST
+
+REQUESTS = Counter("pwc_mcp_requests", "POST /mcp requests by classified tool, HTTP status and protocol label",
+                   ["tool", "status", "protocol"])
+REQUEST_SECONDS = Histogram("pwc_mcp_request_seconds", "POST /mcp latency in seconds", ["tool"],
+                            buckets=(0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 25, 60))
+RESPONSE_BYTES = Histogram("pwc_mcp_response_bytes", "POST /mcp response body size in bytes",
+                           buckets=(256, 1024, 4096, 16384, 65536, 262144, 1048576, 2097152))
+LIMIT_REJECTIONS = Counter("pwc_mcp_limit_rejections", "Requests refused by admission, by kind",
+                           ["kind"])
+QUEUE_WAIT_SECONDS = Histogram("pwc_mcp_executor_queue_wait_seconds",
+                               "Time a tool call waited before a thread or worker started it")
+CALL_SECONDS = Histogram("pwc_mcp_executor_call_seconds", "Time from dispatching a tool call to its reply")
+QUEUE_DEPTH = Gauge("pwc_mcp_executor_queue_depth", "Tool calls waiting for a worker",
+                    multiprocess_mode="max")
+BUSY_WORKERS = Gauge("pwc_mcp_workers_busy", "Workers running a call", multiprocess_mode="max")
+CACHE_REQUESTS = Counter("pwc_mcp_cache_requests", "Upstream cache lookups by result (hit|miss)", ["result"])
+UPSTREAM_REQUESTS = Counter("pwc_mcp_upstream_requests", "Catalog calls by outcome (ok|error)", ["outcome"])
+
+
+def observe_request(tool: str, status: int, protocol: str, seconds: float, nbytes: int) -> None:
+    """Record one finished ``/mcp`` request (labels must already be classified)."""
+    REQUESTS.labels(tool=tool, status=str(status), protocol=protocol).inc()
+    REQUEST_SECONDS.labels(tool=tool).observe(seconds)
+    RESPONSE_BYTES.observe(nbytes)
+
+
+def record_rejection(kind: str) -> None:
+    """Count one admission refusal (``too_large``, ``host``, ``origin``, ``requests``, ``semantic``,
+    ``concurrency``, ``global``, ``limits_unavailable``, ``response_too_large``)."""
+    LIMIT_REJECTIONS.labels(kind=kind).inc()
+
+
+def observe_queue_wait(seconds: float) -> None:
+    """Executor hook: a call waited ``seconds`` before it started."""
+    QUEUE_WAIT_SECONDS.observe(seconds)
+
+
+def observe_call(seconds: float) -> None:
+    """Executor hook: a call took ``seconds`` from dispatch to reply."""
+    CALL_SECONDS.observe(seconds)
+
+
+def set_queue_depth(depth: int) -> None:
+    """Executor hook: calls currently waiting for a worker."""
+    QUEUE_DEPTH.set(depth)
+
+
+def set_busy_workers(count: int) -> None:
+    """Executor hook: workers currently running a call."""
+    BUSY_WORKERS.set(count)
+
+
+def record_cache(hit: bool) -> None:
+    """Cache hook: one lookup."""
+    CACHE_REQUESTS.labels(result="hit" if hit else "miss").inc()
+
+
+def record_upstream(ok: bool) -> None:
+    """Upstream hook: one catalog call."""
+    UPSTREAM_REQUESTS.labels(outcome="ok" if ok else "error").inc()
+
+
+def render() -> bytes:
+    """The Prometheus text exposition, merged across processes when multiprocess mode is on."""
+    # prometheus-client itself is configured by this variable, so it is read here, not in settings.
+    if os.environ.get("PROMETHEUS_MULTIPROC_DIR"):
+        registry = CollectorRegistry()
+        multiprocess.MultiProcessCollector(registry)
+        return generate_latest(registry)
+    return generate_latest(REGISTRY)

@@ -1,0 +1,180 @@
+"""Send tool calls to the worker pool over Redis and wait for their replies.
+
+One :class:`RedisExecutor` per gateway process. Each process owns a reply
+list (``keys.reply_list(gateway_id)``) read by a single background task that
+resolves the waiting request's future by request id, so a thousand waiting
+calls cost one blocking Redis connection, not a thousand. Wire format:
+:mod:`pwc_mcp_core.queue`.
+
+Failure contract (what the MCP layer turns into JSON-RPC errors / HTTP 503):
+
+* no live worker, or Redis unreachable → :class:`ExecutorUnavailable`, fast;
+* the backlog is full → :class:`ExecutorUnavailable` (backpressure);
+* no reply before ``call.deadline`` → :class:`ExecutorTimeout`;
+* a reply over ``max_response_bytes`` → :class:`ResponseTooLarge`.
+
+The body a worker returns is forwarded as bytes; it is never parsed here.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import time
+import uuid
+from collections.abc import Callable
+
+from redis.asyncio import Redis
+from redis.exceptions import RedisError
+
+from pwc_mcp_core import keys, queue
+from pwc_mcp_core.errors import ExecutorTimeout, ExecutorUnavailable, ResponseTooLarge
+
+__all__ = ["RedisExecutor"]
+
+logger = logging.getLogger(__name__)
+
+_LIVENESS_REFRESH_S = 1.0
+
+
+class RedisExecutor:
+    """An executor (``async (Call) -> bytes``) backed by the Redis Stream and the worker pool.
+
+    Args:
+        redis_url: ``redis://`` or ``unix://`` URL of the shared Redis.
+        max_backlog: calls that may wait in the Stream before new ones are refused.
+        max_response_bytes: largest reply body forwarded (2 MiB, seed "Safety and operations").
+        observe: optional hook ``(seconds from enqueue to reply) -> None`` for metrics.
+    """
+
+    def __init__(
+        self,
+        redis_url: str,
+        *,
+        max_backlog: int = 1024,
+        max_response_bytes: int = 2 * 1024 * 1024,
+        observe: Callable[[float], None] | None = None,
+    ) -> None:
+        self._redis = Redis.from_url(redis_url, socket_connect_timeout=2, socket_timeout=5, health_check_interval=10)
+        self._blocking = Redis.from_url(redis_url, socket_connect_timeout=2, socket_timeout=None)
+        self.gateway_id = uuid.uuid4().hex
+        self._reply_key = keys.reply_list(self.gateway_id)
+        self._max_backlog = max_backlog
+        self._max_response_bytes = max_response_bytes
+        self._observe = observe
+        self._waiting: dict[str, asyncio.Future[bytes]] = {}
+        self._tasks: list[asyncio.Task[None]] = []
+        self._live_workers = 0
+        self._redis_ok = False
+
+    @property
+    def live_workers(self) -> int:
+        """Workers seen alive at the last liveness refresh (cached, never waits)."""
+        return self._live_workers
+
+    @property
+    def redis_ok(self) -> bool:
+        """Whether Redis answered at the last liveness refresh."""
+        return self._redis_ok
+
+    @property
+    def redis(self) -> Redis:
+        """The shared (non-blocking) client, for other gateway parts such as the limiter."""
+        return self._redis
+
+    async def start(self) -> None:
+        """Start the reply reader and the liveness refresher (Redis may still be down)."""
+        await self._refresh_liveness()
+        self._tasks = [
+            asyncio.create_task(self._read_replies(), name="pwc-mcp-replies"),
+            asyncio.create_task(self._refresh_liveness_forever(), name="pwc-mcp-liveness"),
+        ]
+
+    async def close(self) -> None:
+        """Stop background tasks, fail waiting calls and close connections."""
+        for task in self._tasks:
+            task.cancel()
+        for task in self._tasks:
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await task
+        for future in self._waiting.values():
+            if not future.done():
+                future.set_exception(ExecutorUnavailable("the gateway is shutting down"))
+        self._waiting.clear()
+        await self._redis.aclose()
+        await self._blocking.aclose()
+
+    async def __call__(self, call: object) -> bytes:
+        """Run ``call`` on some worker and return its serialized response body.
+
+        Raises:
+            ExecutorUnavailable: no live worker, Redis unreachable, or backlog full.
+            ExecutorTimeout: no reply before ``call.deadline``.
+            ResponseTooLarge: the reply exceeds the response bound.
+        """
+        if self._live_workers == 0:
+            raise ExecutorUnavailable("no worker is alive to run the call")
+        remaining = call.deadline - time.time()
+        if remaining <= 0:
+            raise ExecutorTimeout("the call deadline passed before it was queued")
+        rid = uuid.uuid4().hex
+        future: asyncio.Future[bytes] = asyncio.get_running_loop().create_future()
+        self._waiting[rid] = future
+        started = time.monotonic()
+        try:
+            try:
+                await queue.enqueue(
+                    self._redis, rid=rid, reply_key=self._reply_key, call_json=call.to_json(),
+                    max_backlog=self._max_backlog,
+                )
+            except queue.QueueFull as exc:
+                raise ExecutorUnavailable("the worker queue is full; retry shortly") from exc
+            except RedisError as exc:
+                raise ExecutorUnavailable("the call queue is unavailable") from exc
+            try:
+                async with asyncio.timeout(remaining):
+                    body = await future
+            except TimeoutError as exc:
+                raise ExecutorTimeout("no worker answered before the call deadline") from exc
+        finally:
+            self._waiting.pop(rid, None)
+        if self._observe is not None:
+            self._observe(time.monotonic() - started)
+        if body == queue.TOO_LARGE or len(body) > self._max_response_bytes:
+            raise ResponseTooLarge("the serialized response exceeds the response bound")
+        return body
+
+    async def _read_replies(self) -> None:
+        while True:
+            try:
+                item = await self._blocking.blpop([self._reply_key], timeout=1)
+            except RedisError:
+                # Redis restarting: keep waiting callers; their deadlines bound them.
+                await asyncio.sleep(0.5)
+                continue
+            if item is None:
+                continue
+            try:
+                rid, body = queue.decode_reply(item[1])
+            except ValueError:
+                logger.warning("dropped a malformed reply")
+                continue
+            future = self._waiting.get(rid)
+            if future is not None and not future.done():
+                future.set_result(body)
+            # else: a duplicate (a reclaimed call answered twice) or a late reply: dropped.
+
+    async def _refresh_liveness(self) -> None:
+        try:
+            await queue.ensure_group(self._redis)
+            self._live_workers = len(await queue.live_workers(self._redis))
+            self._redis_ok = True
+        except RedisError:
+            self._redis_ok = False
+            self._live_workers = 0
+
+    async def _refresh_liveness_forever(self) -> None:
+        while True:
+            await asyncio.sleep(_LIVENESS_REFRESH_S)
+            await self._refresh_liveness()

@@ -1,0 +1,96 @@
+"""Host and Origin allowlists for ``POST /mcp``: pure checks, validated at construction.
+
+Semantics follow the MCP SDK's transport security (pwc-mcp.md §1.6, style.md §7
+practice 7): an allowed Host entry is an exact ``host[:port]`` or ``host:*`` (any
+port; a bare ``localhost`` does not match ``localhost:8000``); an allowed Origin is
+an exact ``scheme://host[:port]``. A missing Origin is allowed (native clients),
+``null`` never is, and a wildcard Origin entry is refused at startup.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from pwc_mcp_core.errors import ConfigError
+
+__all__ = ["SecurityPolicy"]
+
+
+def _split_host_port(value: str) -> tuple[str, str | None]:
+    """``"h:1"`` → ``("h", "1")``; ``"[::1]:1"`` → ``("[::1]", "1")``; no port → ``(value, None)``."""
+    if value.startswith("["):
+        end = value.find("]")
+        if end == -1:
+            return value, None
+        rest = value[end + 1:]
+        return value[: end + 1], rest[1:] if rest.startswith(":") else None
+    host, sep, port = value.rpartition(":")
+    if not sep or ":" in host:
+        return value, None
+    return host, port
+
+
+@dataclass(frozen=True)
+class SecurityPolicy:
+    """The validated Host and Origin allowlists.
+
+    Build it with :meth:`from_lists`; ``host_allowed`` and ``origin_allowed`` are
+    pure and cheap (set lookups).
+    """
+
+    exact_hosts: frozenset[str]
+    any_port_hosts: frozenset[str]
+    origins: frozenset[str]
+
+    @classmethod
+    def from_lists(cls, hosts: Iterable[str], origins: Iterable[str]) -> SecurityPolicy:
+        """Validate the allowlists (lower-cased, trimmed, empties dropped).
+
+        Raises:
+            ConfigError: an Origin entry is a wildcard (or contains ``*``), or a Host
+                entry uses ``*`` anywhere but as the whole port.
+        """
+        exact: set[str] = set()
+        any_port: set[str] = set()
+        for raw in hosts:
+            entry = raw.strip().lower()
+            if not entry:
+                continue
+            if entry.endswith(":*"):
+                base = entry[:-2]
+                if not base or "*" in base:
+                    raise ConfigError("PWC_MCP_ALLOWED_HOSTS entries must be host[:port] or host:*")
+                any_port.add(base)
+            elif "*" in entry:
+                raise ConfigError("PWC_MCP_ALLOWED_HOSTS entries must be host[:port] or host:*")
+            else:
+                exact.add(entry)
+        allowed_origins: set[str] = set()
+        for raw in origins:
+            entry = raw.strip()
+            if not entry:
+                continue
+            if "*" in entry:
+                raise ConfigError("PWC_MCP_ALLOWED_ORIGINS must not contain a wildcard")
+            allowed_origins.add(entry.rstrip("/").lower())
+        return cls(frozenset(exact), frozenset(any_port), frozenset(allowed_origins))
+
+    def host_allowed(self, host: str | None) -> bool:
+        """True when the request's ``Host`` header matches an entry (absent → False)."""
+        if not host:
+            return False
+        value = host.strip().lower()
+        if value in self.exact_hosts:
+            return True
+        name, port = _split_host_port(value)
+        return port is not None and port.isdigit() and name in self.any_port_hosts
+
+    def origin_allowed(self, origin: str | None) -> bool:
+        """True when ``Origin`` is absent or exactly allowlisted; ``null`` is refused."""
+        if origin is None:
+            return True
+        value = origin.strip().lower()
+        if not value or value == "null":
+            return False
+        return value in self.origins

@@ -1,0 +1,76 @@
+"""Gateway test helpers: settings, fake executors and a JSON-RPC poster."""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import json
+from typing import Any
+
+import pytest
+
+from gateway.settings import GatewaySettings
+from pwc_mcp_core.call import Call
+from pwc_mcp_core.settings import CoreSettings
+
+# Nothing listens here: the catalog probe fails fast unless a test provides a catalog.
+UNREACHABLE_API = "http://127.0.0.1:9/api/v1"
+TOOL_RESULT = b'{"result":{"content":[{"type":"text","text":"ok"}],"structuredContent":{"ok":true},"isError":false}}'
+JSON_HEADERS = {"Content-Type": "application/json", "Accept": "application/json, text/event-stream"}
+
+
+# A stand-in tool list for admission tests, so they do not depend on the full catalogue.
+FAKE_TOOLS = [
+    {"name": name, "title": name, "description": f"{name} <test>", "inputSchema": {"type": "object"},
+     "outputSchema": {"type": "object"}}
+    for name in ("search_papers", "list_tasks", "get_paper_info")
+]
+
+
+def make_settings(*, lease_ttl_s: float | None = None, **core: Any) -> GatewaySettings:
+    """Gateway settings with a test cursor key and ``core`` overrides (e.g. ``request_limit=3``)."""
+    base = CoreSettings(cursor_keys=("test-cursor-key",), api_url=UNREACHABLE_API)
+    return GatewaySettings(core=dataclasses.replace(base, **core), health_fail_interval_s=0.2,
+                           lease_ttl_s=lease_ttl_s)
+
+
+class FakeExecutor:
+    """Answers every call with ``reply``; when ``gate`` is set, calls wait for it first."""
+
+    def __init__(self, reply: bytes = TOOL_RESULT, *, blocking: bool = False, live_workers: int = 1) -> None:
+        self.reply = reply
+        self.calls: list[Call] = []
+        self.gate = asyncio.Event()
+        self.started = asyncio.Condition()
+        self.live_workers = live_workers
+        if not blocking:
+            self.gate.set()
+
+    async def __call__(self, call: Call) -> bytes:
+        async with self.started:
+            self.calls.append(call)
+            self.started.notify_all()
+        await self.gate.wait()
+        return self.reply
+
+    async def wait_started(self, count: int) -> None:
+        """Wait (bounded) until ``count`` calls are inside the executor."""
+        async with asyncio.timeout(5):
+            async with self.started:
+                await self.started.wait_for(lambda: len(self.calls) >= count)
+
+
+def rpc(method: str, params: dict[str, Any] | None = None, request_id: int = 1) -> bytes:
+    message: dict[str, Any] = {"jsonrpc": "2.0", "id": request_id, "method": method}
+    if params is not None:
+        message["params"] = params
+    return json.dumps(message).encode()
+
+
+def tool_call(name: str = "list_tasks", arguments: dict[str, Any] | None = None) -> bytes:
+    return rpc("tools/call", {"name": name, "arguments": arguments or {}})
+
+
+@pytest.fixture
+def fake_executor() -> FakeExecutor:
+    return FakeExecutor()

@@ -1,0 +1,155 @@
+"""Admission of POST /mcp over HTTP: order, body bound, Host/Origin and each limit exactly."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+
+from gateway.app import create_app
+from tests.gateway.conftest import FAKE_TOOLS, JSON_HEADERS, FakeExecutor, make_settings, rpc, tool_call
+
+MiB2 = 2 * 1024 * 1024
+
+
+def app_for(executor: FakeExecutor | None = None, **core):
+    return create_app(make_settings(**core), executor=executor or FakeExecutor(), tools=FAKE_TOOLS)
+
+
+def me(name: str) -> dict[str, str]:
+    """Headers naming a loopback client's own identity (isolates the limit buckets)."""
+    return {**JSON_HEADERS, "X-PwC-MCP-Client": name}
+
+
+async def test_body_over_2_mib_by_content_length_is_413(aiohttp_client) -> None:
+    client = await aiohttp_client(app_for())
+    response = await client.post("/mcp", data=b"x" * (MiB2 + 1), headers=JSON_HEADERS)
+    assert response.status == 413
+    assert await response.json() == {"error": "request_too_large"}
+    assert "Retry-After" not in response.headers
+
+
+async def test_chunked_body_over_2_mib_without_length_is_413(aiohttp_client) -> None:
+    client = await aiohttp_client(app_for())
+
+    async def chunks():
+        for _ in range(5):
+            yield b"x" * (512 * 1024)
+
+    response = await client.post("/mcp", data=chunks(), headers=JSON_HEADERS)
+    assert response.status == 413
+    assert await response.json() == {"error": "request_too_large"}
+
+
+async def test_a_body_of_exactly_2_mib_is_read(aiohttp_client) -> None:
+    client = await aiohttp_client(app_for())
+    body = rpc("ping")
+    body = body[:-1] + b" " * (MiB2 - len(body)) + b"}"
+    response = await client.post("/mcp", data=body, headers=JSON_HEADERS)
+    assert response.status == 200
+
+
+@pytest.mark.parametrize(("headers", "status"), [
+    pytest.param({"Host": "evil.example.com"}, 421, id="bad-host"),
+    pytest.param({"Host": "localhost"}, 421, id="bare-localhost-without-port"),
+    pytest.param({"Origin": "https://evil.example.com"}, 403, id="bad-origin"),
+    pytest.param({"Origin": "null"}, 403, id="null-origin"),
+    pytest.param({"Origin": "https://chatgpt.com"}, 200, id="allowed-origin"),
+    pytest.param({"Host": "localhost:7860"}, 200, id="localhost-any-port"),
+])
+async def test_host_and_origin_allowlists(aiohttp_client, headers: dict[str, str], status: int) -> None:
+    client = await aiohttp_client(app_for())
+    response = await client.post("/mcp", data=rpc("ping"), headers={**JSON_HEADERS, **headers})
+    assert response.status == status
+
+
+@pytest.mark.parametrize(("body", "headers", "status"), [
+    pytest.param(b"x" * (MiB2 + 1), {"Host": "evil.example.com", "Origin": "https://evil.example.com"}, 413,
+                 id="size-beats-host"),
+    pytest.param(rpc("ping"), {"Host": "evil.example.com", "Origin": "https://evil.example.com"}, 421,
+                 id="host-beats-origin"),
+    pytest.param(rpc("ping"), {"Origin": "https://evil.example.com", "X-PwC-MCP-Client": "spent"}, 403,
+                 id="origin-beats-limits"),
+    pytest.param(rpc("ping"), {"X-PwC-MCP-Client": "spent", "Accept": "text/html", "Content-Type": "text/plain"}, 429,
+                 id="limits-beat-accept"),
+    pytest.param(rpc("ping"), {"X-PwC-MCP-Client": "fresh", "Accept": "text/html", "Content-Type": "text/plain"}, 406,
+                 id="accept-beats-content-type"),
+])
+async def test_the_first_failing_check_answers(aiohttp_client, body: bytes, headers: dict[str, str],
+                                               status: int) -> None:
+    client = await aiohttp_client(app_for(request_limit=1))
+    assert (await client.post("/mcp", data=rpc("ping"), headers=me("spent"))).status == 200
+    response = await client.post("/mcp", data=body, headers={**JSON_HEADERS, **headers})
+    assert response.status == status
+
+
+async def test_requests_per_minute_are_limited_exactly(aiohttp_client) -> None:
+    client = await aiohttp_client(app_for(request_limit=3))
+    statuses = [(await client.post("/mcp", data=b"{}", headers=me("a"))).status for _ in range(3)]
+    assert 429 not in statuses
+    response = await client.post("/mcp", data=b"{}", headers=me("a"))
+    assert response.status == 429
+    assert await response.read() == b'{"error":"rate_limit_exceeded"}'
+    assert 1 <= int(response.headers["Retry-After"]) <= 60
+    assert (await client.post("/mcp", data=b"{}", headers=me("b"))).status != 429
+    assert 'pwc_mcp_limit_rejections_total{kind="requests"}' in await (await client.get("/metrics")).text()
+
+
+async def test_refused_host_or_origin_requests_are_not_counted(aiohttp_client) -> None:
+    client = await aiohttp_client(app_for(request_limit=1))
+    for _ in range(3):
+        assert (await client.post("/mcp", data=rpc("ping"),
+                                  headers={**me("a"), "Origin": "https://evil.example.com"})).status == 403
+    assert (await client.post("/mcp", data=rpc("ping"), headers=me("a"))).status == 200
+
+
+@pytest.mark.parametrize(("arguments", "limited"), [
+    pytest.param({"query": "q"}, True, id="omitted-mode-counts-as-hybrid"),
+    pytest.param({"query": "q", "mode": "hybrid"}, True, id="hybrid"),
+    pytest.param({"query": "q", "mode": "semantic"}, True, id="semantic"),
+    pytest.param({"query": "q", "mode": "keyword"}, False, id="keyword-is-not-semantic"),
+])
+async def test_semantic_searches_are_limited(aiohttp_client, arguments: dict, limited: bool) -> None:
+    client = await aiohttp_client(app_for(semantic_limit=1, request_limit=10))
+    first = await client.post("/mcp", data=tool_call("search_papers", arguments), headers=me("s"))
+    second = await client.post("/mcp", data=tool_call("search_papers", arguments), headers=me("s"))
+    assert first.status == 200
+    assert (second.status == 429) is limited
+    other = await client.post("/mcp", data=tool_call("list_tasks"), headers=me("s"))
+    assert other.status == 200
+
+
+async def test_four_concurrent_requests_per_client(aiohttp_client) -> None:
+    executor = FakeExecutor(blocking=True)
+    client = await aiohttp_client(app_for(executor))
+    held = [asyncio.create_task(client.post("/mcp", data=tool_call(), headers=me("c"))) for _ in range(4)]
+    await executor.wait_started(4)
+    refused = await client.post("/mcp", data=tool_call(), headers=me("c"))
+    assert refused.status == 429
+    assert refused.headers["Retry-After"] == "1"
+    assert (await client.post("/mcp", data=rpc("ping"), headers=me("other"))).status == 200
+    executor.gate.set()
+    assert [r.status for r in await asyncio.gather(*held)] == [200] * 4
+    assert (await client.post("/mcp", data=tool_call(), headers=me("c"))).status == 200
+
+
+async def test_global_concurrency_answers_503_server_saturated(aiohttp_client) -> None:
+    executor = FakeExecutor(blocking=True)
+    client = await aiohttp_client(app_for(executor, global_concurrency_limit=2))
+    held = [asyncio.create_task(client.post("/mcp", data=tool_call(), headers=me(f"c{i}"))) for i in range(2)]
+    await executor.wait_started(2)
+    response = await client.post("/mcp", data=tool_call(), headers=me("c9"))
+    assert response.status == 503
+    assert response.headers["Retry-After"] == "1"
+    assert await response.json() == {"error": "server_saturated"}
+    executor.gate.set()
+    await asyncio.gather(*held)
+
+
+async def test_limit_answers_carry_cors_headers(aiohttp_client) -> None:
+    client = await aiohttp_client(app_for(request_limit=1))
+    headers = {**me("x"), "Origin": "https://chatgpt.com"}
+    await client.post("/mcp", data=rpc("ping"), headers=headers)
+    response = await client.post("/mcp", data=rpc("ping"), headers=headers)
+    assert response.status == 429
+    assert response.headers["Access-Control-Allow-Origin"] == "https://chatgpt.com"

@@ -1,0 +1,47 @@
+"""`pwc-mcp worker` / `python -m workers`: start one worker process.
+
+Reads every setting from the environment (see ``WorkerSettings``), exits 2
+with one clear line on a configuration error, 0 after a graceful drain.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+import sys
+from collections.abc import Mapping, Sequence
+
+import redis
+
+from pwc_mcp_core.cache import RedisCache
+from pwc_mcp_core.errors import ConfigError
+from pwc_mcp_core.execution import Runtime
+from workers.runner import Runner
+from workers.settings import WorkerSettings
+from workers.worker import Worker
+
+__all__ = ["main"]
+
+
+def main(argv: Sequence[str] | None = None, environ: Mapping[str, str] | None = None) -> int:
+    """Run a worker until SIGTERM; returns the process exit code."""
+    environ = os.environ if environ is None else environ
+    if argv and any(arg in ("-h", "--help") for arg in argv):
+        print("usage: pwc-mcp worker\n\nRuns one worker; configure it with PWC_MCP_* environment variables.")
+        return 0
+    try:
+        settings = WorkerSettings.from_env(environ)
+    except ConfigError as exc:
+        print(f"pwc-mcp worker: {exc}", file=sys.stderr)
+        return 2
+    logging.basicConfig(
+        level=settings.core.log_level,
+        format="%(asctime)s %(levelname)s %(name)s %(message)s",
+        stream=sys.stderr,
+    )
+    cache = RedisCache(redis.Redis.from_url(settings.redis_url, socket_connect_timeout=2, socket_timeout=5))
+    runtime = Runtime.build(settings.core, cache)
+    worker = Worker(settings, Runner(runtime, settings.threads))
+    asyncio.run(worker.run())
+    return 0

@@ -1,0 +1,61 @@
+"""Worker settings, built once from the environment at the entry point."""
+
+from __future__ import annotations
+
+import os
+import socket
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from pwc_mcp_core.errors import ConfigError
+from pwc_mcp_core.settings import CoreSettings
+
+__all__ = ["WorkerSettings"]
+
+
+@dataclass(frozen=True)
+class WorkerSettings:
+    """What one worker process needs on top of the core settings.
+
+    Environment variables, besides every ``CoreSettings`` one (``PWC_MCP_REDIS_URL`` is
+    required here; ``PWC_MCP_WORKER_THREADS`` sizes this worker's thread pool):
+
+    * ``PWC_MCP_WORKER_ID`` (default ``<hostname>-<pid>``): the consumer name; unique
+      among live workers.
+    * ``PWC_MCP_WORKER_DRAIN_S`` (default 30, 1–600): how long SIGTERM waits for running
+      calls before the process exits anyway.
+    """
+
+    core: CoreSettings
+    worker_id: str
+    drain_s: float = 30.0
+
+    @property
+    def redis_url(self) -> str:
+        """The shared Redis (always set: ``from_env`` refuses to build without it)."""
+        assert self.core.redis_url is not None
+        return self.core.redis_url
+
+    @property
+    def threads(self) -> int:
+        """Calls this worker runs at once, each on its own thread."""
+        return self.core.worker_threads
+
+    @classmethod
+    def from_env(cls, environ: Mapping[str, str]) -> WorkerSettings:
+        """Build settings from ``environ``.
+
+        Raises:
+            ConfigError: a variable is missing or out of range (the message names it).
+        """
+        core = CoreSettings.from_env(environ)
+        if core.redis_url is None:
+            raise ConfigError("PWC_MCP_REDIS_URL is required to run a worker (redis://host:port/db)")
+        raw_drain = environ.get("PWC_MCP_WORKER_DRAIN_S", "").strip() or "30"
+        if not raw_drain.isdigit() or not 1 <= int(raw_drain) <= 600:
+            raise ConfigError("PWC_MCP_WORKER_DRAIN_S must be an integer between 1 and 600")
+        worker_id = environ.get("PWC_MCP_WORKER_ID", "").strip() or f"{socket.gethostname()}-{os.getpid()}"
+        return cls(core=core, worker_id=worker_id, drain_s=float(raw_drain))
+
+    def __repr__(self) -> str:
+        return f"WorkerSettings(worker_id={self.worker_id!r}, threads={self.threads}, drain_s={self.drain_s})"
