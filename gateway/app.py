@@ -1,7 +1,7 @@
 """The aiohttp application: routes, middleware, and the lifecycle of limiter, executor and probes.
 
 Modes (ARCHITECTURE.md §3): ``PWC_MCP_REDIS_URL`` unset → embedded (``MemoryLimiter``,
-``EmbeddedExecutor`` with core's ``MemoryCache``); set → ``RedisLimiter`` and the
+core's ``LocalExecutor`` with its ``MemoryCache``); set → ``RedisLimiter`` and the
 ``RedisExecutor`` (workers). Routes: ``POST|GET|DELETE|OPTIONS /mcp``, ``GET /health``,
 ``GET /.well-known/mcp``, ``GET /docs``, ``GET /metrics``; anything else 404.
 """
@@ -103,6 +103,7 @@ async def _lifecycle(app: web.Application) -> AsyncIterator[None]:
     start = getattr(executor, "start", None)
     if start is not None:
         await start()
+    metrics.set_live_workers(_live_workers(executor))
     health.start()
     try:
         yield
@@ -116,7 +117,7 @@ async def _lifecycle(app: web.Application) -> AsyncIterator[None]:
 
 async def app_factory() -> web.Application:
     """Entry point for gunicorn (``gateway.app:app_factory``): settings from the environment."""
-    from gateway.logs import configure_logging
+    from pwc_mcp_core.logs import configure_logging
 
     settings = GatewaySettings.from_env(os.environ)
     configure_logging(settings.core.log_level)

@@ -20,6 +20,7 @@ import argparse
 import logging
 import os
 import sys
+import tempfile
 from collections.abc import Sequence
 
 from pwc_mcp_core import __version__
@@ -54,7 +55,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def _serve(args: argparse.Namespace) -> int:
-    from gateway.logs import configure_logging
+    from pwc_mcp_core.logs import configure_logging
     from gateway.serving import config_error, serve_from_env
     from gateway.settings import GatewaySettings
     from gateway.supervisor import Child, gateway_argv, supervise, worker_argv
@@ -68,7 +69,10 @@ def _serve(args: argparse.Namespace) -> int:
     configure_logging(settings.core.log_level)
     children = [Child("gateway", gateway_argv(args.processes))]
     children += [Child(f"worker-{i + 1}", worker_argv()) for i in range(args.workers)]
-    return supervise(children, os.environ)
+    # One metrics directory for the gateway and the workers, so /metrics sums them all.
+    env = dict(os.environ)
+    env.setdefault("PROMETHEUS_MULTIPROC_DIR", tempfile.mkdtemp(prefix="pwc-mcp-metrics-"))
+    return supervise(children, env)
 
 
 def _demo() -> int:
@@ -90,11 +94,8 @@ def _stdio(argv: Sequence[str]) -> int:
 
 
 def _smoke(argv: Sequence[str]) -> int:
-    try:
-        from gateway.smoke import main as smoke_main
-    except ImportError:
-        print("pwc-mcp smoke: not implemented yet", file=sys.stderr)
-        return 2
+    from gateway.smoke import main as smoke_main
+
     return smoke_main(argv)
 
 

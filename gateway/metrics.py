@@ -11,10 +11,10 @@ gateway`` with more than one process sets it to a fresh temp dir itself. Limitat
 workers on another host are not visible here; scrape them separately.
 
 Worker-fed metrics (``pwc_mcp_cache_requests_total``, ``pwc_mcp_upstream_requests_total``)
-are declared here for the embedded mode; a worker process declares the SAME names and
-labels in its own module (it cannot import the gateway), and the multiprocess collector
-sums them. The RedisExecutor reports through :func:`observe_queue_wait`,
-:func:`set_queue_depth` and :func:`set_busy_workers`.
+live in ``pwc_mcp_core.observability`` and are recorded wherever calls run (this process
+in embedded mode, the workers in Redis mode); the multiprocess collector sums them. The
+RedisExecutor reports through :func:`set_queue_depth`, :func:`set_busy_workers` and
+:func:`set_live_workers`.
 """
 
 from __future__ import annotations
@@ -22,11 +22,12 @@ from __future__ import annotations
 import os
 from typing import Final
 
+import pwc_mcp_core.observability  # noqa: F401  (registers the cache and upstream counters)
 from prometheus_client import (CONTENT_TYPE_LATEST, REGISTRY, CollectorRegistry, Counter, Gauge, Histogram,
                                generate_latest, multiprocess)
 
-__all__ = ["CONTENT_TYPE", "observe_call", "observe_queue_wait", "observe_request", "record_cache",
-           "record_rejection", "record_upstream", "render", "set_busy_workers", "set_queue_depth"]
+__all__ = ["CONTENT_TYPE", "observe_call", "observe_queue_wait", "observe_request", "record_rejection", "render",
+           "set_busy_workers", "set_live_workers", "set_queue_depth"]
 
 CONTENT_TYPE: Final = CONTENT_TYPE_LATEST
 
@@ -44,8 +45,8 @@ CALL_SECONDS = Histogram("pwc_mcp_executor_call_seconds", "Time from dispatching
 QUEUE_DEPTH = Gauge("pwc_mcp_executor_queue_depth", "Tool calls waiting for a worker",
                     multiprocess_mode="max")
 BUSY_WORKERS = Gauge("pwc_mcp_workers_busy", "Workers running a call", multiprocess_mode="max")
-CACHE_REQUESTS = Counter("pwc_mcp_cache_requests", "Upstream cache lookups by result (hit|miss)", ["result"])
-UPSTREAM_REQUESTS = Counter("pwc_mcp_upstream_requests", "Catalog calls by outcome (ok|error)", ["outcome"])
+LIVE_WORKERS = Gauge("pwc_mcp_workers_live", "Workers with a fresh heartbeat (1 in embedded mode)",
+                     multiprocess_mode="max")
 
 
 def observe_request(tool: str, status: int, protocol: str, seconds: float, nbytes: int) -> None:
@@ -81,14 +82,9 @@ def set_busy_workers(count: int) -> None:
     BUSY_WORKERS.set(count)
 
 
-def record_cache(hit: bool) -> None:
-    """Cache hook: one lookup."""
-    CACHE_REQUESTS.labels(result="hit" if hit else "miss").inc()
-
-
-def record_upstream(ok: bool) -> None:
-    """Upstream hook: one catalog call."""
-    UPSTREAM_REQUESTS.labels(outcome="ok" if ok else "error").inc()
+def set_live_workers(count: int) -> None:
+    """Executor hook: workers with a fresh heartbeat."""
+    LIVE_WORKERS.set(count)
 
 
 def render() -> bytes:

@@ -31,6 +31,8 @@ from redis.exceptions import RedisError
 from pwc_mcp_core import keys, queue
 from pwc_mcp_core.errors import ExecutorTimeout, ExecutorUnavailable, ResponseTooLarge
 
+from gateway import metrics
+
 __all__ = ["RedisExecutor"]
 
 logger = logging.getLogger(__name__)
@@ -169,10 +171,15 @@ class RedisExecutor:
         try:
             await queue.ensure_group(self._redis)
             self._live_workers = len(await queue.live_workers(self._redis))
+            depth, busy = await queue.backlog(self._redis)
             self._redis_ok = True
         except RedisError:
             self._redis_ok = False
             self._live_workers = 0
+            depth = busy = 0
+        metrics.set_live_workers(self._live_workers)
+        metrics.set_queue_depth(depth)
+        metrics.set_busy_workers(busy)
 
     async def _refresh_liveness_forever(self) -> None:
         while True:

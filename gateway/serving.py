@@ -96,7 +96,7 @@ def config_error(command: str, exc: ConfigError) -> int:
 def serve_from_env(command: str, environ: Mapping[str, str], processes: int, *,
                    allow_ephemeral_cursor_key: bool = False) -> int:
     """Build settings from ``environ``, configure logging and serve; returns the exit status."""
-    from gateway.logs import configure_logging
+    from pwc_mcp_core.logs import configure_logging
 
     try:
         settings = GatewaySettings.from_env(environ, allow_ephemeral_cursor_key=allow_ephemeral_cursor_key)

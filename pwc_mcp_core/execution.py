@@ -20,6 +20,7 @@ from typing import Any
 
 from pwc.errors import UsageError
 from pwc.transport import Client
+from pwc_mcp_core.observability import InstrumentedCache
 from pwc_mcp_core.cache import ChunkCache
 from pwc_mcp_core.call import Call
 from pwc_mcp_core.catalogue import ToolSpec, get_tool
@@ -56,13 +57,16 @@ class Runtime:
 
     @classmethod
     def build(cls, settings: Any, cache: Any = None) -> Runtime:
-        """One ``pwc.transport.Client(settings.api_url, timeout=settings.catalog_timeout_s, cache=cache)``.
+        """One ``pwc.transport.Client(settings.api_url, timeout=settings.catalog_timeout_s, cache=cache)``;
+        ``cache`` is wrapped in an ``InstrumentedCache`` so hits, misses and catalog calls are counted.
 
         Raises:
             ValueError: no current cursor key (``current cursor secret is required``).
         """
         keys = tuple(settings.cursor_keys) or ("",)
         codec = CursorCodec(keys[0], keys[1] if len(keys) > 1 else None)
+        if cache is not None:
+            cache = InstrumentedCache(cache)
         client = Client(settings.api_url, timeout=settings.catalog_timeout_s, cache=cache,
                         max_bytes=getattr(settings, "max_body_bytes", 2 * 1024 * 1024))
         return cls(settings=settings, client=client, cursor_codec=codec, chunk_cache=ChunkCache())

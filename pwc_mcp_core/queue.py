@@ -32,6 +32,7 @@ from pwc_mcp_core import keys, scripts
 
 __all__ = [
     "GROUP",
+    "backlog",
     "Job",
     "QueueFull",
     "TOO_LARGE",
@@ -176,6 +177,16 @@ async def live_workers(redis: Redis) -> list[str]:
     since_ms = int((time.time() - keys.HEARTBEAT_TTL_S) * 1000)
     members = await redis.zrangebyscore(keys.workers_set(), since_ms, "+inf")
     return [member.decode() for member in members]
+
+
+async def backlog(redis: Redis) -> tuple[int, int]:
+    """``(waiting, running)``: calls no worker has read yet, and calls a worker is running."""
+    length = await redis.xlen(keys.calls_stream())
+    try:
+        pending = (await redis.xpending(keys.calls_stream(), GROUP))["pending"]
+    except ResponseError:  # no group yet
+        pending = 0
+    return max(0, length - pending), pending
 
 
 async def claim_orphans(redis: Redis, *, consumer: str, count: int) -> list[Job]:

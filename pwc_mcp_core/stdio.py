@@ -27,76 +27,31 @@ import json
 import logging
 import os
 import sys
-import threading
-import time
 from collections.abc import Mapping, Sequence
-from concurrent.futures import ThreadPoolExecutor
 from typing import Any, BinaryIO, Final
 
 from pwc_mcp_core.call import Call
 from pwc_mcp_core.eras import NAME_BEARING_METHODS
-from pwc_mcp_core.errors import ConfigError, ExecutorTimeout, ExecutorUnavailable, ResponseTooLarge
+from pwc_mcp_core.errors import ConfigError
+from pwc_mcp_core.local_executor import LocalExecutor
+from pwc_mcp_core.logs import configure_logging
 from pwc_mcp_core.jsonrpc import INTERNAL_ERROR, encode_id, error_body, splice_id
 from pwc_mcp_core.server import McpServer
 from pwc_mcp_core.settings import CoreSettings
 from pwc_mcp_core.version import PROTOCOL_VERSION_META_KEY
 
-__all__ = ["ThreadExecutor", "headers_for", "main", "serve"]
+__all__ = ["headers_for", "main", "serve"]
 
 logger = logging.getLogger("pwc_mcp_core.stdio")  # stable even when run as __main__
 
 _MAX_STDIO_THREADS: Final = 8  # one desktop client: a handful of parallel calls at most
 
 
-class ThreadExecutor:
-    """``async (Call) -> bytes`` running `execution.execute` in a thread pool before ``call.deadline``."""
+def _runtime(settings: CoreSettings) -> Any:
+    from pwc_mcp_core.cache import MemoryCache
+    from pwc_mcp_core.execution import Runtime
 
-    def __init__(self, settings: CoreSettings, *, max_workers: int) -> None:
-        self._settings = settings
-        self._runtime: Any = None  # built on the first call: listing tools needs no catalog client
-        self._pool = ThreadPoolExecutor(max_workers=max_workers, thread_name_prefix="pwc-mcp-stdio")
-        self._max_bytes = settings.max_body_bytes
-        self._runtime_lock = threading.Lock()
-
-    def _build_runtime(self) -> Any:
-        from pwc_mcp_core.cache import MemoryCache
-        from pwc_mcp_core.execution import Runtime
-
-        return Runtime.build(self._settings, MemoryCache())
-
-    def _execute(self, call: Call) -> bytes:
-        from pwc_mcp_core.execution import execute
-
-        with self._runtime_lock:
-            if self._runtime is None:
-                self._runtime = self._build_runtime()
-        return execute(call, self._runtime)
-
-    async def __call__(self, call: Call) -> bytes:
-        """Run ``call`` in the pool.
-
-        Raises:
-            ExecutorUnavailable: the execution layer cannot be loaded.
-            ExecutorTimeout: ``call.deadline`` passed.
-            ResponseTooLarge: the body exceeds ``max_body_bytes``.
-        """
-        remaining = call.deadline - time.time()
-        if remaining <= 0:
-            raise ExecutorTimeout("deadline passed")
-        future = asyncio.get_running_loop().run_in_executor(self._pool, self._execute, call)
-        try:
-            body = await asyncio.wait_for(future, timeout=remaining)
-        except TimeoutError:
-            raise ExecutorTimeout("deadline passed") from None
-        except ImportError:
-            logger.error("the execution layer is not importable")
-            raise ExecutorUnavailable("execution layer missing") from None
-        if len(body) > self._max_bytes:
-            raise ResponseTooLarge("response too large")
-        return body
-
-    def close(self) -> None:
-        self._pool.shutdown(wait=False, cancel_futures=True)
+    return Runtime.build(settings, MemoryCache())
 
 
 def headers_for(message: Any) -> dict[str, str]:
@@ -184,18 +139,24 @@ def main(argv: Sequence[str] | None = None, environ: Mapping[str, str] | None = 
     except ConfigError as exc:
         print(f"pwc-mcp stdio: {exc}", file=sys.stderr)
         return 2
-    logging.basicConfig(stream=sys.stderr, level=settings.log_level,
-                        format="%(asctime)s %(levelname)s %(name)s %(message)s")
+    configure_logging(settings.log_level, stream=sys.stderr)
     if settings.cursor_key_ephemeral:
         logger.warning("PWC_MCP_CURSOR_KEY_CURRENT is unset: using an ephemeral cursor key")
-    executor = ThreadExecutor(settings, max_workers=min(_MAX_STDIO_THREADS, settings.worker_threads))
+    executor = LocalExecutor(lambda: _runtime(settings),
+                             max_workers=min(_MAX_STDIO_THREADS, settings.worker_threads),
+                             max_response_bytes=settings.max_body_bytes, thread_name_prefix="pwc-mcp-stdio")
     server = McpServer(settings, executor)
+
+    async def run() -> None:
+        try:
+            await serve(server, sys.stdin.buffer, sys.stdout.buffer, max_line_bytes=settings.max_body_bytes)
+        finally:
+            await executor.close()
+
     try:
-        asyncio.run(serve(server, sys.stdin.buffer, sys.stdout.buffer, max_line_bytes=settings.max_body_bytes))
+        asyncio.run(run())
     except KeyboardInterrupt:
         pass
-    finally:
-        executor.close()
     return 0
 
 

@@ -7,7 +7,6 @@ with one clear line on a configuration error, 0 after a graceful drain.
 from __future__ import annotations
 
 import asyncio
-import logging
 import os
 import sys
 from collections.abc import Mapping, Sequence
@@ -17,6 +16,7 @@ import redis
 from pwc_mcp_core.cache import RedisCache
 from pwc_mcp_core.errors import ConfigError
 from pwc_mcp_core.execution import Runtime
+from pwc_mcp_core.logs import configure_logging
 from workers.runner import Runner
 from workers.settings import WorkerSettings
 from workers.worker import Worker
@@ -35,13 +35,11 @@ def main(argv: Sequence[str] | None = None, environ: Mapping[str, str] | None = 
     except ConfigError as exc:
         print(f"pwc-mcp worker: {exc}", file=sys.stderr)
         return 2
-    logging.basicConfig(
-        level=settings.core.log_level,
-        format="%(asctime)s %(levelname)s %(name)s %(message)s",
-        stream=sys.stderr,
-    )
-    cache = RedisCache(redis.Redis.from_url(settings.redis_url, socket_connect_timeout=2, socket_timeout=5))
-    runtime = Runtime.build(settings.core, cache)
-    worker = Worker(settings, Runner(runtime, settings.threads))
+    configure_logging(settings.core.log_level)
+    def runtime() -> Runtime:
+        redis_client = redis.Redis.from_url(settings.redis_url, socket_connect_timeout=2, socket_timeout=5)
+        return Runtime.build(settings.core, RedisCache(redis_client))
+
+    worker = Worker(settings, Runner(runtime, settings.threads, settings.core.max_body_bytes))
     asyncio.run(worker.run())
     return 0

@@ -69,7 +69,7 @@ class Worker:
             with contextlib.suppress(RedisError):
                 await queue.forget_worker(self._redis, self._settings.worker_id)
             await self._redis.aclose()
-            self._runner.close()
+            await self._runner.close()
             logger.info("worker stopped completed=%d", self.completed)
 
     async def _consume(self) -> None:

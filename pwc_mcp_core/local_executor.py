@@ -1,0 +1,99 @@
+"""Run tool calls in this process on a bounded thread pool: the executor of embedded mode and stdio.
+
+An executor is ``async (Call) -> bytes`` (ARCHITECTURE.md §2). The sync
+``execution.execute`` runs on a worker thread; the event loop only waits,
+bounded by the call's deadline. The execution runtime (catalog client, caches)
+is built on the first call, so listing tools never touches the catalog.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+import time
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any
+
+from pwc_mcp_core.call import Call
+from pwc_mcp_core.errors import ExecutorTimeout, ExecutorUnavailable, ResponseTooLarge
+
+__all__ = ["LocalExecutor"]
+
+
+class LocalExecutor:
+    """``async (Call) -> bytes`` backed by a thread pool in this process.
+
+    Args:
+        runtime_factory: builds the ``execution.Runtime`` (called once, on the first call).
+        max_workers: pool size, i.e. calls running at once.
+        max_response_bytes: larger bodies raise :class:`ResponseTooLarge`.
+        run: the sync function run per call; default ``pwc_mcp_core.execution.execute``.
+        on_queue_wait: optional hook, seconds a call waited for a free thread.
+        on_call: optional hook, seconds from submission to result.
+        thread_name_prefix: names the pool's threads (visible in debuggers and py-spy).
+    """
+
+    def __init__(self, runtime_factory: Callable[[], Any], *, max_workers: int, max_response_bytes: int,
+                 run: Callable[[Call, Any], bytes] | None = None,
+                 on_queue_wait: Callable[[float], None] | None = None,
+                 on_call: Callable[[float], None] | None = None,
+                 thread_name_prefix: str = "pwc-mcp-tool") -> None:
+        if run is None:
+            from pwc_mcp_core.execution import execute as run
+        self._run_call = run
+        self._runtime_factory = runtime_factory
+        self._runtime: Any = None
+        self._runtime_lock = threading.Lock()
+        self._pool = ThreadPoolExecutor(max_workers=max_workers, thread_name_prefix=thread_name_prefix)
+        self._max_response_bytes = max_response_bytes
+        self._on_queue_wait = on_queue_wait
+        self._on_call = on_call
+        self._closed = False
+
+    @property
+    def live_workers(self) -> int:
+        """1 while open: this process itself runs the calls."""
+        return 0 if self._closed else 1
+
+    def _run(self, call: Call, submitted: float) -> bytes:
+        if self._on_queue_wait is not None:
+            self._on_queue_wait(time.perf_counter() - submitted)
+        with self._runtime_lock:
+            if self._runtime is None:
+                self._runtime = self._runtime_factory()
+        return self._run_call(call, self._runtime)
+
+    async def __call__(self, call: Call) -> bytes:
+        """Run ``call`` on a thread before ``call.deadline``.
+
+        Raises:
+            ExecutorUnavailable: the executor is closed.
+            ExecutorTimeout: the deadline passed (the thread finishes in the background).
+            ResponseTooLarge: the body exceeds the response bound.
+        """
+        if self._closed:
+            raise ExecutorUnavailable("the executor is closed")
+        remaining = call.deadline - time.time()
+        if remaining <= 0:
+            raise ExecutorTimeout("the call deadline passed before it started")
+        submitted = time.perf_counter()
+        future = asyncio.get_running_loop().run_in_executor(self._pool, self._run, call, submitted)
+        try:
+            body = await asyncio.wait_for(future, timeout=remaining)
+        except TimeoutError:
+            raise ExecutorTimeout("the call did not finish before its deadline") from None
+        finally:
+            if self._on_call is not None:
+                self._on_call(time.perf_counter() - submitted)
+        if len(body) > self._max_response_bytes:
+            raise ResponseTooLarge("the response exceeds the size bound")
+        return body
+
+    async def start(self) -> None:
+        """Nothing to start; present so every executor has the same lifecycle."""
+
+    async def close(self) -> None:
+        """Refuse new calls and stop the pool without waiting for running ones."""
+        self._closed = True
+        self._pool.shutdown(wait=False, cancel_futures=True)
