@@ -142,3 +142,60 @@ def shared_data() -> Path:
     if not SHARED_DATA.is_dir():
         pytest.fail(f"{SHARED_DATA} is missing")
     return SHARED_DATA
+
+
+PWC_MCP_BIN = Path(sys.executable).parent / "pwc-mcp"
+TEST_CURSOR_KEY = "test-cursor-key-0123456789abcdef"
+
+
+@dataclass
+class ServerProcess:
+    """A ``pwc-mcp`` process (gateway, serve, worker or demo) started by a test."""
+
+    port: int
+    proc: subprocess.Popen
+    log_path: Path
+
+    @property
+    def base_url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    @property
+    def mcp_url(self) -> str:
+        return f"{self.base_url}/mcp"
+
+    def log_text(self) -> str:
+        """Everything the process wrote to stdout and stderr so far."""
+        return self.log_path.read_text(encoding="utf-8", errors="replace")
+
+    def stop(self) -> None:
+        stop_process(self.proc)
+
+
+def start_pwc_mcp(*args: str, env: dict[str, str], log_path: Path, port: int | None = None,
+                  wait_path: str | None = "/.well-known/mcp", timeout_s: float = 60.0) -> ServerProcess:
+    """Start ``pwc-mcp <args>`` with ``env`` layered over the test environment.
+
+    ``PORT``, ``PWC_MCP_HOST`` (127.0.0.1) and a test cursor key are set unless
+    ``env`` overrides them. Waits until ``wait_path`` answers 200 (None: no wait).
+    """
+    port = port or free_port()
+    full_env = {
+        **os.environ,
+        "PORT": str(port),
+        "PWC_MCP_HOST": "127.0.0.1",
+        "PWC_MCP_CURSOR_KEY_CURRENT": TEST_CURSOR_KEY,
+        "PYTHONUNBUFFERED": "1",
+        **env,
+    }
+    log = log_path.open("ab")
+    proc = subprocess.Popen([str(PWC_MCP_BIN), *args], cwd=REPO_ROOT, env=full_env, stdout=log, stderr=log)
+    log.close()
+    server = ServerProcess(port=port, proc=proc, log_path=log_path)
+    if wait_path is not None:
+        try:
+            wait_http(f"{server.base_url}{wait_path}", proc=proc, timeout_s=timeout_s)
+        except RuntimeError as exc:
+            stop_process(proc)
+            raise RuntimeError(f"{exc}\n--- log ---\n{server.log_text()[-4000:]}") from None
+    return server

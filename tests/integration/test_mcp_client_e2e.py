@@ -1,0 +1,126 @@
+"""End to end with the official MCP Python SDK client, in both protocol eras.
+
+Every tool, resource template and prompt, through gateway → Redis → worker →
+the self-hosted catalog over HTTP (Redis mode), and the same through one
+embedded process (no Redis).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx2
+import pytest
+from mcp import Client
+from mcp.client.streamable_http import streamable_http_client
+
+from tests.conftest import start_pwc_mcp
+from tests.integration.conftest import Cluster
+
+pytestmark = pytest.mark.slow
+
+RAISED_LIMITS = {"PWC_MCP_REQUEST_LIMIT": "10000", "PWC_MCP_SEMANTIC_LIMIT": "10000",
+                 "PWC_MCP_CONCURRENCY_LIMIT": "64"}
+
+# One call per tool against the bundled sample catalog.
+TOOL_CALLS: dict[str, dict[str, Any]] = {
+    "search_papers": {"query": "attention transformer", "mode": "keyword", "limit": 3},
+    "get_paper_info": {"paper": "1706.03762"},
+    "get_paper_evaluations": {"paper": "1706.03762", "limit": 5},
+    "read_paper": {"paper": "1706.03762"},
+    "list_papers": {"limit": 5},
+    "list_recent_papers": {"limit": 3},
+    "list_trending_papers": {"limit": 3},
+    "get_related_papers": {"paper": "1706.03762"},
+    "get_paper_lineage": {"paper": "1810.04805"},
+    "get_task": {"task": "image-classification"},
+    "list_tasks": {"limit": 5},
+    "get_method": {"method": "Transformer"},
+    "list_methods": {"limit": 5},
+    "get_conference": {"conference": "NeurIPS 2017"},
+    "list_conferences": {},
+    "get_organization": {"organization": "Google"},
+    "list_organizations": {},
+    "get_framework": {"framework": "PyTorch"},
+    "list_frameworks": {},
+    "get_benchmark": {"benchmark": "ImageNet", "limit": 5},
+    "list_benchmarks": {"limit": 5},
+}
+
+RESOURCES = [
+    "pwc://papers/1706.03762",
+    "pwc://papers/1810.04805/markdown",
+    "pwc://tasks/image-classification",
+    "pwc://benchmarks/ImageNet",
+]
+
+PROMPTS = {"find_papers": {"topic": "vision transformers"},
+           "compare_leaderboard": {"benchmark": "ImageNet"},
+           "survey_task": {"task": "image-classification"}}
+
+
+@pytest.fixture(params=["redis", "embedded"])
+def server_url(request: pytest.FixtureRequest, cluster_factory: Callable[..., Cluster], catalog_url: str,
+               tmp_path: Path) -> Iterator[str]:
+    """The MCP endpoint of a Redis-mode cluster (1 gateway, 1 worker) or of one embedded process."""
+    if request.param == "redis":
+        cluster = cluster_factory(gateways=1, workers=1, **RAISED_LIMITS)
+        yield cluster.gateways[0].mcp_url
+        return
+    server = start_pwc_mcp("gateway", env={"PWC_API_URL": catalog_url, **RAISED_LIMITS},
+                           log_path=tmp_path / "embedded.log")
+    try:
+        yield server.mcp_url
+    finally:
+        server.stop()
+
+
+def client_for(url: str, mode: str) -> Client:
+    http = httpx2.AsyncClient(headers={"X-PwC-MCP-Client": f"e2e-{mode}"}, timeout=httpx2.Timeout(60))
+    return Client(streamable_http_client(url, http_client=http), mode=mode)
+
+
+@pytest.mark.parametrize("mode", ["legacy", "2026-07-28"])
+async def test_every_tool_resource_and_prompt_works_through_a_real_client(server_url: str, mode: str) -> None:
+    async with client_for(server_url, mode) as client:
+        tools = await client.list_tools()
+        assert sorted(tool.name for tool in tools.tools) == sorted(TOOL_CALLS)
+
+        for name, arguments in TOOL_CALLS.items():
+            result = await client.call_tool(name, arguments)
+            text = " ".join(getattr(block, "text", "") for block in result.content)
+            assert not result.is_error, f"{name}: {text}"
+            assert result.structured_content["schema_version"] == "v1", name
+
+        templates = await client.list_resource_templates()
+        assert len(templates.resource_templates) == 4
+        for uri in RESOURCES:
+            contents = (await client.read_resource(uri)).contents
+            assert contents and contents[0].text, uri
+
+        prompts = await client.list_prompts()
+        assert sorted(prompt.name for prompt in prompts.prompts) == sorted(PROMPTS)
+        for name, arguments in PROMPTS.items():
+            prompt = await client.get_prompt(name, arguments)
+            assert next(iter(arguments.values())) in prompt.messages[0].content.text
+
+
+async def test_tool_failures_are_error_results_not_protocol_errors(server_url: str) -> None:
+    async with client_for(server_url, "legacy") as client:
+        missing = await client.call_tool("get_task", {"task": "no-such-task-anywhere"})
+        assert missing.is_error
+        assert missing.content[0].text.startswith("not_found:")
+        invalid = await client.call_tool("search_papers", {"query": "x", "limit": 500})
+        assert invalid.is_error
+        assert invalid.content[0].text.startswith("invalid_argument:")
+
+
+async def test_search_results_carry_the_cli_payload_as_data(server_url: str) -> None:
+    async with client_for(server_url, "legacy") as client:
+        result = await client.call_tool("search_papers", {"query": "transformer", "mode": "keyword", "limit": 2})
+        data = result.structured_content["data"]
+        assert isinstance(data["results"], list)
+        assert len(result.structured_content["items"]) == len(data["results"])
+        assert result.content[0].text.strip()
