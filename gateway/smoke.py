@@ -118,12 +118,18 @@ def _check_tool_call(session: _Session) -> str:
 
 
 def _check_continuation(session: _Session, papers: Sequence[str]) -> str:
+    reasons = []
     for paper in papers:
-        first = session.call_tool("read_paper", {"paper": paper})
+        try:
+            first = session.call_tool("read_paper", {"paper": paper})
+        except SmokeFailure as exc:  # e.g. a candidate without stored Markdown: try the next one
+            reasons.append(f"{paper}: {exc}")
+            continue
         if first.get("next_cursor"):
             break
+        reasons.append(f"{paper}: fits one chunk")
     else:
-        raise SmokeFailure(f"none of {', '.join(papers)} needed a continuation cursor; "
+        raise SmokeFailure(f"no paper needed a continuation cursor ({'; '.join(reasons)}); "
                            "pass --paper with a paper whose Markdown exceeds one chunk")
     total, chunk = len((first.get("markdown") or "").encode()), first
     for count in range(2, _MAX_CHUNKS + 1):
