@@ -57,7 +57,10 @@ def start_demo() -> tuple[subprocess.Popen, str]:
     env = {**os.environ, "PORT": str(port), "PWC_MCP_HOST": "127.0.0.1",
            # The suite sends many requests from one address in seconds.
            "PWC_MCP_REQUEST_LIMIT": "10000", "PWC_MCP_SEMANTIC_LIMIT": "10000",
-           "PWC_MCP_CONCURRENCY_LIMIT": "64"}
+           "PWC_MCP_CONCURRENCY_LIMIT": "64",
+           # The DNS-rebinding scenario sends this server's own localhost Origin and expects 2xx;
+           # the allowlist stays exact (no wildcard), as in production.
+           "PWC_MCP_ALLOWED_ORIGINS": f"http://localhost:{port},http://127.0.0.1:{port}"}
     proc = subprocess.Popen([str(Path(sys.executable).parent / "pwc-mcp"), "demo"], cwd=ROOT, env=env,
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     base = f"http://localhost:{port}"

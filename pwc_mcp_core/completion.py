@@ -79,11 +79,11 @@ def complete(params: dict[str, Any]) -> dict[str, Any]:
     """The ``completion/complete`` result for ``params`` (``{ref, argument, context?}``).
 
     ``ref`` is ``{"type": "ref/prompt", "name"}`` or ``{"type": "ref/resource", "uri"}``
-    (a URI template of `templates`). An argument the ref does not take completes to
-    no values, as the spec allows.
+    (a URI template of `templates`). An unknown prompt or template, or an argument the
+    ref does not take, completes to no values: completion is a hint, never a failure.
 
     Raises:
-        ProtocolError: -32602 for a malformed ``ref``/``argument``, an unknown prompt or template.
+        ProtocolError: -32602 for a malformed ``ref``/``argument``.
     """
     ref, argument = params.get("ref"), params.get("argument")
     if not isinstance(ref, dict) or not isinstance(argument, dict):
@@ -94,16 +94,16 @@ def complete(params: dict[str, Any]) -> dict[str, Any]:
     kind = ref.get("type")
     if kind == "ref/prompt":
         prompt = ref.get("name")
-        if not isinstance(prompt, str) or prompt not in _PROMPT_ARGUMENTS:
-            raise ProtocolError(INVALID_PARAMS, f"Unknown prompt: {prompt}")
-        expected = _PROMPT_ARGUMENTS[prompt]
+        if not isinstance(prompt, str):
+            raise ProtocolError(INVALID_PARAMS, "completion/complete 'ref.name' must be a string")
+        expected = _PROMPT_ARGUMENTS.get(prompt)
     elif kind == "ref/resource":
         uri = ref.get("uri")
-        if not isinstance(uri, str) or uri not in TEMPLATE_VARIABLES:
-            raise ProtocolError(INVALID_PARAMS, f"Unknown resource template: {uri}")
-        expected = TEMPLATE_VARIABLES[uri]
+        if not isinstance(uri, str):
+            raise ProtocolError(INVALID_PARAMS, "completion/complete 'ref.uri' must be a string")
+        expected = TEMPLATE_VARIABLES.get(uri)
     else:
         raise ProtocolError(INVALID_PARAMS, "completion/complete 'ref.type' must be ref/prompt or ref/resource")
-    if name != expected:
+    if expected is None or name != expected:
         return {"completion": {"values": [], "total": 0, "hasMore": False}}
     return {"completion": suggest(VOCABULARY[expected], value)}

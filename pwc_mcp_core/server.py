@@ -51,7 +51,7 @@ from pwc_mcp_core.jsonrpc import (
 from pwc_mcp_core.server_legacy import initialize_bodies, initialize_version, legacy_static_bodies, set_level
 from pwc_mcp_core.server_modern import LEGACY_ONLY_METHODS, modern_result, modern_static_bodies
 from pwc_mcp_core.settings import CoreSettings
-from pwc_mcp_core.version import LATEST_LEGACY_VERSION, PROTOCOL_VERSION_META_KEY, SUPPORTED_VERSIONS
+from pwc_mcp_core.version import MODERN_VERSIONS, LATEST_LEGACY_VERSION, PROTOCOL_VERSION_META_KEY, SUPPORTED_VERSIONS
 
 __all__ = ["Classification", "Executor", "McpServer", "Reply", "classify"]
 
@@ -238,7 +238,8 @@ def _unsupported_version(params: dict[str, Any], version: str, id_json: bytes) -
     """400 for an unknown ``MCP-Protocol-Version`` (mcp-protocol.md §1.5, §6.2, §6.4)."""
     meta = params.get("_meta")
     if isinstance(meta, dict) and PROTOCOL_VERSION_META_KEY in meta:
-        data = {"supported": list(SUPPORTED_VERSIONS), "requested": version}
+        # The same list server/discover advertises (the conformance suite checks they agree).
+        data = {"supported": list(MODERN_VERSIONS), "requested": version}
         return _error("modern", id_json, UNSUPPORTED_PROTOCOL_VERSION, "Unsupported protocol version", data)
     message = "Bad Request: unsupported MCP-Protocol-Version; supported: " + ", ".join(SUPPORTED_VERSIONS)
     return _error("legacy", id_json, INVALID_REQUEST, message)

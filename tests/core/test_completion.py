@@ -46,10 +46,10 @@ def test_suggestions_are_capped_at_100_with_has_more() -> None:
 
 @pytest.mark.parametrize("params", [
     pytest.param({}, id="empty"),
-    pytest.param({"ref": {"type": "ref/prompt", "name": "nope"}, "argument": {"name": "a", "value": ""}},
-                 id="unknown-prompt"),
-    pytest.param({"ref": {"type": "ref/resource", "uri": "pwc://nope/{x}"}, "argument": {"name": "x", "value": ""}},
-                 id="unknown-template"),
+    pytest.param({"ref": {"type": "ref/prompt", "name": 7}, "argument": {"name": "a", "value": ""}},
+                 id="non-string-prompt"),
+    pytest.param({"ref": {"type": "ref/resource", "uri": None}, "argument": {"name": "x", "value": ""}},
+                 id="non-string-uri"),
     pytest.param({"ref": {"type": "ref/other"}, "argument": {"name": "a", "value": ""}}, id="unknown-ref-type"),
     pytest.param({"ref": {"type": "ref/prompt", "name": "survey_task"}, "argument": {"name": "task", "value": 3}},
                  id="non-string-value"),
@@ -58,3 +58,13 @@ def test_malformed_completion_requests_are_invalid_params(params: dict) -> None:
     with pytest.raises(ProtocolError) as info:
         complete(params)
     assert info.value.code == -32602
+
+
+@pytest.mark.parametrize("ref", [
+    pytest.param({"type": "ref/prompt", "name": "test_prompt_with_arguments"}, id="unknown-prompt"),
+    pytest.param({"type": "ref/resource", "uri": "pwc://nope/{x}"}, id="unknown-template"),
+])
+def test_an_unknown_prompt_or_template_completes_to_no_values(ref: dict) -> None:
+    # The conformance suite completes its own fixture prompt and only requires an answer.
+    assert complete({"ref": ref, "argument": {"name": "arg1", "value": "a"}}) == {
+        "completion": {"values": [], "total": 0, "hasMore": False}}
