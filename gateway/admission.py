@@ -6,7 +6,7 @@ Fixed order (pwc-mcp.md §2.3 with the seed's changes; the first failing check a
    bytes actually read are counted (chunked bodies) → 413 ``{"error":"request_too_large"}``.
 2. ``Host`` allowlist → 421 ``Invalid Host header``.
 3. ``Origin`` allowlist (absent allowed, ``null`` refused) → 403 ``Invalid Origin header``.
-4. Client identity (:mod:`gateway.identity`), hashed with the limiter's key.
+4. Client identity (:mod:`gateway.identity`), hashed with a key derived from the cursor secret.
 5. Limits, checked and recorded atomically (:mod:`gateway.limits`):
    global concurrency → 503 ``{"error":"server_saturated"}``, ``Retry-After: 1``;
    requests/min, semantic-or-hybrid searches/min, per-client concurrency →
@@ -73,6 +73,7 @@ class Admission:
     trusted: identity.TrustedNetworks
     limiter: Limiter
     max_body_bytes: int
+    identity_key: bytes
 
     async def check_body(self, request: web.Request) -> bytes | web.Response:
         """Check 1: the bounded body, or a 413."""
@@ -92,17 +93,22 @@ class Admission:
             return web.Response(status=403, text="Invalid Origin header")
         return None
 
-    async def check_limits(self, request: web.Request, *, semantic: bool) -> Lease | web.Response:
-        """Checks 4 and 5: identity, then every limit atomically."""
+    async def check_limits(self, request: web.Request, *, semantic: bool,
+                           lease: bool = True) -> Lease | None | web.Response:
+        """Checks 4 and 5: identity, then every limit atomically.
+
+        Returns the concurrency lease to release (``None`` when ``lease`` is False: the
+        request is counted but holds no slot), or the refusal to send.
+        """
         client = identity.resolve_client(request.remote, request.headers, trusted=self.trusted,
                                          unix_socket=_is_unix_peer(request))
         try:
-            secret = await self.limiter.identity_secret()
-            decision = await self.limiter.acquire(identity.hash_identity(secret, client), semantic=semantic)
+            decision = await self.limiter.acquire(identity.hash_identity(self.identity_key, client), semantic=semantic,
+                                                  lease=lease)
         except LimitsUnavailable:
             metrics.record_rejection("limits_unavailable")
             return json_error(503, "limits_unavailable", retry_after=1)
-        if decision.allowed and decision.lease is not None:
+        if decision.allowed:
             return decision.lease
         metrics.record_rejection(decision.kind)
         if decision.kind == "global":

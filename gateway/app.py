@@ -23,7 +23,7 @@ from gateway.docs import DocsPage
 from gateway.executors import build_executor
 from gateway.health import HealthState
 from gateway.http_mcp import McpEndpoint
-from gateway.identity import parse_networks
+from gateway.identity import derive_key, parse_networks
 from gateway.limits import Limiter, MemoryLimiter, RedisLimiter
 from gateway.security import SecurityPolicy
 from gateway.settings import GatewaySettings
@@ -76,7 +76,7 @@ def create_app(settings: GatewaySettings, *, executor: Any = None, limiter: Limi
                          redis_probe=getattr(limiter, "ping", None) if redis_mode else None,
                          live_workers=(lambda: _live_workers(executor)) if redis_mode else None)
     admission = Admission(policy=policy, trusted=parse_networks(core.trusted_proxy_cidrs), limiter=limiter,
-                          max_body_bytes=settings.max_body_bytes)
+                          max_body_bytes=settings.max_body_bytes, identity_key=derive_key(core.cursor_keys[0]))
     endpoint = McpEndpoint(admission=admission, server=McpServer(core, executor, tools=tools),
                            max_response_bytes=settings.max_body_bytes)
 

@@ -28,6 +28,9 @@ request_log = logging.getLogger("pwc_mcp.requests")
 logger = logging.getLogger(__name__)
 
 _JSON: Final = "application/json"
+# Methods that run on a worker (or the embedded pool) and so hold a concurrency lease;
+# every other method is answered by the gateway at once and is only counted.
+DISPATCHED_METHODS: Final = frozenset({"tools/call", "resources/read"})
 
 
 def _jsonrpc_error(status: int, code: int, message: str) -> web.Response:
@@ -85,7 +88,7 @@ class McpEndpoint:
             info = self.server.classify(body_or_error, request.headers)
             tool, protocol = info.tool or "unknown", info.protocol_label
             response = self.admission.check_transport_security(request) or await self._admitted(
-                request, body_or_error, info.is_semantic_search)
+                request, body_or_error, info.is_semantic_search, info.method in DISPATCHED_METHODS)
         _record(tool, protocol, response, started)
         return response
 
@@ -96,10 +99,12 @@ class McpEndpoint:
         _record("unknown", protocol_label(request.headers.get(PROTOCOL_HEADER)), response, started)
         return response
 
-    async def _admitted(self, request: web.Request, body: bytes, semantic: bool) -> web.Response:
-        lease_or_error = await self.admission.check_limits(request, semantic=semantic)
+    async def _admitted(self, request: web.Request, body: bytes, semantic: bool, dispatched: bool) -> web.Response:
+        lease_or_error = await self.admission.check_limits(request, semantic=semantic, lease=dispatched)
         if isinstance(lease_or_error, web.Response):
             return lease_or_error
+        if lease_or_error is None:
+            return await self._handle(request, body)
         try:
             return await self._handle(request, body)
         finally:

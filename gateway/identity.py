@@ -18,12 +18,13 @@ Identities leave this module only as keyed hashes (:func:`hash_identity`).
 from __future__ import annotations
 
 import hashlib
+import hmac
 import ipaddress
 import re
 from collections.abc import Iterable, Mapping
 from typing import Final
 
-__all__ = ["CLIENT_HEADER", "FORWARDED_HEADER", "TrustedNetworks", "hash_identity", "parse_networks",
+__all__ = ["CLIENT_HEADER", "FORWARDED_HEADER", "TrustedNetworks", "derive_key", "hash_identity", "parse_networks",
            "resolve_client"]
 
 FORWARDED_HEADER: Final = "X-Forwarded-For"
@@ -98,6 +99,15 @@ def resolve_client(peer: str | None, headers: Mapping[str, str], *,
             current = hop
         return str(current)
     return peer_id
+
+
+def derive_key(secret: str) -> bytes:
+    """The identity-hashing key, derived from a configured secret (the current cursor key).
+
+    Every gateway process and host with the same configuration derives the same key, so
+    one client has one budget cluster-wide, and nothing about it lives in Redis.
+    """
+    return hmac.new(secret.encode("utf-8"), b"pwc-mcp client identity v1", hashlib.sha256).digest()
 
 
 def hash_identity(secret: bytes, identity: str) -> str:

@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import asyncio
 import math
-import os
 import time
 import uuid
 from collections import deque
@@ -38,7 +37,6 @@ __all__ = ["Decision", "Lease", "Limiter", "LimitSettings", "LimitsUnavailable",
            "RedisLimiter"]
 
 WINDOW_S: Final = 60
-SECRET_BYTES: Final = 32
 
 
 class LimitsUnavailable(Exception):
@@ -82,11 +80,12 @@ class Decision:
 class Limiter(Protocol):
     """What admission needs from a limit store."""
 
-    async def identity_secret(self) -> bytes:
-        """The key identities are hashed with (raises LimitsUnavailable)."""
+    async def acquire(self, client_hash: str, *, semantic: bool, lease: bool = True) -> Decision:
+        """Check and record one request atomically (raises LimitsUnavailable).
 
-    async def acquire(self, client_hash: str, *, semantic: bool) -> Decision:
-        """Check and record one request atomically (raises LimitsUnavailable)."""
+        With ``lease=False`` (a method the gateway answers at once) the concurrency
+        limits are checked but no slot is taken, so there is nothing to release.
+        """
 
     async def release(self, lease: Lease) -> None:
         """Give back a lease; never raises."""
@@ -110,22 +109,8 @@ class RedisLimiter:
         self._limits = limits
         self._admit = self._redis.register_script(scripts.load("admit"))
         self._release = self._redis.register_script(scripts.load("release"))
-        self._secret: bytes | None = None
 
-    async def identity_secret(self) -> bytes:
-        """Create once cluster-wide (SET NX) and cache the identity hashing key."""
-        if self._secret is None:
-            try:
-                await self._redis.set(keys.identity_secret(), os.urandom(SECRET_BYTES).hex(), nx=True)
-                value = await self._redis.get(keys.identity_secret())
-            except (RedisError, OSError) as exc:
-                raise LimitsUnavailable("redis unreachable") from exc
-            if value is None:
-                raise LimitsUnavailable("identity secret missing")
-            self._secret = bytes.fromhex(value.decode("ascii"))
-        return self._secret
-
-    async def acquire(self, client_hash: str, *, semantic: bool) -> Decision:
+    async def acquire(self, client_hash: str, *, semantic: bool, lease: bool = True) -> Decision:
         lim = self._limits
         lease_id = uuid.uuid4().hex
         try:
@@ -133,13 +118,14 @@ class RedisLimiter:
                 keys=[keys.rate_window("requests", client_hash), keys.rate_window("semantic", client_hash),
                       keys.concurrency_client(client_hash), keys.concurrency_global()],
                 args=[lim.request_limit, lim.semantic_limit, "1" if semantic else "0", lim.concurrency_limit,
-                      lim.global_concurrency_limit, int(lim.lease_ttl_s * 1000), lease_id, WINDOW_S * 1000],
+                      lim.global_concurrency_limit, int(lim.lease_ttl_s * 1000), lease_id, WINDOW_S * 1000,
+                      "1" if lease else "0"],
             )
         except (RedisError, OSError) as exc:
             raise LimitsUnavailable("redis unreachable") from exc
         kind_text = kind.decode("ascii") if isinstance(kind, bytes) else str(kind)
         if int(allowed) == 1:
-            return Decision(True, "ok", 0, Lease(lease_id, client_hash))
+            return Decision(True, "ok", 0, Lease(lease_id, client_hash) if lease else None)
         return Decision(False, kind_text, int(retry))
 
     async def release(self, lease: Lease) -> None:
@@ -167,14 +153,10 @@ class MemoryLimiter:
         self._limits = limits
         self._clock = clock
         self._lock = asyncio.Lock()
-        self._secret = os.urandom(SECRET_BYTES)
         self._requests: dict[str, deque[float]] = {}
         self._semantic: dict[str, deque[float]] = {}
         self._client_leases: dict[str, dict[str, float]] = {}
         self._global_leases: dict[str, float] = {}
-
-    async def identity_secret(self) -> bytes:
-        return self._secret
 
     @staticmethod
     def _trim(window: deque[float], now: float) -> None:
@@ -201,7 +183,7 @@ class MemoryLimiter:
                     if not table[client]:
                         del table[client]
 
-    async def acquire(self, client_hash: str, *, semantic: bool) -> Decision:
+    async def acquire(self, client_hash: str, *, semantic: bool, lease: bool = True) -> Decision:
         lim = self._limits
         async with self._lock:
             now = self._clock()
@@ -219,10 +201,12 @@ class MemoryLimiter:
             leases = self._client_leases.setdefault(client_hash, {})
             if len(leases) >= lim.concurrency_limit:
                 return Decision(False, "concurrency", 1)
-            lease_id = uuid.uuid4().hex
             requests.append(now)
             if semantic:
                 sem.append(now)
+            if not lease:
+                return Decision(True, "ok", 0)
+            lease_id = uuid.uuid4().hex
             leases[lease_id] = now + lim.lease_ttl_s
             self._global_leases[lease_id] = now + lim.lease_ttl_s
             return Decision(True, "ok", 0, Lease(lease_id, client_hash))

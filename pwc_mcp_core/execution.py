@@ -20,6 +20,7 @@ from typing import Any
 
 from pwc.errors import UsageError
 from pwc.transport import Client
+from pwc_mcp_core.jsonrpc import utf8
 from pwc_mcp_core.observability import InstrumentedCache
 from pwc_mcp_core.cache import ChunkCache
 from pwc_mcp_core.call import Call
@@ -77,7 +78,7 @@ class Runtime:
 
 
 def _dump(body: dict[str, Any]) -> bytes:
-    return json.dumps(body, ensure_ascii=False, separators=(",", ":"), allow_nan=False).encode("utf-8")
+    return utf8(json.dumps(body, ensure_ascii=False, separators=(",", ":"), allow_nan=False))
 
 
 def execute(call: Call, runtime: Runtime) -> bytes:

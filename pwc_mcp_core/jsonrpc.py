@@ -74,9 +74,19 @@ def http_status(era: Era, code: int) -> int:
     return HTTP_STATUS.get((era, code), 200)
 
 
+def utf8(json_text: str) -> bytes:
+    """UTF-8 bytes of serialized JSON text.
+
+    A lone surrogate (which a client can send as ``"\\ud800"``) cannot be UTF-8
+    encoded; it is written back as the ``\\uXXXX`` escape it arrived as, which
+    is valid JSON, instead of failing the whole response.
+    """
+    return json_text.encode("utf-8", "backslashreplace")
+
+
 def dumps(value: Any) -> bytes:
     """Compact UTF-8 JSON (no NaN). Raises ``ValueError``/``TypeError`` for unserializable values."""
-    return _ENCODER.encode(value).encode("utf-8")
+    return utf8(_ENCODER.encode(value))
 
 
 def encode_id(request_id: str | int | None) -> bytes:

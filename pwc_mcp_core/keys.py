@@ -16,7 +16,6 @@ __all__ = [
     "calls_stream",
     "concurrency_client",
     "concurrency_global",
-    "identity_secret",
     "rate_window",
     "reply_list",
     "workers_set",
@@ -72,8 +71,3 @@ def concurrency_client(client_hash: str) -> str:
 def concurrency_global() -> str:
     """Sorted set of every in-flight lease, scored by lease expiry (unix ms)."""
     return f"{ROOT}conc:global"
-
-
-def identity_secret() -> str:
-    """The cluster-wide random key identities are hashed with (created once with SET NX)."""
-    return f"{ROOT}identity-secret"

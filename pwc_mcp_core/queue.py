@@ -20,6 +20,7 @@ All functions take a ``redis.asyncio.Redis`` created with ``decode_responses=Fal
 
 from __future__ import annotations
 
+import logging
 import time
 import weakref
 from dataclasses import dataclass
@@ -47,6 +48,8 @@ __all__ = [
     "read_jobs",
     "send_reply",
 ]
+
+logger = logging.getLogger(__name__)
 
 GROUP = "workers"
 # Sent by a worker instead of a body over the 2 MiB response bound, so the oversized
@@ -129,22 +132,37 @@ def _enqueue_script(redis: Redis) -> AsyncScript:
 async def read_jobs(redis: Redis, *, consumer: str, count: int, block_ms: int) -> list[Job]:
     """Read up to ``count`` new entries for ``consumer``, blocking at most ``block_ms``."""
     response = await redis.xreadgroup(GROUP, consumer, {keys.calls_stream(): ">"}, count=count, block=block_ms)
-    return [job for _stream, entries in response or [] for job in _jobs(entries)]
+    return [job for _stream, entries in response or [] for job in await _jobs(redis, entries)]
 
 
-def _jobs(entries: list) -> list[Job]:
-    jobs = []
+def _parse(entries: list) -> tuple[list[Job], list[bytes]]:
+    """Split Stream entries into jobs and the ids of malformed entries (missing or non-text fields)."""
+    jobs: list[Job] = []
+    malformed: list[bytes] = []
     for entry_id, fields in entries:
         if not fields:  # deleted while pending
             continue
-        jobs.append(
-            Job(
-                entry_id=entry_id,
-                rid=fields[b"rid"].decode("ascii"),
-                reply_key=fields[b"reply"].decode("ascii"),
-                call_json=fields[b"call"].decode("utf-8"),
-            )
-        )
+        try:
+            jobs.append(Job(entry_id=entry_id, rid=fields[b"rid"].decode("ascii"),
+                            reply_key=fields[b"reply"].decode("ascii"), call_json=fields[b"call"].decode("utf-8")))
+        except (KeyError, UnicodeDecodeError):
+            malformed.append(entry_id)
+    return jobs, malformed
+
+
+async def _jobs(redis: Redis, entries: list) -> list[Job]:
+    """The well-formed jobs among ``entries``; malformed ones are acknowledged and deleted.
+
+    Nothing this project writes is malformed, but a stray or corrupted entry must not
+    kill every worker that reads it (it would stay pending and be reclaimed forever).
+    """
+    jobs, malformed = _parse(entries)
+    if malformed:
+        logger.warning("dropped malformed queue entries count=%d", len(malformed))
+        async with redis.pipeline(transaction=True) as pipe:
+            pipe.xack(keys.calls_stream(), GROUP, *malformed)
+            pipe.xdel(keys.calls_stream(), *malformed)
+            await pipe.execute()
     return jobs
 
 
@@ -210,7 +228,7 @@ async def claim_orphans(redis: Redis, *, consumer: str, count: int) -> list[Job]
             ids = [item["message_id"] for item in pending]
             if ids:
                 entries = await redis.xclaim(keys.calls_stream(), GROUP, consumer, min_idle_time=0, message_ids=ids)
-                claimed.extend(_jobs(entries))
+                claimed.extend(await _jobs(redis, entries))
         else:
             await redis.xgroup_delconsumer(keys.calls_stream(), GROUP, name)
         if len(claimed) >= count:

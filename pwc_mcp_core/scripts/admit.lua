@@ -12,6 +12,8 @@
 -- ARGV[6] lease time-to-live              (ms; the call deadline plus a margin)
 -- ARGV[7] lease id                        (unique string)
 -- ARGV[8] window length                   (ms; 60000)
+-- ARGV[9] "1" to take concurrency leases (calls that run on a worker), "0" to only check
+--         them (methods the gateway answers at once hold no slot while they run)
 --
 -- Time is the Redis server's (TIME), so every gateway on every host shares one clock.
 -- Returns {allowed (1|0), kind, retry_after_s}; kind is "ok", "global", "requests",
@@ -25,6 +27,7 @@ local global_limit = tonumber(ARGV[5])
 local lease_ttl = tonumber(ARGV[6])
 local lease_id = ARGV[7]
 local window = tonumber(ARGV[8])
+local take_lease = ARGV[9] ~= "0"
 
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
@@ -70,6 +73,8 @@ record(KEYS[1], now, window)
 if is_semantic then
   record(KEYS[2], now, window)
 end
-record(KEYS[3], now + lease_ttl, lease_ttl)
-record(KEYS[4], now + lease_ttl, lease_ttl)
+if take_lease then
+  record(KEYS[3], now + lease_ttl, lease_ttl)
+  record(KEYS[4], now + lease_ttl, lease_ttl)
+end
 return {1, 'ok', 0}

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from gateway.identity import hash_identity, parse_networks, resolve_client
+from gateway.identity import derive_key, hash_identity, parse_networks, resolve_client
 
 TRUSTED = parse_networks(["10.0.0.0/8", "fd00::/8"])
 XFF = "X-Forwarded-For"
@@ -67,3 +67,11 @@ def test_identity_hash_is_keyed_and_never_contains_the_address() -> None:
     assert first == hash_identity(b"k" * 32, "203.0.113.9")
     assert first != hash_identity(b"j" * 32, "203.0.113.9")
     assert "203" not in first and len(first) == 32
+
+
+def test_the_identity_key_is_derived_from_the_configured_secret_alone() -> None:
+    # Same configuration, same key: two gateways (or one restarted after Redis lost
+    # everything) hash one client to one budget.
+    assert derive_key("secret-a") == derive_key("secret-a")
+    assert derive_key("secret-a") != derive_key("secret-b")
+    assert len(derive_key("secret-a")) == 32
