@@ -1,0 +1,216 @@
+"""``pwc paper info | evaluations | read | lineage list`` (spec ``pwc-cli.md`` §2.2–§2.4, §2.9).
+
+Quirk fixes (documented in ``pwc/QUIRKS.md``): evaluation paging stops on an
+empty page; ``is_open: null`` shows as ``unknown``; a site-relative
+``result_url`` (``/paper/…``) is made absolute in the Source cell.
+"""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+from pwc.errors import ResponseError
+from pwc.leaderboard import merge_evaluations, metric_summary
+from pwc.references import resolve_paper
+from pwc.render import SITE_URL, Output, clean_cell, md_escape, open_cell, paper_url, result_list, result_total
+from pwc.transport import quote_ref
+
+__all__ = [
+    "fetch_paper", "render_evaluations", "render_info", "render_lineage", "render_read",
+    "run_evaluations", "run_info", "run_lineage", "run_read",
+]
+
+EVAL_ORDERING = "-benchmark_popularity"
+MAX_EVAL_PAGES = 100  # bounds `paper info --include-evals` at 10,000 rows
+
+
+def fetch_paper(client: Any, ref: str, *, include_resources: bool) -> dict[str, Any]:
+    """GET ``papers/<ref>``; raises ``ResponseError`` unless the body is an object."""
+    paper = client.get_json(f"papers/{quote_ref(ref)}", {"include_resources": include_resources})
+    if not isinstance(paper, dict):
+        raise ResponseError("API returned an unexpected response shape")
+    return paper
+
+
+def _paper_id(paper: dict[str, Any]) -> str:
+    if not paper.get("id"):
+        raise ResponseError("Paper response did not contain an ID")
+    return str(paper["id"])
+
+
+def run_info(args: argparse.Namespace, client: Any) -> dict[str, Any]:
+    """Paper object, plus ``evaluations: {count, results}`` (raw rows) with ``--include-evals`` (§2.2)."""
+    ref = resolve_paper(args.paper, client)
+    paper = fetch_paper(client, ref, include_resources=args.include_resources)
+    if not args.include_evals:
+        return paper
+    paper_id = _paper_id(paper)
+    rows: list[dict[str, Any]] = []
+    total: int | None = None
+    for page in range(1, MAX_EVAL_PAGES + 1):
+        payload = client.get_json("evaluations/", {"page": page, "page_size": 100,
+                                                   "paper_id": paper_id, "ordering": EVAL_ORDERING})
+        batch = result_list(payload)
+        if page == 1:
+            total = result_total(payload)
+        rows.extend(batch)
+        # Stop on an empty page (quirk fix), an unknown total, or when all rows are in.
+        if not batch or total is None or len(rows) >= total:
+            break
+    return {**paper, "evaluations": {"count": total if total is not None else len(rows), "results": rows}}
+
+
+def run_evaluations(args: argparse.Namespace, client: Any) -> dict[str, Any]:
+    """One page of the paper's evaluations, merged (§2.3, §3.4): ``{count, page, next_page, results}``."""
+    ref = resolve_paper(args.paper, client)
+    paper_id = _paper_id(fetch_paper(client, ref, include_resources=False))
+    payload = client.get_json("evaluations/", {"page": args.page, "page_size": args.page_size,
+                                               "paper_id": paper_id, "ordering": EVAL_ORDERING})
+    rows = result_list(payload)
+    total = result_total(payload)
+    return {"count": total if total is not None else len(rows), "page": args.page,
+            "next_page": payload.get("next_page") if isinstance(payload, dict) else None,
+            "results": merge_evaluations(rows)}
+
+
+def run_read(args: argparse.Namespace, client: Any) -> dict[str, str]:
+    """The paper's Markdown, unparsed: ``{"paper": <ref>, "markdown": <body>}`` (§2.4)."""
+    ref = resolve_paper(args.paper, client)
+    response = client.get_text(f"research/papers/{quote_ref(ref)}/read")
+    return {"paper": ref, "markdown": response.text}
+
+
+def run_lineage(args: argparse.Namespace, client: Any) -> Any:
+    """The raw lineage response ``{paper, predecessors, successors}`` (§2.9)."""
+    ref = resolve_paper(args.paper, client)
+    payload = client.get_json(f"research/papers/{quote_ref(ref)}/lineage")
+    if not isinstance(payload, dict):
+        raise ResponseError("API returned an unexpected response shape")
+    return payload
+
+
+# --- text renderers -------------------------------------------------------------------------
+
+
+def _link_title(title: Any) -> str:
+    return str(title).replace("\\", "\\\\").replace("[", "\\[").replace("]", "\\]")
+
+
+def _absolute(url: str) -> str:
+    return SITE_URL + url if url.startswith("/") else url
+
+
+def evaluation_lines(rows: list[dict[str, Any]]) -> list[str]:
+    """The ``## Evaluations`` section (§2.3) as lines, starting with an empty line."""
+    lines = ["", "## Evaluations", ""]
+    if not rows:
+        return [*lines, "No evaluations found."]
+    lines += ["| Benchmark | Model | Scores | Rank | Task | Open | Source |",
+              "| --- | --- | --- | ---: | --- | :---: | --- |"]
+    for row in rows:
+        model = row.get("model_name") or ""
+        if row.get("harness"):
+            model = f"{model} ({row['harness']})"
+        url = row.get("result_url") or row.get("source_url")
+        source = (f"[source](<{_absolute(str(url)).replace('>', '%3E').replace('|', '%7C')}>)"
+                  if url else "—")
+        cells = [md_escape(row.get("dataset_name")), md_escape(model), md_escape(metric_summary(row)),
+                 md_escape(row.get("best_rank")), md_escape(row.get("task_name")), open_cell(row), source]
+        lines.append("| " + " | ".join(cells) + " |")
+    return lines
+
+
+def _lineage_item(item: dict[str, Any]) -> str:
+    route = item.get("route_identifier")
+    title = _link_title(item.get("title") or route or "Unknown paper")
+    text = f"- [{title}]({paper_url(route)})" if route else f"- {title}"
+    return text + (f" ({item['published']})" if item.get("published") else "")
+
+
+def _info_fields(paper: dict[str, Any]) -> list[tuple[str, Any]]:
+    authors = paper.get("authors")
+    orgs = paper.get("organizations")
+    return [
+        ("id", paper.get("arxiv_id") or paper.get("id")),
+        ("title", paper.get("title")),
+        ("published", paper.get("published")),
+        ("authors", ", ".join(map(str, authors)) if isinstance(authors, list) else authors),
+        ("organizations", ", ".join(str(o.get("name") or o.get("slug") or "") for o in orgs
+                                    if isinstance(o, dict)) if isinstance(orgs, list) else orgs),
+        ("conference", paper.get("conference_name") or paper.get("conference")),
+        ("citations", paper.get("citation_count")),
+        ("official_implementation", "true" if paper.get("has_official_implementation") is True else "false"),
+        ("code_repositories", paper.get("code_repository_count")),
+        ("url", paper.get("url_abs") or paper.get("source_url")),
+    ]
+
+
+def _resource_lines(paper: dict[str, Any]) -> list[str]:
+    lines: list[str] = []
+    for key, title in (("repositories", "Repositories"), ("project_pages", "Project pages")):
+        entries = []
+        for entry in paper.get(key) or []:
+            url = entry.get("url") if isinstance(entry, dict) else entry
+            if isinstance(url, str) and url:
+                entries.append((not (isinstance(entry, dict) and entry.get("is_official") is True), url))
+        if entries:
+            entries.sort(key=lambda pair: pair[0])  # stable: official first
+            lines += ["", f"## {title}", ""]
+            lines += [f"- {url}" if unofficial else f"- **Official:** {url}" for unofficial, url in entries]
+    artifacts = [f"- **{label}:** {url}" for key, label in
+                 (("hf_models", "Model"), ("hf_datasets", "Dataset"), ("hf_spaces", "Space"))
+                 for url in (paper.get(key) or []) if isinstance(url, str) and url]
+    if artifacts:
+        lines += ["", "## Hugging Face artifacts", "", *artifacts]
+    return lines
+
+
+def render_info(payload: dict[str, Any], args: argparse.Namespace, out: Output) -> None:
+    """Text of ``paper info`` (§2.2): fields, abstract, evaluations, lineage, resources."""
+    lines = [f"{label}: {clean_cell(value)}" for label, value in _info_fields(payload)
+             if value not in (None, "", [])]
+    abstract = payload.get("abstract")
+    if abstract:
+        lines += ["", "## Abstract", "", str(abstract).replace("\r", "").strip()]
+    if args.include_evals:
+        lines += evaluation_lines(result_list(payload.get("evaluations") or {"results": []}))
+    lines += ["", "## Paper lineage"]
+    for key, name in (("predecessor_papers", "Predecessors"), ("successor_papers", "Successors")):
+        items = [item for item in payload.get(key) or [] if isinstance(item, dict)]
+        lines += ["", f"### {name}", ""] + ([_lineage_item(i) for i in items] or ["- None"])
+    if args.include_resources:
+        lines += _resource_lines(payload)
+    out.lines(lines)
+
+
+def render_evaluations(payload: dict[str, Any], args: argparse.Namespace, out: Output) -> None:
+    """Text of ``paper evaluations`` (§2.3): the Markdown evaluations table; no pagination hint."""
+    out.lines(evaluation_lines(payload["results"]))
+
+
+def render_read(payload: dict[str, str], args: argparse.Namespace, out: Output) -> None:
+    """The Markdown body as received, plus a final newline when missing (§2.4)."""
+    text = payload["markdown"]
+    out.stdout.write(text + ("\n" if text and not text.endswith("\n") else ""))
+
+
+def _reference_item(item: Any) -> str:
+    if not isinstance(item, dict):
+        return "- None"
+    ref = item.get("reference")
+    title = _link_title(item.get("title") or ref or "Unknown paper")
+    return f"- [{title}]({paper_url(ref)}) (`{ref}`)" if ref else f"- {title}"
+
+
+def render_lineage(payload: dict[str, Any], args: argparse.Namespace, out: Output) -> None:
+    """Text of ``paper lineage list`` (§2.9): Paper, Predecessors and Successors sections."""
+    lines = ["# Paper lineage"]
+    paper = payload.get("paper")
+    sections = [("Paper", [paper] if isinstance(paper, dict) else []),
+                ("Predecessors", payload.get("predecessors") or []),
+                ("Successors", payload.get("successors") or [])]
+    for name, items in sections:
+        items = [item for item in items if isinstance(item, dict)]
+        lines += ["", f"## {name}", ""] + ([_reference_item(i) for i in items] or ["- None"])
+    out.lines(lines)

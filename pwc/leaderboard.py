@@ -1,0 +1,398 @@
+"""Evaluation rows: merging, metric selection, parameter sizes and leaderboard fetching.
+
+Rules come from ``pwc-cli.md`` §3.4 (fetching, merging, order) and §3.5 (metric
+lookup, selection, Pareto, sort, parameter sizes, display cells).
+
+Deliberate fixes of reference quirks (§7):
+
+* a metric scan stops on an empty page, whatever ``count`` claims (the
+  reference would page forever);
+* ``unknown metric(s): …`` lists only the requested names that no merged row
+  reports (casefolded), never the ones that exist.
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from decimal import Decimal
+from typing import Any
+
+from pwc.errors import ResponseError, UsageError
+from pwc.render import EM_DASH, result_list, result_total
+
+__all__ = [
+    "MetricSelection", "PAGE_SIZE", "SCAN_LIMIT", "check_parameter_limit", "fetch_leaderboard",
+    "merge_evaluations", "metric_summary", "metric_value", "parameters_cell", "parse_metric_list",
+    "parse_pareto", "parse_parameter_size", "parse_sort", "parse_threshold", "shot_count",
+]
+
+PAGE_SIZE = 100
+SCAN_LIMIT = 1000
+MAX_PARAMETER_SIZE = 2**63 - 2
+
+_SHOT_RE = re.compile(r"\b(\d+)\s*[- ]?shot", re.IGNORECASE)
+_SIZE_RE = re.compile(r"(\d+(?:_\d+)*)(?:\.(\d+(?:_\d+)*))?([mb])?", re.IGNORECASE)
+_SIZE_SUFFIX = {"m": 10**6, "b": 10**9}
+
+
+def _is_int(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+# ---------------------------------------------------------------- merging (§3.4)
+
+
+def shot_count(methodology: Any) -> str:
+    """The digits of the first ``<n>-shot`` / ``<n> shot`` / ``<n>shot`` in ``methodology``, else ``""``."""
+    if not isinstance(methodology, str):
+        return ""
+    match = _SHOT_RE.search(methodology)
+    return match.group(1) if match else ""
+
+
+def _text(value: Any) -> str:
+    return "" if value is None else str(value)
+
+
+def _split(row: Mapping[str, Any]) -> str:
+    for name in ("split", "split_name", "evaluated_on"):
+        if row.get(name):
+            return str(row[name])
+    return ""
+
+
+def _group_key(row: Mapping[str, Any]) -> tuple[str, ...]:
+    # task_id is deliberately absent: one model result listed under several tasks is one row.
+    return (_text(row.get("paper_id")), _text(row.get("dataset_id")), _text(row.get("model_name")),
+            _text(row.get("harness")), _split(row), shot_count(row.get("methodology")))
+
+
+def _metrics(row: Mapping[str, Any]) -> dict[str, Any]:
+    metrics = row.get("metrics")
+    return metrics if isinstance(metrics, dict) else {}
+
+
+def _conflicts(left: Mapping[str, Any], right: Mapping[str, Any]) -> bool:
+    return any(left[name] != right[name] for name in left.keys() & right.keys())
+
+
+@dataclass
+class _Merged:
+    row: dict[str, Any]
+    sources: list[dict[str, Any]] = field(default_factory=list)
+
+
+def merge_evaluations(rows: Iterable[Any]) -> list[dict]:
+    """Merge equivalent evaluation rows (§3.4, 0.4.1 rules) and return them in leaderboard order.
+
+    Rows group on (paper_id, dataset_id, model_name, harness, split, shots); within a
+    group a row joins the first merged row whose shared metrics are all equal.
+    Each result is a new dict: the first row's fields plus the union of
+    ``metrics``, ``rank_scopes`` ([{task_id, task_name, task_slug, rank}], one per
+    task), the minimum integer ``best_rank``, the first non-empty ``best_metric``
+    and ``num_parameters`` (the common positive int, else None). Order: best_rank
+    (missing last), model_name casefolded, paper_id. Inputs are not modified.
+    """
+    groups: dict[tuple[str, ...], list[_Merged]] = {}
+    for row in rows:
+        if not isinstance(row, dict):
+            continue
+        candidates = groups.setdefault(_group_key(row), [])
+        target = next((m for m in candidates if not _conflicts(_metrics(m.row), _metrics(row))), None)
+        if target is None:
+            target = _Merged(row={**row, "metrics": {}})
+            candidates.append(target)
+        target.sources.append(row)
+        for name, value in _metrics(row).items():
+            target.row["metrics"].setdefault(name, value)
+    merged = [_finish(m) for group in groups.values() for m in group]
+    merged.sort(key=_order_key)
+    return merged
+
+
+def _finish(merged: _Merged) -> dict[str, Any]:
+    row, sources = merged.row, merged.sources
+    scopes: dict[str | None, dict[str, Any]] = {}
+    for source in sources:
+        task_id = source.get("task_id")
+        task_key = None if task_id is None else str(task_id)
+        rank = source.get("best_rank") if _is_int(source.get("best_rank")) else None
+        scope = scopes.get(task_key)
+        if scope is None:
+            scopes[task_key] = {"task_id": task_key, "task_name": source.get("task_name"),
+                                "task_slug": source.get("task_slug"), "rank": rank}
+        elif rank is not None and (scope["rank"] is None or rank < scope["rank"]):
+            scope["rank"] = rank
+    row["rank_scopes"] = list(scopes.values())
+    ranks = [s["best_rank"] for s in sources if _is_int(s.get("best_rank"))]
+    row["best_rank"] = min(ranks) if ranks else None
+    row["best_metric"] = next((s["best_metric"] for s in sources if s.get("best_metric")), None)
+    sizes = {s.get("num_parameters") if _is_int(s.get("num_parameters")) else None for s in sources}
+    common = sizes.pop() if len(sizes) == 1 else None
+    row["num_parameters"] = common if common is not None and common > 0 else None
+    return row
+
+
+def _order_key(row: Mapping[str, Any]) -> tuple[float, str, str]:
+    rank = row.get("best_rank")
+    return (rank if _is_int(rank) else math.inf, _text(row.get("model_name")).casefold(),
+            _text(row.get("paper_id")))
+
+
+# ---------------------------------------------------------------- metrics (§3.5)
+
+
+def metric_value(metrics: Any, name: str) -> float | None:
+    """The numeric value of metric ``name`` (case-insensitive) in ``metrics``, else None.
+
+    Numbers pass through; strings are stripped, lose ``,`` and one trailing ``%``
+    ("84.4%" → 84.4, "1,234" → 1234.0); bools and anything else are None.
+    """
+    if not isinstance(metrics, Mapping):
+        return None
+    wanted = name.casefold()
+    for key, value in metrics.items():
+        if str(key).casefold() != wanted:
+            continue
+        if isinstance(value, bool):
+            return None
+        if isinstance(value, (int, float)):
+            return float(value)
+        if isinstance(value, str):
+            text = value.strip().replace(",", "")
+            text = text[:-1] if text.endswith("%") else text
+            try:
+                number = float(text)
+            except ValueError:
+                return None
+            return number if math.isfinite(number) else None
+        return None
+    return None
+
+
+def parse_metric_list(text: str) -> tuple[str, ...]:
+    """argparse type for ``--require-metrics A,B``: the non-empty stripped names."""
+    names = tuple(part.strip() for part in text.split(",") if part.strip())
+    if not names:
+        raise argparse.ArgumentTypeError("metric list must not be empty")
+    return names
+
+
+def parse_threshold(text: str) -> tuple[str, float]:
+    """argparse type for ``--min/--max METRIC=VALUE`` → (metric, float)."""
+    name, sep, value = text.partition("=")
+    if not sep or not name.strip():
+        raise argparse.ArgumentTypeError("expected METRIC=VALUE")
+    try:
+        number = float(value.strip())
+    except ValueError:
+        raise argparse.ArgumentTypeError("metric threshold must be numeric") from None
+    if not math.isfinite(number):
+        raise argparse.ArgumentTypeError("metric threshold must be numeric")
+    return name.strip(), number
+
+
+def parse_sort(text: str) -> tuple[str, str]:
+    """argparse type for ``--sort METRIC[:asc|desc]`` (split at the last ``:``; default desc)."""
+    name, sep, direction = text.rpartition(":")
+    if not sep:
+        name, direction = text, "desc"
+    direction = direction.strip().lower()
+    if direction not in ("asc", "desc") or not name.strip():
+        raise argparse.ArgumentTypeError("expected METRIC[:asc|desc]")
+    return name.strip(), direction
+
+
+def parse_pareto(text: str) -> tuple[tuple[str, str], ...]:
+    """argparse type for ``--pareto M:higher,N:lower`` → ((name, direction), ...), at least two."""
+    objectives = []
+    for part in (p.strip() for p in text.split(",") if p.strip()):
+        name, sep, direction = part.rpartition(":")
+        direction = direction.strip().lower()
+        if not sep or not name.strip() or direction not in ("higher", "lower"):
+            raise argparse.ArgumentTypeError("expected METRIC:higher,METRIC:lower")
+        objectives.append((name.strip(), direction))
+    if len(objectives) < 2:
+        raise argparse.ArgumentTypeError("Pareto selection requires at least two metrics")
+    return tuple(objectives)
+
+
+@dataclass(frozen=True)
+class MetricSelection:
+    """The metric options of ``benchmark --name`` (§2.15) and their application (§3.5)."""
+
+    require: Sequence[str] = ()
+    minimum: Sequence[tuple[str, float]] = ()
+    maximum: Sequence[tuple[str, float]] = ()
+    sort: tuple[str, str] | None = None
+    pareto: Sequence[tuple[str, str]] = ()
+
+    @property
+    def active(self) -> bool:
+        """True when any metric option is set (the leaderboard then scans every page)."""
+        return bool(self.require or self.minimum or self.maximum or self.sort or self.pareto)
+
+    def requested(self) -> list[str]:
+        """Every metric named by any option, casefolded, first-seen order."""
+        names = [*self.require, *(n for n, _ in self.minimum), *(n for n, _ in self.maximum),
+                 *([self.sort[0]] if self.sort else []), *(n for n, _ in self.pareto)]
+        return list(dict.fromkeys(name.casefold() for name in names))
+
+    def apply(self, rows: Sequence[dict]) -> list[dict]:
+        """Check names, filter, Pareto-reduce and sort merged ``rows``.
+
+        Raises ``UsageError("unknown metric(s): …; available metrics: …")`` when a
+        requested metric appears in no row.
+        """
+        requested = self.requested()
+        available = {str(name) for row in rows for name in _metrics(row)}
+        known = {name.casefold() for name in available}
+        missing = [name for name in requested if name not in known]
+        if missing:
+            listing = ", ".join(sorted(available, key=str.casefold)) or "none"
+            raise UsageError(f"unknown metric(s): {', '.join(missing)}; available metrics: {listing}")
+        kept = [row for row in rows if self._passes(row, requested)]
+        if self.pareto:
+            kept = _pareto_front(kept, self.pareto)
+        if self.sort:
+            name, direction = self.sort
+            kept.sort(key=lambda row: metric_value(row.get("metrics"), name) or 0.0,
+                      reverse=direction == "desc")
+        elif self.pareto:
+            name, direction = self.pareto[0]
+            kept.sort(key=lambda row: metric_value(row.get("metrics"), name) or 0.0,
+                      reverse=direction == "higher")
+        return kept
+
+    def _passes(self, row: Mapping[str, Any], requested: Sequence[str]) -> bool:
+        metrics = row.get("metrics")
+        if any(metric_value(metrics, name) is None for name in requested):
+            return False
+        return (all(metric_value(metrics, n) >= v for n, v in self.minimum)  # type: ignore[operator]
+                and all(metric_value(metrics, n) <= v for n, v in self.maximum))  # type: ignore[operator]
+
+
+def _pareto_front(rows: Sequence[dict], objectives: Sequence[tuple[str, str]]) -> list[dict]:
+    # Orient every objective so that larger is better, then drop dominated rows.
+    def vector(row: Mapping[str, Any]) -> list[float]:
+        return [(1.0 if d == "higher" else -1.0) * (metric_value(row.get("metrics"), n) or 0.0)
+                for n, d in objectives]
+
+    vectors = [vector(row) for row in rows]
+
+    def dominated(mine: list[float]) -> bool:
+        return any(all(o >= m for o, m in zip(other, mine)) and any(o > m for o, m in zip(other, mine))
+                   for other in vectors)
+
+    return [row for row, vec in zip(rows, vectors) if not dominated(vec)]
+
+
+def metric_summary(row: Mapping[str, Any]) -> str:
+    """The Scores cell: ``best_metric`` first, then the rest case-insensitively, ``name: value``; ``—`` if none."""
+    metrics = _metrics(row)
+    best = row.get("best_metric")
+    names = sorted(metrics, key=lambda n: str(n).casefold())
+    if best is not None and best in metrics:
+        names.remove(best)
+        names.insert(0, best)
+    return ", ".join(f"{name}: {metrics[name]}" for name in names) or EM_DASH
+
+
+# ---------------------------------------------------------------- parameter sizes (§3.5)
+
+
+def parse_parameter_size(text: str) -> int:
+    """argparse type for ``--max-parameters``: ``500m``, ``1.5B``, ``3_000_000_000`` → int.
+
+    Raises ``argparse.ArgumentTypeError`` with the §3.5 messages.
+    """
+    match = _SIZE_RE.fullmatch(text.strip())
+    if match is None or (match.group(2) is not None and match.group(3) is None):
+        raise argparse.ArgumentTypeError("expected a positive integer or decimal size with M/B suffix")
+    whole, fraction, suffix = match.groups()
+    number = Decimal(whole.replace("_", "") + "." + (fraction or "0").replace("_", ""))
+    number *= _SIZE_SUFFIX[suffix.lower()] if suffix else 1
+    if number != number.to_integral_value():
+        raise argparse.ArgumentTypeError("parameter size must resolve to a whole number")
+    size = int(number)
+    if not 1 <= size <= MAX_PARAMETER_SIZE:
+        raise argparse.ArgumentTypeError(f"parameter size must be between 1 and {MAX_PARAMETER_SIZE}")
+    return size
+
+
+def parameters_cell(value: Any) -> str:
+    """``10B``, ``1.5B``, ``350M``, ``1,000`` for a positive int; ``—`` for anything else."""
+    if not _is_int(value) or value <= 0:
+        return EM_DASH
+    for unit, scale in (("B", 10**9), ("M", 10**6)):
+        if value >= scale:
+            scaled = Decimal(value) / scale
+            return f"{scaled.normalize():f}{unit}"
+    return f"{value:,}"
+
+
+def check_parameter_limit(rows: Iterable[Mapping[str, Any]], limit: int) -> None:
+    """Fail closed (§2.15 step 4) unless every merged row has an int ``num_parameters`` ≤ ``limit``."""
+    for row in rows:
+        size = row.get("num_parameters")
+        if not _is_int(size) or size > limit:
+            raise ResponseError("API returned a model outside the requested parameter limit")
+
+
+# ---------------------------------------------------------------- fetching (§3.4)
+
+
+def fetch_leaderboard(client: Any, dataset_id: Any, *, is_open: str | None, max_parameters: int | None,
+                      scan_all: bool) -> tuple[list[dict], int]:
+    """Fetch a benchmark's raw evaluation rows; returns (rows, upstream total).
+
+    Without ``max_parameters``: ``datasets/<id>/evaluations/``; with it:
+    ``evaluations/`` filtered by ``max_parameters_exclusive`` whose pages must
+    report integer parameter coverage. Only page 1 unless ``scan_all``; a scan
+    follows ``count`` (or ``next_page`` with ``max_parameters``), stops on an
+    empty page and refuses to go past ``SCAN_LIMIT`` rows. Errors: ``ResponseError``.
+    """
+    rows: list[dict] = []
+    total: int | None = None
+    page = 1
+    while True:
+        if max_parameters is None:
+            path = f"datasets/{dataset_id}/evaluations/"
+            params: dict[str, Any] = {"page": page, "page_size": PAGE_SIZE, "ordering": "best_rank",
+                                      "is_open": is_open}
+        else:
+            path = "evaluations/"
+            params = {"page": page, "page_size": PAGE_SIZE, "dataset_id": str(dataset_id),
+                      "ordering": "best_rank", "is_open": is_open,
+                      "max_parameters_exclusive": max_parameters + 1}
+        payload = client.get_json(path, params)
+        if max_parameters is not None and not (
+                isinstance(payload, dict) and _is_int(payload.get("parameter_coverage_known"))
+                and _is_int(payload.get("parameter_coverage_total"))):
+            raise ResponseError("parameter filtering requires a compatible API; server must be upgraded")
+        page_rows = result_list(payload)
+        if page == 1:
+            total = result_total(payload)
+        rows.extend(page_rows)
+        if not scan_all or not page_rows:
+            break
+        if max_parameters is None:
+            if total is None or len(rows) >= total:
+                break
+            next_page = page + 1
+        else:
+            next_page = payload.get("next_page")
+            if next_page is None:
+                break
+            if not _is_int(next_page) or next_page <= page:
+                raise ResponseError("API returned invalid evaluation pagination")
+        if len(rows) >= SCAN_LIMIT:
+            shown = total if total is not None else len(rows)
+            raise ResponseError(f"metric selection requires scanning {shown} evaluation rows; "
+                                f"safety limit is {SCAN_LIMIT}")
+        page = next_page
+    return rows, total if total is not None else len(rows)

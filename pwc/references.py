@@ -1,0 +1,72 @@
+"""Paper references of the CLI (spec ``pwc-cli.md`` §3.1).
+
+Identifiers pass through unchanged and unverified (a missing paper surfaces
+as HTTP 404, exit 3): all digits, a modern arXiv ID (``2501.01234``,
+optional ``v2``) or a legacy one (``cs/0101001``, ``math.GT/0309136v1``).
+Anything else is an exact title, looked up in the first 20 keyword-search
+results. The CLI parses no URLs (that is the MCP layer's job, §3.7).
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from pwc.errors import AmbiguousError, NotFoundError, ResponseError
+from pwc.render import result_list
+
+__all__ = ["is_identifier", "normalize_title", "resolve_paper"]
+
+_MODERN = re.compile(r"[0-9]{4}\.[0-9]{4,5}(v[0-9]+)?", re.IGNORECASE)
+_LEGACY = re.compile(r"[a-z][a-z0-9.\-]*/[0-9]{7}(v[0-9]+)?", re.IGNORECASE)
+
+
+def is_identifier(ref: str) -> bool:
+    """True for a numeric ID or a modern/legacy arXiv ID (version suffix allowed)."""
+    return ref.isdigit() or bool(_MODERN.fullmatch(ref) or _LEGACY.fullmatch(ref))
+
+
+def normalize_title(title: Any) -> str:
+    """Collapse whitespace runs to one space and casefold."""
+    return " ".join(str(title).split()).casefold()
+
+
+def _key(item: dict[str, Any]) -> str | None:
+    for field in ("arxiv_id", "route_identifier", "id"):
+        value = item.get(field)
+        if value not in (None, ""):
+            return str(value)
+    return None
+
+
+def resolve_paper(ref: str, client: Any) -> str:
+    """Resolve a CLI paper reference to the identifier used in upstream paths.
+
+    Raises ``ResponseError("Paper reference cannot be empty")``,
+    ``NotFoundError("Paper title not found: …[; closest results: …]")`` or
+    ``AmbiguousError("Paper title is ambiguous: …")`` (all exit 4).
+    """
+    ref = ref.strip()
+    if not ref:
+        raise ResponseError("Paper reference cannot be empty")
+    if is_identifier(ref):
+        return ref
+    payload = client.get_json("papers/search", {"q": ref, "page": 1, "page_size": 20, "mode": "keyword"})
+    items = result_list(payload)
+    wanted = normalize_title(ref)
+    matches: dict[str, str] = {}
+    for item in items:
+        key = _key(item)
+        if key is not None and normalize_title(item.get("title") or "") == wanted:
+            matches.setdefault(key, str(item.get("title")))
+    if len(matches) == 1:
+        return next(iter(matches))
+    if matches:
+        listed = "; ".join(f"{title} ({key})" for key, title in matches.items())
+        raise AmbiguousError(f"Paper title is ambiguous: {ref}; {listed}")
+    message = f"Paper title not found: {ref}"
+    if items:
+        closest = "; ".join(f"{item.get('title') or 'Untitled'} ({_key(item) or 'unknown ID'})"
+                            for item in items[:3])
+        message += f"; closest results: {closest}"
+    raise NotFoundError(message)

@@ -1,0 +1,195 @@
+"""The anonymous, GET-only catalog API client of the `pwc` CLI (spec ``pwc-cli.md`` §4.1).
+
+One :class:`Client` wraps one ``httpx.Client``. Every response body is
+streamed and capped at ``max_bytes`` (2 MiB): a larger ``Content-Length`` is
+refused before reading, and the stream is abandoned as soon as more than the
+limit has arrived. Reads go through the :class:`pwc.cache.Cache` seam; only
+2xx responses are cached, as a small JSON envelope of status, lower-cased
+headers and the base64 body.
+
+Errors: every timeout → :class:`RequestTimeout` (exit 3, a fix over the
+reference, which let body-read timeouts exit 2); other network failures →
+``TransportError("API request failed: <reason>")``; non-2xx →
+``HTTPStatusError(status, <first 4096 chars of the body>)``; over the cap →
+``ResponseError("API response exceeded the client byte limit")``.
+"""
+
+from __future__ import annotations
+
+import base64
+import datetime as dt
+import hashlib
+import json
+import logging
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+from urllib.parse import quote
+
+import httpx
+
+from pwc import __version__
+from pwc.cache import MARKDOWN_TTL_S, Cache, NullCache, ttl_for_path
+from pwc.errors import HTTPStatusError, RequestTimeout, ResponseError, TransportError
+
+__all__ = ["DEFAULT_BASE_URL", "MAX_BYTES", "Client", "TextResponse", "encode_params", "quote_ref"]
+
+logger = logging.getLogger(__name__)
+
+DEFAULT_BASE_URL = "https://paperswithcode.co/api/v1"
+MAX_BYTES = 2 * 1024 * 1024
+DETAIL_CHARS = 4096
+HEADERS = {"User-Agent": f"pwc-cli/{__version__}", "Accept": "application/json, text/plain;q=0.9"}
+
+
+@dataclass(frozen=True)
+class TextResponse:
+    """A text body: ``text`` (UTF-8, undecodable bytes replaced), lower-case ``headers``, ``status``."""
+
+    text: str
+    headers: dict[str, str] = field(default_factory=dict)
+    status: int = 200
+
+
+def quote_ref(ref: str) -> str:
+    """Percent-encode a paper reference for a URL path, keeping only ``.`` safe (``cs/0101001`` → ``cs%2F0101001``)."""
+    return quote(str(ref), safe=".")
+
+
+def _param_value(value: Any) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, (dt.date, dt.datetime)):
+        return value.strftime("%Y-%m-%d")
+    return str(value)
+
+
+def encode_params(params: Mapping[str, Any] | None) -> list[tuple[str, str]]:
+    """Query parameters as ordered pairs (§4.1): None dropped, bools ``true``/``false``,
+    dates ``YYYY-MM-DD``, lists and tuples as repeated keys."""
+    pairs: list[tuple[str, str]] = []
+    for key, value in (params or {}).items():
+        if value is None:
+            continue
+        if isinstance(value, (list, tuple)):
+            pairs.extend((key, _param_value(item)) for item in value if item is not None)
+        else:
+            pairs.append((key, _param_value(value)))
+    return pairs
+
+
+def _cache_key(path: str, pairs: list[tuple[str, str]]) -> str:
+    digest = hashlib.sha256(json.dumps(["GET", path, sorted(pairs)]).encode()).hexdigest()
+    return "GET:" + digest[:32]
+
+
+def _pack(status: int, headers: dict[str, str], body: bytes) -> bytes:
+    return json.dumps({"status": status, "headers": headers,
+                       "body": base64.b64encode(body).decode("ascii")}).encode()
+
+
+def _unpack(blob: bytes) -> tuple[int, dict[str, str], bytes]:
+    data = json.loads(blob)
+    return int(data["status"]), dict(data["headers"]), base64.b64decode(data["body"])
+
+
+class Client:
+    """The catalog API client: ``Client(base_url=None, *, timeout=30.0, cache=None, max_bytes=2 MiB)``.
+
+    ``base_url`` falls back to ``PWC_API_URL``, then :data:`DEFAULT_BASE_URL`
+    (a trailing ``/`` is stripped). ``timeout`` (seconds) bounds connect and
+    each read. Use as a context manager or call :meth:`close`.
+    """
+
+    def __init__(self, base_url: str | None = None, *, timeout: float = 30.0,
+                 cache: Cache | None = None, max_bytes: int = MAX_BYTES) -> None:
+        base = base_url or os.environ.get("PWC_API_URL") or DEFAULT_BASE_URL
+        self.base_url = base.rstrip("/")
+        self.timeout = float(timeout)
+        self.max_bytes = max_bytes
+        self.cache: Cache = cache if cache is not None else NullCache()
+        self._http = httpx.Client(headers=HEADERS, timeout=httpx.Timeout(self.timeout),
+                                  follow_redirects=False)
+
+    def close(self) -> None:
+        """Close the underlying connection pool."""
+        self._http.close()
+
+    def __enter__(self) -> Client:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
+
+    def url(self, path: str) -> str:
+        """The absolute URL of an API ``path`` (relative, e.g. ``papers/search``)."""
+        return f"{self.base_url}/{path.lstrip('/')}"
+
+    def get_json(self, path: str, params: Mapping[str, Any] | None = None) -> Any:
+        """GET ``path`` and parse the body as JSON.
+
+        Raises the transport errors of the module docstring, and
+        ``ResponseError("API returned invalid JSON")``.
+        """
+        _, _, body = self._get(path, params)
+        try:
+            return json.loads(body)
+        except (ValueError, UnicodeDecodeError):
+            raise ResponseError("API returned invalid JSON") from None
+
+    def get_text(self, path: str, params: Mapping[str, Any] | None = None) -> TextResponse:
+        """GET ``path`` and decode the body as UTF-8 text (undecodable bytes replaced).
+
+        A request that pins ``content_version`` is cached for ``MARKDOWN_TTL_S``.
+        """
+        status, headers, body = self._get(path, params)
+        return TextResponse(text=body.decode("utf-8", errors="replace"), headers=headers, status=status)
+
+    def _get(self, path: str, params: Mapping[str, Any] | None) -> tuple[int, dict[str, str], bytes]:
+        path = path.lstrip("/")
+        pairs = encode_params(params)
+        ttl = MARKDOWN_TTL_S if any(k == "content_version" for k, _ in pairs) else ttl_for_path(path)
+        blob = self.cache.fetch(_cache_key(path, pairs), ttl, lambda: _pack(*self._fetch(path, pairs)))
+        return _unpack(blob)
+
+    def _fetch(self, path: str, pairs: list[tuple[str, str]]) -> tuple[int, dict[str, str], bytes]:
+        """One uncached GET; returns (status, lower-case headers, body) for 2xx, else raises."""
+        try:
+            with self._http.stream("GET", self.url(path), params=pairs) as response:
+                status = response.status_code
+                headers = {k.lower(): v for k, v in response.headers.items()}
+                if not 200 <= status < 300:
+                    detail = self._read_capped(response, DETAIL_CHARS * 4, truncate=True)
+                    raise HTTPStatusError(status, detail.decode("utf-8", errors="replace")[:DETAIL_CHARS])
+                declared = headers.get("content-length", "")
+                if declared.isdigit() and int(declared) > self.max_bytes:
+                    raise ResponseError("API response exceeded the client byte limit")
+                body = self._read_capped(response, self.max_bytes, truncate=False)
+        except httpx.TimeoutException:
+            logger.info("catalog request timed out after %.1fs", self.timeout)
+            raise RequestTimeout("API request timed out") from None
+        except (httpx.HTTPError, httpx.InvalidURL) as exc:
+            raise TransportError(f"API request failed: {_reason(exc)}") from None
+        return status, headers, body
+
+    @staticmethod
+    def _read_capped(response: httpx.Response, limit: int, *, truncate: bool) -> bytes:
+        """Read the (decoded) body while streaming; past ``limit`` bytes stop and either
+        truncate or raise ``ResponseError`` (the byte cap)."""
+        chunks: list[bytes] = []
+        received = 0
+        for chunk in response.iter_bytes():
+            chunks.append(chunk)
+            received += len(chunk)
+            if received > limit:
+                if truncate:
+                    break
+                raise ResponseError("API response exceeded the client byte limit")
+        return b"".join(chunks)[:limit] if truncate else b"".join(chunks)
+
+
+def _reason(exc: Exception) -> str:
+    """A short reason for a network failure: the exception text (no URL, no body), one line."""
+    text = str(exc).strip() or type(exc).__name__
+    return text.splitlines()[0][:200]
