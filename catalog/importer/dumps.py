@@ -1,0 +1,304 @@
+"""Loaders for the public Papers with Code dump formats.
+
+Each ``load_<kind>(writer, records, stats)`` consumes ``(number, record)``
+pairs from :mod:`catalog.importer.sources`, validates each record, skips and
+counts malformed ones (with a reason), and upserts the rest through
+:class:`~catalog.importer.writer.Writer`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+from catalog.importer import keys, ranking
+from catalog.importer.stats import SourceStats
+from catalog.importer.writer import Writer
+
+Records = Iterable[tuple[int, Any]]
+
+
+class BadRecord(ValueError):
+    """A record the loader cannot use; the message is the skip reason."""
+
+
+def text(record: dict, key: str, *, required: bool = False) -> str | None:
+    """A stripped string field; None when absent/empty; BadRecord when required or mistyped."""
+    value = record.get(key)
+    if value is None or (isinstance(value, str) and not value.strip()):
+        if required:
+            raise BadRecord(f"missing {key!r}")
+        return None
+    if not isinstance(value, str):
+        raise BadRecord(f"{key!r} must be a string")
+    return value.strip()
+
+
+def iso_date(value: Any) -> str | None:
+    """``YYYY-MM-DD`` prefix of a date string, else None."""
+    if isinstance(value, str) and len(value) >= 10 and value[4] == "-" and value[7] == "-":
+        return value[:10]
+    return None
+
+
+def str_list(record: dict, key: str) -> list[str]:
+    """A list of non-empty strings (other items dropped); BadRecord if not a list."""
+    value = record.get(key)
+    if value is None:
+        return []
+    if not isinstance(value, list):
+        raise BadRecord(f"{key!r} must be a list")
+    return [v.strip() for v in value if isinstance(v, str) and v.strip()]
+
+
+def ensure_task(writer: Writer, name: str) -> int:
+    """Id of the task named ``name``, created (top level, no area) when missing."""
+    cached = writer.by_name.get(("tasks", name))
+    if cached is not None:  # papers repeat the same few task names: skip slugify
+        return cached
+    slug = keys.slugify(name)
+    if not slug:
+        raise BadRecord(f"task name {name!r} has no usable characters")
+    rid = writer.tasks.get(slug)
+    rid = rid if rid is not None else writer.upsert_task(slug, name)[0]
+    writer.by_name[("tasks", name)] = rid
+    return rid
+
+
+def ensure_conference(writer: Writer, name: str) -> int:
+    """Id of the conference edition ``name`` (e.g. "NeurIPS 2017"), created when missing."""
+    slug = keys.slugify(name)
+    rid = writer.conferences.get(slug)
+    if rid is not None:
+        return rid
+    return writer.upsert_simple("conferences", slug,
+                                {"name": name, "year": keys.conference_year(name)})[0]
+
+
+def run(records: Records, stats: SourceStats, handler: Any) -> None:
+    """Drive ``handler(record) -> created`` over records, counting and skipping bad ones."""
+    for number, record in records:
+        stats.read += 1
+        try:
+            if isinstance(record, Exception):
+                raise BadRecord(str(record))
+            if not isinstance(record, dict):
+                raise BadRecord("not a JSON object")
+            created = handler(record)
+        except BadRecord as exc:
+            stats.skip(f"record {number}", str(exc))
+            continue
+        if created is not None:
+            stats.wrote(created)
+
+
+# -- papers-with-abstracts ---------------------------------------------------
+def load_papers(writer: Writer, records: Records, stats: SourceStats) -> None:
+    """papers-with-abstracts: paper_url, arxiv_id, title, abstract, url_abs, url_pdf,
+    proceeding, authors, tasks, date, methods."""
+    def handle(rec: dict) -> bool:
+        title = text(rec, "title", required=True)
+        arxiv_id = keys.normalize_arxiv_id(text(rec, "arxiv_id"))
+        slug = keys.pwc_paper_slug(text(rec, "paper_url")) or keys.slugify(title or "")
+        conference = keys.conference_name(text(rec, "proceeding"))
+        paper_id, created = writer.upsert_paper({
+            "arxiv_id": arxiv_id, "slug": slug, "title": title, "abstract": text(rec, "abstract"),
+            "authors": str_list(rec, "authors"), "published": iso_date(rec.get("date")),
+            "url_abs": text(rec, "url_abs"), "url_pdf": text(rec, "url_pdf"),
+            "conference_id": ensure_conference(writer, conference) if conference else None,
+        })
+        for task in str_list(rec, "tasks"):
+            writer.link("paper_tasks", "paper_id", "task_id", paper_id, ensure_task(writer, task))
+        for method in rec.get("methods") or []:
+            if isinstance(method, dict) and isinstance(method.get("name"), str):
+                writer.link("paper_methods", "paper_id", "method_id", paper_id,
+                            _ensure_method(writer, method))
+        return created
+    run(records, stats, handle)
+
+
+def _ensure_method(writer: Writer, method: dict) -> int:
+    cached = writer.by_name.get(("methods", method["name"]))
+    if cached is not None:
+        return cached
+    slug = keys.slugify(method["name"])
+    rid = writer.methods.get(slug)
+    if rid is None:
+        rid = writer.upsert_simple("methods", slug, {
+            "name": method["name"].strip(), "full_name": text(method, "full_name"),
+            "description": text(method, "description"),
+            "introduced_year": method.get("introduced_year") if isinstance(
+                method.get("introduced_year"), int) else None})[0]
+    writer.by_name[("methods", method["name"])] = rid
+    return rid
+
+
+# -- links-between-papers-and-code -------------------------------------------
+def load_links(writer: Writer, records: Records, stats: SourceStats) -> None:
+    """links-between-papers-and-code: paper_url, paper_title, paper_arxiv_id,
+    paper_url_abs, paper_url_pdf, repo_url, is_official, framework."""
+    def handle(rec: dict) -> bool:
+        repo = text(rec, "repo_url", required=True)
+        arxiv_id = keys.normalize_arxiv_id(text(rec, "paper_arxiv_id"))
+        slug = keys.pwc_paper_slug(text(rec, "paper_url"))
+        paper_id = writer.find_paper(arxiv_id, slug)
+        if paper_id is None:
+            title = text(rec, "paper_title")
+            if not (arxiv_id and title):
+                raise BadRecord("paper not in the catalog and no arXiv id to create it")
+            paper_id, _ = writer.upsert_paper({
+                "arxiv_id": arxiv_id, "slug": slug or keys.slugify(title), "title": title,
+                "url_abs": text(rec, "paper_url_abs"), "url_pdf": text(rec, "paper_url_pdf")},
+                stub=True)
+        framework = (text(rec, "framework") or "").lower() or None
+        framework = None if framework == "none" else framework
+        return writer.upsert_repository(paper_id, repo, rec.get("is_official") is True,
+                                        framework, rec.get("stars") if isinstance(
+                                            rec.get("stars"), int) else None)
+    run(records, stats, handle)
+
+
+# -- methods -------------------------------------------------------------------
+def load_methods(writer: Writer, records: Records, stats: SourceStats) -> None:
+    """methods: url, name, full_name, description, paper{title,url}, introduced_year,
+    source_url, source_title, collections[{collection, area}]."""
+    def handle(rec: dict) -> bool:
+        name = text(rec, "name", required=True) or ""
+        slug = keys.slug_from_url(text(rec, "url")) or keys.slugify(name)
+        area_id = None
+        for collection in rec.get("collections") or []:
+            if isinstance(collection, dict) and isinstance(collection.get("area"), str):
+                area_id = writer.area(collection["area"], keys.slugify(collection["area"]))
+                break
+        paper = rec.get("paper") if isinstance(rec.get("paper"), dict) else {}
+        source_paper = writer.find_paper(keys.arxiv_id_from_url(rec.get("source_url")),
+                                         keys.pwc_paper_slug(paper.get("url")))
+        year = rec.get("introduced_year")
+        _, created = writer.upsert_simple("methods", slug, {
+            "name": name, "full_name": text(rec, "full_name"), "description": text(rec, "description"),
+            "area_id": area_id, "introduced_year": year if isinstance(year, int) else None,
+            "source_paper_id": source_paper, "source_url": text(rec, "source_url"),
+            "source_title": text(rec, "source_title")})
+        return created
+    run(records, stats, handle)
+
+
+# -- datasets ------------------------------------------------------------------
+def load_datasets(writer: Writer, records: Records, stats: SourceStats) -> None:
+    """datasets: url, name, full_name, homepage, description, tasks[{task, url}]."""
+    def handle(rec: dict) -> bool:
+        name = text(rec, "name", required=True) or ""
+        slug = keys.slug_from_url(text(rec, "url")) or keys.slugify(name)
+        dataset_id, created = writer.upsert_simple("datasets", slug, {
+            "name": name, "full_name": text(rec, "full_name"),
+            "description": text(rec, "description")})
+        for task in rec.get("tasks") or []:
+            task_name = task.get("task") if isinstance(task, dict) else task
+            if isinstance(task_name, str) and task_name.strip():
+                writer.link("dataset_tasks", "dataset_id", "task_id", dataset_id,
+                            ensure_task(writer, task_name.strip()))
+        return created
+    run(records, stats, handle)
+
+
+# -- evaluation-tables ---------------------------------------------------------
+def load_evaluations(writer: Writer, records: Records, stats: SourceStats) -> None:
+    """evaluation-tables: task → datasets → sota{metrics, rows} → subdatasets; subtasks.
+
+    Tasks' ``categories`` become areas; ``subtasks`` child tasks; each row an
+    evaluation (best_rank from :mod:`ranking`); ``subdatasets`` datasets named
+    ``"<parent> (<subdataset>)"`` linked to the same task. A malformed row is
+    skipped alone; a malformed task skips that task.
+    """
+    def handle(rec: dict) -> bool:
+        return _task(writer, rec, None, stats)
+    run(records, stats, handle)
+
+
+def _task(writer: Writer, rec: dict, parent_id: int | None, stats: SourceStats) -> bool:
+    name = text(rec, "task", required=True) or ""
+    slug = keys.slugify(name)
+    if not slug:
+        raise BadRecord(f"task name {name!r} has no usable characters")
+    categories = str_list(rec, "categories")
+    area_id = writer.area(categories[0], keys.slugify(categories[0])) if categories else None
+    task_id, created = writer.upsert_task(slug, name, description=text(rec, "description"),
+                                          area_id=area_id, parent_id=parent_id)
+    for dataset in rec.get("datasets") or []:
+        _dataset(writer, dataset, task_id, None, stats)
+    for sub in rec.get("subtasks") or []:
+        stats.read += 1
+        try:
+            if not isinstance(sub, dict):
+                raise BadRecord("subtask is not a JSON object")
+            stats.wrote(_task(writer, sub, task_id, stats))
+        except BadRecord as exc:
+            stats.skip(f"subtask of {name!r}", str(exc))
+    return created
+
+
+def _dataset(writer: Writer, rec: Any, task_id: int, parent: str | None,
+             stats: SourceStats) -> None:
+    stats.read += 1
+    try:
+        if not isinstance(rec, dict):
+            raise BadRecord("dataset is not a JSON object")
+        own = text(rec, "subdataset" if parent else "dataset", required=True) or ""
+        name = f"{parent} ({own})" if parent else own
+        slug = keys.slugify(name)
+        if not slug:
+            raise BadRecord(f"dataset name {name!r} has no usable characters")
+        dataset_id, created = writer.upsert_simple("datasets", slug, {
+            "name": name, "description": text(rec, "description")})
+        writer.link("dataset_tasks", "dataset_id", "task_id", dataset_id, task_id)
+        sota = rec.get("sota") if isinstance(rec.get("sota"), dict) else {}
+        metric_names = [m for m in sota.get("metrics") or [] if isinstance(m, str)]
+        board_metric = ranking.ranking_metric(metric_names)
+    except BadRecord as exc:
+        stats.skip(f"dataset under task {task_id}", str(exc))
+        return
+    stats.wrote(created)
+    for index, row in enumerate(sota.get("rows") or [], start=1):
+        stats.read += 1
+        try:
+            stats.wrote(_row(writer, row, task_id, dataset_id, board_metric))
+        except BadRecord as exc:
+            stats.skip(f"{name!r} row {index}", str(exc))
+    for sub in rec.get("subdatasets") or []:
+        _dataset(writer, sub, task_id, name, stats)
+
+
+def _row(writer: Writer, row: Any, task_id: int, dataset_id: int, board_metric: str | None) -> bool:
+    if not isinstance(row, dict):
+        raise BadRecord("row is not a JSON object")
+    model = text(row, "model_name", required=True)
+    metrics = row.get("metrics")
+    if not isinstance(metrics, dict):
+        raise BadRecord("'metrics' must be an object")
+    paper_url = text(row, "paper_url")
+    title = text(row, "paper_title")
+    date = iso_date(row.get("paper_date"))
+    arxiv_id = keys.arxiv_id_from_url(paper_url)
+    paper_id = None
+    if arxiv_id:
+        paper_id = writer.find_paper(arxiv_id)
+        if paper_id is None:  # stub of a paper only named by this row
+            paper_id, _ = writer.upsert_paper({
+                "arxiv_id": arxiv_id, "slug": keys.slugify(title or arxiv_id),
+                "title": title or arxiv_id, "published": date,
+                "url_abs": f"https://arxiv.org/abs/{arxiv_id}"}, stub=True)
+    elif paper_url:
+        paper_id = writer.find_paper(slug=keys.pwc_paper_slug(paper_url))
+    if paper_id is not None:
+        writer.link("paper_tasks", "paper_id", "task_id", paper_id, task_id)
+    code_url = next((c.get("url") for c in row.get("code_links") or []
+                     if isinstance(c, dict) and isinstance(c.get("url"), str) and c["url"]), None)
+    best = board_metric if board_metric and ranking.lookup(metrics, board_metric) is not None \
+        else next(iter(metrics), None)
+    extra = row.get("uses_additional_data")
+    return writer.upsert_evaluation(task_id, dataset_id, {
+        "paper_id": paper_id, "model_name": model, "metrics": metrics, "best_metric": best,
+        "code_url": code_url, "source_url": paper_url,
+        "result_url": f"/paper/{arxiv_id}" if arxiv_id else None,
+        "uses_additional_data": extra if isinstance(extra, bool) else None,
+        "paper_title": title, "paper_published_date": date, "paper_url": paper_url})

@@ -1,0 +1,162 @@
+"""``run_import``: detect sources, import into a temporary copy, replace atomically."""
+
+from __future__ import annotations
+
+import logging
+import os
+import secrets
+import sqlite3
+import time
+from collections.abc import Iterator
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any, TextIO
+
+from catalog import schema
+from catalog.importer import dumps, others, sources
+from catalog.importer.extras import load_extras
+from catalog.importer.stats import SourceStats
+from catalog.importer.writer import Writer
+
+logger = logging.getLogger(__name__)
+
+PLAIN_EVERY = 100_000  # records between plain progress lines
+_LOADERS = {"papers": dumps.load_papers, "links": dumps.load_links,
+            "methods": dumps.load_methods, "datasets": dumps.load_datasets,
+            "evaluations": dumps.load_evaluations, "arxiv": others.load_arxiv}
+
+
+class _Progress:
+    """tqdm bar over source bytes on a terminal; plain lines otherwise."""
+
+    def __init__(self, out: TextIO, source: sources.Source) -> None:
+        self.out, self.source = out, source
+        self.bar: Any = None
+        isatty = getattr(out, "isatty", None)
+        if callable(isatty) and isatty():
+            from tqdm import tqdm
+
+            self.bar = tqdm(total=source.size or None, unit="B", unit_scale=True, file=out,
+                            desc=source.path.name, leave=False)
+        else:
+            print(f"importing {source.path} ({source.kind})", file=out, flush=True)
+
+    def track(self, items: Iterator[tuple[int, Any, Any]]) -> Iterator[tuple[int, Any]]:
+        """Re-yield ``(number, record)`` while updating the progress display."""
+        for number, record, counter in items:
+            if number % 2000 == 0:
+                if self.bar is not None:
+                    self.bar.update(counter.position - self.bar.n)
+                elif number % PLAIN_EVERY == 0:
+                    print(f"  {self.source.path.name}: {number} records", file=self.out, flush=True)
+            yield number, record
+
+    def close(self) -> None:
+        if self.bar is not None:
+            self.bar.close()
+
+
+def _import_source(writer: Writer, source: sources.Source, stats: SourceStats, out: TextIO) -> None:
+    progress = _Progress(out, source)
+    writer.start_source()
+    try:
+        if source.kind == "markdown":
+            others.load_markdown(writer, source.path, stats)
+        elif source.kind == "extras":
+            load_extras(writer, sources.load_object(source.path), stats)
+        else:
+            reader = sources.iter_lines if source.kind == "arxiv" else sources.iter_array
+            _LOADERS[source.kind](writer, progress.track(reader(source.path)), stats)
+        writer.flush()
+    finally:
+        progress.close()
+
+
+def _prepare_temp(db: Path) -> Path:
+    """Copy the current database (if any) to ``<db>.tmp-XXXX`` with SQLite's backup API."""
+    temp = db.with_name(f"{db.name}.tmp-{secrets.token_hex(4)}")
+    if db.exists():
+        src = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
+        dst = sqlite3.connect(str(temp))
+        try:
+            src.backup(dst)
+        finally:
+            src.close()
+            dst.close()
+    return temp
+
+
+def _remove(path: Path) -> None:
+    for suffix in ("", "-journal", "-wal", "-shm"):
+        try:
+            os.unlink(f"{path}{suffix}")
+        except FileNotFoundError:
+            pass
+
+
+def run_import(db: Path, sources_: list[Path], *, out: TextIO) -> int:
+    """Import ``sources_`` into the catalog database ``db``; return the exit code.
+
+    0 on success (a summary line per source is printed to ``out``); 1 when a
+    source is unusable or the database cannot be written: one ``error:`` line
+    names the file and position, and ``db`` is left exactly as it was.
+    Sources are imported in dependency order (papers, methods, datasets,
+    evaluation tables, links, arXiv metadata, Markdown, extras), each in one
+    transaction, into a temporary copy that replaces ``db`` atomically.
+    """
+    started = time.perf_counter()
+    temp: Path | None = None
+    conn: sqlite3.Connection | None = None
+    try:
+        detected = sorted((sources.detect(Path(p)) for p in sources_),
+                          key=lambda s: sources.KIND_ORDER[s.kind])
+        if not detected:
+            print("error: no sources given", file=out)
+            return 1
+        db = Path(db)
+        temp = _prepare_temp(db)
+        conn = sqlite3.connect(str(temp), isolation_level=None)
+        conn.execute("PRAGMA journal_mode=MEMORY")  # the temp copy is discarded on failure
+        conn.execute("PRAGMA synchronous=OFF")
+        conn.execute("PRAGMA foreign_keys=OFF")  # ids are assigned and checked by the Writer
+        conn.execute("PRAGMA cache_size=-65536")
+        schema.migrate(conn)
+        writer = Writer(conn)
+        all_stats: list[SourceStats] = []
+        for source in detected:
+            stats = SourceStats(source.path.name, source.kind)
+            conn.execute("BEGIN")
+            _import_source(writer, source, stats, out)
+            conn.execute("COMMIT")
+            all_stats.append(stats)
+        conn.execute("BEGIN")
+        writer.finish()
+        conn.execute("INSERT OR REPLACE INTO catalog_meta (key, value) VALUES ('imported_at', ?)",
+                      (datetime.now(timezone.utc).isoformat(timespec="seconds"),))
+        conn.execute("COMMIT")
+        conn.execute("PRAGMA journal_mode=DELETE")
+        conn.close()
+        conn = None
+        os.replace(temp, db)
+        temp = None
+    except sources.SourceError as exc:
+        print(f"error: {exc}", file=out)
+        return 1
+    except (sqlite3.Error, OSError) as exc:
+        print(f"error: cannot write catalog database {db}: {exc}", file=out)
+        return 1
+    finally:
+        if conn is not None:
+            conn.close()
+        if temp is not None:
+            _remove(temp)
+    elapsed = time.perf_counter() - started
+    total = sum(s.read for s in all_stats)
+    for stats in all_stats:
+        print(stats.summary(), file=out)
+        for reason in stats.reasons:
+            print(f"  skipped {reason}", file=out)
+    print(f"imported {total} records from {len(all_stats)} sources into {db} in {elapsed:.2f} s "
+          f"({total / elapsed if elapsed > 0 else 0:.0f} records/s)", file=out, flush=True)
+    logger.info("catalog import finished: %d records, %d sources", total, len(all_stats))
+    return 0

@@ -1,0 +1,239 @@
+"""Source files: format detection and streaming record readers.
+
+Dump files (``.json`` or ``.json.gz``, detected by magic bytes, not only the
+name) are JSON arrays streamed record by record with ``ijson``, so a 560 MB
+dump never sits in memory. The arXiv OAI snapshot is JSON-lines (one object
+per line). ``catalog-extras.json`` is one small JSON object. A Markdown source
+is a folder.
+
+Any file-level problem (bad gzip, truncated stream, invalid JSON, unknown
+format) raises :class:`SourceError` naming the file and the position: the
+byte offset in the file as stored (compressed bytes for ``.gz``) and the
+number of the record being read.
+"""
+
+from __future__ import annotations
+
+import gzip
+import io
+import json
+import zlib
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import IO, Any
+
+import ijson
+
+KINDS = ("papers", "methods", "datasets", "evaluations", "links", "arxiv", "markdown", "extras")
+# Import order: entities referenced by later kinds come first.
+KIND_ORDER = {kind: index for index, kind in enumerate(KINDS)}
+
+_NAME_HINTS = (
+    ("papers-with-abstracts", "papers"),
+    ("links-between-papers-and-code", "links"),
+    ("evaluation-tables", "evaluations"),
+    ("catalog-extras", "extras"),
+    ("methods", "methods"),
+    ("datasets", "datasets"),
+    ("arxiv", "arxiv"),
+    ("oai", "arxiv"),
+    ("links", "links"),
+    ("papers", "papers"),
+)
+_EXTRAS_KEYS = {"areas", "tasks", "conferences", "organizations", "frameworks", "papers",
+                "lineage", "evaluations", "datasets", "methods"}
+
+
+class SourceError(Exception):
+    """A whole source file is unusable; ``str()`` is the one-line message."""
+
+
+@dataclass
+class Source:
+    """One import source: its path, detected kind and size in bytes (0 for folders)."""
+
+    path: Path
+    kind: str
+    size: int
+
+
+class CountingReader(io.RawIOBase):
+    """Binary reader that counts the bytes read from the underlying file."""
+
+    def __init__(self, raw: IO[bytes]) -> None:
+        self._raw = raw
+        self.position = 0
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer: Any) -> int:
+        data = self._raw.read(len(buffer))
+        buffer[: len(data)] = data
+        self.position += len(data)
+        return len(data)
+
+    def close(self) -> None:
+        self._raw.close()
+        super().close()
+
+
+def _is_gzip(path: Path) -> bool:
+    with path.open("rb") as handle:
+        return handle.read(2) == b"\x1f\x8b"
+
+
+def open_stream(path: Path) -> tuple[IO[bytes], CountingReader]:
+    """Open ``path`` for reading decompressed bytes; return (stream, byte counter)."""
+    counter = CountingReader(path.open("rb"))
+    if _is_gzip(path):
+        return gzip.GzipFile(fileobj=counter, mode="rb"), counter  # type: ignore[arg-type]
+    return io.BufferedReader(counter, buffer_size=1 << 16), counter
+
+
+_STREAM_ERRORS = (ijson.JSONError, EOFError, gzip.BadGzipFile, zlib.error, UnicodeDecodeError,
+                  ValueError, OSError)
+
+
+def _fail(path: Path, counter: CountingReader, record: int, exc: BaseException) -> SourceError:
+    reason = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+    if isinstance(exc, EOFError):
+        reason = "file is truncated (" + reason + ")"
+    return SourceError(
+        f"{path}: invalid data at byte {counter.position} (record {record}): {reason}")
+
+
+def iter_array(path: Path) -> Iterator[tuple[int, Any, CountingReader]]:
+    """Yield ``(record_number, record, counter)`` for each element of a JSON array file.
+
+    Raises:
+        SourceError: bad gzip, truncated file, invalid JSON, or not a JSON array.
+    """
+    stream, counter = open_stream(path)
+    number = 0
+    try:
+        with stream:
+            first = _first_byte(stream)
+            if first != b"[":
+                raise SourceError(
+                    f"{path}: expected a JSON array at byte 0 (record 1), found {first!r}")
+            for number, record in enumerate(
+                    ijson.items(stream, "item", use_float=True), start=1):
+                yield number, record, counter
+    except SourceError:
+        raise
+    except _STREAM_ERRORS as exc:
+        raise _fail(path, counter, number + 1, exc) from None
+
+
+def iter_lines(path: Path) -> Iterator[tuple[int, Any, CountingReader]]:
+    """Yield ``(line_number, parsed_or_error, counter)`` for a JSON-lines file.
+
+    A line that is not valid JSON yields a :class:`ValueError` instance as the
+    record (the loader skips and counts it); a bad gzip stream raises
+    :class:`SourceError`.
+    """
+    stream, counter = open_stream(path)
+    number = 0
+    try:
+        with stream:
+            for number, line in enumerate(stream, start=1):
+                if not line.strip():
+                    continue
+                try:
+                    yield number, json.loads(line), counter
+                except ValueError as exc:
+                    yield number, ValueError(f"line {number}: invalid JSON ({exc})"), counter
+    except _STREAM_ERRORS as exc:
+        raise _fail(path, counter, number + 1, exc) from None
+
+
+def load_object(path: Path) -> dict:
+    """Parse a small whole-JSON-object file (catalog-extras.json)."""
+    stream, counter = open_stream(path)
+    try:
+        with stream:
+            data = json.loads(stream.read().decode("utf-8"))
+    except json.JSONDecodeError as exc:
+        raise SourceError(f"{path}: invalid JSON at byte {exc.pos} (record 1): {exc.msg}") from None
+    except _STREAM_ERRORS as exc:
+        raise _fail(path, counter, 1, exc) from None
+    if not isinstance(data, dict):
+        raise SourceError(f"{path}: expected a JSON object at byte 0 (record 1)")
+    return data
+
+
+def _first_byte(stream: IO[bytes]) -> bytes:
+    """Peek the first non-whitespace byte of a buffered stream without consuming it."""
+    peek = stream.peek(64) if hasattr(stream, "peek") else b""  # type: ignore[attr-defined]
+    stripped = peek.lstrip(b" \t\r\n\xef\xbb\xbf")
+    return stripped[:1]
+
+
+def _kind_of_record(record: Any) -> str | None:
+    if not isinstance(record, dict):
+        return None
+    keys = set(record)
+    if "repo_url" in keys:
+        return "links"
+    if "task" in keys and ("datasets" in keys or "subtasks" in keys):
+        return "evaluations"
+    if "versions" in keys or "authors_parsed" in keys:
+        return "arxiv"
+    if "paper_url" in keys and ("abstract" in keys or "title" in keys):
+        return "papers"
+    if "collections" in keys or "code_snippet_url" in keys or "/method/" in str(record.get("url")):
+        return "methods"
+    if {"modalities", "variants", "homepage"} & keys or "/dataset/" in str(record.get("url")):
+        return "datasets"
+    return None
+
+
+def _kind_by_content(path: Path) -> str | None:
+    stream, counter = open_stream(path)
+    try:
+        with stream:
+            first = _first_byte(stream)
+            if first == b"[":
+                items = ijson.items(stream, "item")
+                record = next(iter(items), None)
+                if record is not None and not isinstance(record, dict):
+                    return "invalid"  # every dump is an array of objects
+                return _kind_of_record(record)
+            if first == b"{":
+                line = stream.readline()
+                try:
+                    record = json.loads(line)
+                except ValueError:
+                    return "extras"  # a multi-line object: catalog-extras.json
+                if isinstance(record, dict) and set(record) & _EXTRAS_KEYS and "id" not in record:
+                    return "extras"
+                return _kind_of_record(record)
+            return "invalid"  # neither a JSON array nor JSON object(s)
+    except _STREAM_ERRORS as exc:
+        raise _fail(path, counter, 1, exc) from None
+
+
+def detect(path: Path) -> Source:
+    """Detect the kind of one source path.
+
+    Content decides (first record's keys); the file name breaks ties.
+
+    Raises:
+        SourceError: missing path, unreadable file or unknown format.
+    """
+    if not path.exists():
+        raise SourceError(f"{path}: no such file or directory")
+    if path.is_dir():
+        return Source(path, "markdown", 0)
+    name = path.name.lower()
+    by_name = next((kind for hint, kind in _NAME_HINTS if hint in name), None)
+    if name.endswith((".jsonl", ".jsonl.gz")) and by_name is None:
+        by_name = "arxiv"
+    by_content = _kind_by_content(path)
+    kind = by_content or by_name
+    if kind is None or kind == "invalid":
+        raise SourceError(f"{path}: not a recognised dump format at byte 0 (record 1)")
+    return Source(path, kind, path.stat().st_size)
+
