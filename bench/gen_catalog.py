@@ -1,0 +1,153 @@
+"""Write a deterministic synthetic catalog in the public Papers with Code dump formats.
+
+Usage::
+
+    uv run python bench/gen_catalog.py --papers 100000 --evaluations 500000 --out DIR [--seed 7]
+
+Writes ``papers-with-abstracts.json``, ``links-between-papers-and-code.json``,
+``methods.json``, ``datasets.json``, ``evaluation-tables.json`` and a
+``markdown/`` folder (a few large documents for read-chunk benchmarks) into
+DIR. Everything is derived from ``random.Random(seed)``, so the same
+arguments always give byte-identical files. Records are written one at a
+time, so memory stays small for large counts.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import random
+from pathlib import Path
+from typing import IO, Any
+
+WORDS = ("attention transformer residual convolution diffusion contrastive graph sparse dense "
+         "retrieval language vision speech reinforcement policy reward token embedding latent "
+         "quantization distillation pruning adapter prompt reasoning memory recurrent kernel "
+         "segmentation detection tracking depth pose generation translation summarization "
+         "question answering parsing tagging alignment robust efficient scalable federated "
+         "causal bayesian variational adversarial neural implicit multimodal temporal spectral "
+         "mixture expert routing normalization optimizer schedule curriculum benchmark dataset").split()
+AREAS = ("Computer Vision", "Natural Language Processing", "Speech", "Graphs", "Reinforcement Learning",
+         "Methodology", "Medical", "Time Series")
+N_TASKS, N_METHODS, N_DATASETS, N_AUTHORS, N_MARKDOWN = 200, 300, 1000, 20000, 40
+
+
+def _title(rng: random.Random) -> str:
+    return " ".join(rng.choice(WORDS) for _ in range(rng.randint(4, 10))).capitalize()
+
+
+def _arxiv_id(index: int) -> str:
+    month = index // 90000
+    return f"{10 + month // 12:02d}{1 + month % 12:02d}.{10000 + index % 90000:05d}"
+
+
+class _ArrayWriter:
+    """Writes a JSON array one element at a time."""
+
+    def __init__(self, path: Path) -> None:
+        self.handle: IO[str] = path.open("w", encoding="utf-8")
+        self.handle.write("[")
+        self.first = True
+
+    def add(self, record: Any) -> None:
+        self.handle.write(("" if self.first else ",\n") + json.dumps(record, separators=(",", ":")))
+        self.first = False
+
+    def close(self) -> None:
+        self.handle.write("]\n")
+        self.handle.close()
+
+
+def generate(papers: int, evaluations: int, out: Path, seed: int) -> dict[str, int]:
+    """Write the synthetic dumps into ``out``; return record counts per file."""
+    rng = random.Random(seed)
+    out.mkdir(parents=True, exist_ok=True)
+    tasks = [f"Task {i} {rng.choice(WORDS).capitalize()}" for i in range(N_TASKS)]
+    methods = [f"Method{i} {rng.choice(WORDS).capitalize()}" for i in range(N_METHODS)]
+    datasets = [f"Dataset{i} {rng.choice(WORDS).upper()}" for i in range(N_DATASETS)]
+    authors = [f"{rng.choice(WORDS).capitalize()} {rng.choice(WORDS).capitalize()}son{i}"
+               for i in range(N_AUTHORS)]
+    counts: dict[str, int] = {}
+
+    w = _ArrayWriter(out / "papers-with-abstracts.json")
+    for i in range(papers):
+        arxiv = _arxiv_id(i)
+        w.add({"paper_url": f"https://paperswithcode.com/paper/synthetic-{i}", "arxiv_id": arxiv,
+               "title": f"{_title(rng)} {i}",
+               "abstract": " ".join(rng.choice(WORDS) for _ in range(rng.randint(40, 120))),
+               "url_abs": f"https://arxiv.org/abs/{arxiv}", "url_pdf": f"https://arxiv.org/pdf/{arxiv}",
+               "proceeding": rng.choice((None, None, "NeurIPS 2020 12", "ICML 2021 7", "CVPR 2022 6")),
+               "authors": rng.sample(authors, rng.randint(1, 6)),
+               "tasks": rng.sample(tasks, rng.randint(1, 2)),
+               "date": f"20{10 + (i // 90000) // 12 % 15:02d}-{1 + rng.randrange(12):02d}-{1 + rng.randrange(28):02d}",
+               "methods": [{"name": m} for m in rng.sample(methods, rng.randint(0, 3))]})
+    w.close()
+    counts["papers"] = papers
+
+    w = _ArrayWriter(out / "links-between-papers-and-code.json")
+    for i in range(0, papers, 2):
+        w.add({"paper_url": f"https://paperswithcode.com/paper/synthetic-{i}", "paper_arxiv_id": _arxiv_id(i),
+               "paper_title": None, "repo_url": f"https://github.com/org{i % 997}/repo{i}",
+               "is_official": rng.random() < 0.5, "framework": rng.choice(("pytorch", "tf", "jax", "none"))})
+    w.close()
+    counts["links"] = (papers + 1) // 2
+
+    w = _ArrayWriter(out / "methods.json")
+    for name in methods:
+        w.add({"url": None, "name": name, "full_name": name, "description": _title(rng),
+               "introduced_year": rng.randint(1990, 2024),
+               "collections": [{"collection": "C", "area": rng.choice(AREAS)}]})
+    w.close()
+    w = _ArrayWriter(out / "datasets.json")
+    for name in datasets:
+        w.add({"url": None, "name": name, "full_name": name, "description": _title(rng),
+               "modalities": [], "tasks": []})
+    w.close()
+    counts["methods"], counts["datasets"] = len(methods), len(datasets)
+
+    w = _ArrayWriter(out / "evaluation-tables.json")
+    per_dataset = max(1, evaluations // N_DATASETS)
+    remaining = evaluations
+    for t, task in enumerate(tasks):
+        own = datasets[t * (N_DATASETS // N_TASKS):(t + 1) * (N_DATASETS // N_TASKS)]
+        entries = []
+        for name in own:
+            n = min(per_dataset, remaining)
+            remaining -= n
+            rows = [{"model_name": f"Model-{rng.randrange(10**6)}",
+                     "metrics": {"Accuracy": f"{rng.uniform(10, 99):.2f}", "F1": f"{rng.uniform(10, 99):.1f}%"},
+                     "paper_title": None, "paper_url": f"https://arxiv.org/abs/{_arxiv_id(rng.randrange(papers))}",
+                     "paper_date": None, "code_links": [], "model_links": [], "uses_additional_data": False}
+                    for _ in range(n)]
+            entries.append({"dataset": name, "description": "", "sota": {"metrics": ["Accuracy", "F1"], "rows": rows},
+                            "subdatasets": []})
+        w.add({"task": task, "categories": [AREAS[t % len(AREAS)]], "description": _title(rng),
+               "datasets": entries, "subtasks": [], "synonyms": [], "source_link": None})
+    w.close()
+    counts["evaluations"] = evaluations - remaining
+
+    md = out / "markdown"
+    md.mkdir(exist_ok=True)
+    for i in range(min(N_MARKDOWN, papers)):
+        body = [f"# {_title(rng)}\n\n"]
+        for section in range(40):
+            body.append(f"## Section {section} — é ∑ 中文\n\n")
+            body.append(" ".join(rng.choice(WORDS) for _ in range(600)) + "\n\n")
+        (md / f"{_arxiv_id(i)}.md").write_text("".join(body), encoding="utf-8")
+    counts["markdown"] = min(N_MARKDOWN, papers)
+    return counts
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--papers", type=int, default=100_000)
+    parser.add_argument("--evaluations", type=int, default=500_000)
+    parser.add_argument("--out", type=Path, required=True)
+    parser.add_argument("--seed", type=int, default=7)
+    args = parser.parse_args()
+    counts = generate(args.papers, args.evaluations, args.out, args.seed)
+    print(json.dumps(counts))
+
+
+if __name__ == "__main__":
+    main()
