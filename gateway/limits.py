@@ -32,6 +32,7 @@ from redis.backoff import NoBackoff
 from redis.exceptions import RedisError
 
 from pwc_mcp_core import keys, scripts
+from pwc_mcp_core.script_batch import ScriptBatcher
 
 __all__ = ["Decision", "Lease", "Limiter", "LimitSettings", "LimitsUnavailable", "MemoryLimiter",
            "RedisLimiter"]
@@ -107,19 +108,20 @@ class RedisLimiter:
         self._redis = Redis.from_url(redis_url, socket_connect_timeout=1.0, socket_timeout=2.0,
                                      retry=Retry(NoBackoff(), 0))
         self._limits = limits
-        self._admit = self._redis.register_script(scripts.load("admit"))
-        self._release = self._redis.register_script(scripts.load("release"))
+        # Concurrent admissions share one pipelined round trip (see ScriptBatcher).
+        self._admit = ScriptBatcher(self._redis, scripts.load("admit"))
+        self._release = ScriptBatcher(self._redis, scripts.load("release"))
 
     async def acquire(self, client_hash: str, *, semantic: bool, lease: bool = True) -> Decision:
         lim = self._limits
         lease_id = uuid.uuid4().hex
         try:
             allowed, kind, retry = await self._admit(
-                keys=[keys.rate_window("requests", client_hash), keys.rate_window("semantic", client_hash),
-                      keys.concurrency_client(client_hash), keys.concurrency_global()],
-                args=[lim.request_limit, lim.semantic_limit, "1" if semantic else "0", lim.concurrency_limit,
-                      lim.global_concurrency_limit, int(lim.lease_ttl_s * 1000), lease_id, WINDOW_S * 1000,
-                      "1" if lease else "0"],
+                [keys.rate_window("requests", client_hash), keys.rate_window("semantic", client_hash),
+                 keys.concurrency_client(client_hash), keys.concurrency_global()],
+                [lim.request_limit, lim.semantic_limit, "1" if semantic else "0", lim.concurrency_limit,
+                 lim.global_concurrency_limit, int(lim.lease_ttl_s * 1000), lease_id, WINDOW_S * 1000,
+                 "1" if lease else "0"],
             )
         except (RedisError, OSError) as exc:
             raise LimitsUnavailable("redis unreachable") from exc
@@ -130,8 +132,8 @@ class RedisLimiter:
 
     async def release(self, lease: Lease) -> None:
         try:
-            await self._release(keys=[keys.concurrency_client(lease.client_hash), keys.concurrency_global()],
-                                args=[lease.lease_id])
+            await self._release([keys.concurrency_client(lease.client_hash), keys.concurrency_global()],
+                                [lease.lease_id])
         except (RedisError, OSError):
             pass  # the lease expires on its own after lease_ttl_s
 
