@@ -150,22 +150,28 @@ class RedisExecutor:
     async def _read_replies(self) -> None:
         while True:
             try:
-                item = await self._blocking.blpop([self._reply_key], timeout=1)
+                item = await self._blocking.brpop([self._reply_key], timeout=1)
+                if item is None:
+                    continue
+                # One blocking pop wakes the reader; everything else waiting comes in one more round trip.
+                raw_replies = [item[1], *await queue.drain_replies(self._redis, self._reply_key)]
             except RedisError:
                 # Redis restarting: keep waiting callers; their deadlines bound them.
                 await asyncio.sleep(0.5)
                 continue
-            if item is None:
-                continue
-            try:
-                rid, body = queue.decode_reply(item[1])
-            except ValueError:
-                logger.warning("dropped a malformed reply")
-                continue
-            future = self._waiting.get(rid)
-            if future is not None and not future.done():
-                future.set_result(body)
-            # else: a duplicate (a reclaimed call answered twice) or a late reply: dropped.
+            for raw in raw_replies:
+                self._deliver(raw)
+
+    def _deliver(self, raw: bytes) -> None:
+        try:
+            rid, body = queue.decode_reply(raw)
+        except ValueError:
+            logger.warning("dropped a malformed reply")
+            return
+        future = self._waiting.get(rid)
+        if future is not None and not future.done():
+            future.set_result(body)
+        # else: a duplicate (a reclaimed call answered twice) or a late reply: dropped.
 
     async def _refresh_liveness(self) -> None:
         try:

@@ -26,9 +26,11 @@ from typing import Any, Generic, TypeVar
 
 import redis
 
+from pwc.cache import Cache
+
 from pwc_mcp_core import keys, scripts
 
-__all__ = ["Chunk", "ChunkCache", "MemoryCache", "RedisCache"]
+__all__ = ["Chunk", "ChunkCache", "MemoryCache", "RedisCache", "TieredCache"]
 
 logger = logging.getLogger(__name__)
 
@@ -160,6 +162,30 @@ class MemoryCache:
             with self._flights_lock:
                 self._flights.pop(key, None)
             flight.done.set()
+
+
+class TieredCache:
+    """A near in-process cache in front of a shared one (``pwc.cache.Cache``).
+
+    A hot key is answered from memory for at most ``near_ttl_s`` seconds, so a
+    worker serving the same catalog page many times a second does not pay a Redis
+    round trip each time; past that, or on a near miss, the shared cache decides
+    (and keeps the seed's TTLs and its cluster-wide single-flight). The cost is that
+    one process may serve a value up to ``near_ttl_s`` older than the shared copy.
+
+    Args:
+        near: the in-process cache (e.g. ``MemoryCache()``).
+        far: the shared cache (e.g. ``RedisCache``).
+        near_ttl_s: the longest a value lives in ``near`` (capped by the entry's own TTL).
+    """
+
+    def __init__(self, near: MemoryCache, far: Cache, *, near_ttl_s: float = 5.0) -> None:
+        self._near = near
+        self._far = far
+        self._near_ttl_s = near_ttl_s
+
+    def fetch(self, key: str, ttl_s: float, loader: Callable[[], bytes]) -> bytes:
+        return self._near.fetch(key, min(ttl_s, self._near_ttl_s), lambda: self._far.fetch(key, ttl_s, loader))
 
 
 class RedisCache:

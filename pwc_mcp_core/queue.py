@@ -26,10 +26,10 @@ import weakref
 from dataclasses import dataclass
 
 from redis.asyncio import Redis
-from redis.commands.core import AsyncScript
 from redis.exceptions import ResponseError
 
 from pwc_mcp_core import keys, scripts
+from pwc_mcp_core.script_batch import ScriptBatcher
 
 __all__ = [
     "GROUP",
@@ -39,6 +39,7 @@ __all__ = [
     "TOO_LARGE",
     "claim_orphans",
     "decode_reply",
+    "drain_replies",
     "encode_reply",
     "enqueue",
     "ensure_group",
@@ -56,8 +57,8 @@ GROUP = "workers"
 # body never crosses Redis; the gateway turns it into 503 ``response_too_large``.
 TOO_LARGE = b"!response-too-large"
 
-# One registered script object per client; redis-py handles EVALSHA and reloading.
-_SCRIPTS: weakref.WeakKeyDictionary[Redis, AsyncScript] = weakref.WeakKeyDictionary()
+# One batcher per client: concurrent enqueues share one pipelined round trip.
+_SCRIPTS: weakref.WeakKeyDictionary[Redis, ScriptBatcher] = weakref.WeakKeyDictionary()
 
 
 class QueueFull(Exception):
@@ -115,17 +116,15 @@ async def enqueue(redis: Redis, *, rid: str, reply_key: str, call_json: str, max
         redis.exceptions.RedisError: Redis is unreachable (callers map it).
     """
     added = await _enqueue_script(redis)(
-        keys=[keys.calls_stream()],
-        args=[max_backlog, "rid", rid, "reply", reply_key, "call", call_json],
-    )
+        [keys.calls_stream()], [max_backlog, "rid", rid, "reply", reply_key, "call", call_json])
     if not added:
         raise QueueFull(f"{max_backlog} calls are already queued")
 
 
-def _enqueue_script(redis: Redis) -> AsyncScript:
+def _enqueue_script(redis: Redis) -> ScriptBatcher:
     script = _SCRIPTS.get(redis)
     if script is None:
-        script = _SCRIPTS[redis] = redis.register_script(scripts.load("enqueue"))
+        script = _SCRIPTS[redis] = ScriptBatcher(redis, scripts.load("enqueue"))
     return script
 
 
@@ -174,6 +173,18 @@ async def send_reply(redis: Redis, job: Job, body: bytes) -> None:
         pipe.xack(keys.calls_stream(), GROUP, job.entry_id)
         pipe.xdel(keys.calls_stream(), job.entry_id)
         await pipe.execute()
+
+
+async def drain_replies(redis: Redis, reply_key: str, *, batch: int = 256) -> list[bytes]:
+    """Every reply already waiting on ``reply_key`` (oldest first), without blocking."""
+    replies: list[bytes] = []
+    while True:
+        chunk = await redis.rpop(reply_key, batch)
+        if not chunk:
+            return replies
+        replies.extend(chunk)
+        if len(chunk) < batch:
+            return replies
 
 
 async def heartbeat(redis: Redis, worker_id: str) -> None:

@@ -13,7 +13,7 @@ from collections.abc import Mapping, Sequence
 
 import redis
 
-from pwc_mcp_core.cache import RedisCache
+from pwc_mcp_core.cache import MemoryCache, RedisCache, TieredCache
 from pwc_mcp_core.errors import ConfigError
 from pwc_mcp_core.execution import Runtime
 from pwc_mcp_core.logs import configure_logging
@@ -38,7 +38,7 @@ def main(argv: Sequence[str] | None = None, environ: Mapping[str, str] | None = 
     configure_logging(settings.core.log_level)
     def runtime() -> Runtime:
         redis_client = redis.Redis.from_url(settings.redis_url, socket_connect_timeout=2, socket_timeout=5)
-        return Runtime.build(settings.core, RedisCache(redis_client))
+        return Runtime.build(settings.core, TieredCache(MemoryCache(), RedisCache(redis_client)))
 
     worker = Worker(settings, Runner(runtime, settings.threads, settings.core.max_body_bytes))
     asyncio.run(worker.run())

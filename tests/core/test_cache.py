@@ -12,7 +12,7 @@ import pytest
 import redis
 
 from pwc_mcp_core import keys
-from pwc_mcp_core.cache import Chunk, ChunkCache, MemoryCache, RedisCache
+from pwc_mcp_core.cache import Chunk, ChunkCache, MemoryCache, RedisCache, TieredCache
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 
@@ -253,3 +253,29 @@ def test_redis_cache_degrades_to_direct_loads_while_redis_is_down(redis_server, 
     assert cache.fetch("k", 60, loader) == b"fresh"
     assert cache.fetch("k", 60, loader) == b"fresh"
     assert loader.calls == 3
+
+
+def test_a_tiered_cache_answers_hot_keys_from_memory_and_keeps_the_shared_ttl() -> None:
+    class CountingFar:
+        def __init__(self) -> None:
+            self.calls: list[tuple[str, float]] = []
+            self.values: dict[str, bytes] = {}
+
+        def fetch(self, key: str, ttl_s: float, loader):
+            self.calls.append((key, ttl_s))
+            if key not in self.values:
+                self.values[key] = loader()
+            return self.values[key]
+
+    now = [0.0]
+    far = CountingFar()
+    tiered = TieredCache(MemoryCache(clock=lambda: now[0]), far, near_ttl_s=5.0)
+    loads: list[int] = []
+    loader = lambda: loads.append(1) or b"v"  # noqa: E731
+    assert tiered.fetch("k", 300.0, loader) == b"v"
+    assert tiered.fetch("k", 300.0, loader) == b"v"
+    assert far.calls == [("k", 300.0)]  # the second fetch never left the process
+    now[0] = 6.0  # past the near TTL: the shared cache is asked again, with its own TTL
+    assert tiered.fetch("k", 300.0, loader) == b"v"
+    assert far.calls == [("k", 300.0), ("k", 300.0)]
+    assert loads == [1]
