@@ -12,6 +12,14 @@ from catalog.importer.stats import SourceStats
 from catalog.importer.writer import Writer
 
 _HEADING = re.compile(r"^#\s+(.+?)\s*#*\s*$", re.MULTILINE)
+_FIRST_LINE_HEADING = re.compile(r"\A\s*#{1,3}\s+(.+?)\s*$", re.MULTILINE)
+
+
+def markdown_title(body: str) -> str | None:
+    """Title of a Markdown paper: its first ``# `` heading, else a ``##``/``###``
+    heading on the first non-empty line (PDF converters emit those); None otherwise."""
+    match = _HEADING.search(body) or _FIRST_LINE_HEADING.match(body)
+    return match.group(1).strip().rstrip(".").strip() or None if match else None
 
 
 def markdown_files(folder: Path) -> list[tuple[str, Path]]:
@@ -44,8 +52,8 @@ def markdown_files(folder: Path) -> list[tuple[str, Path]]:
 def load_markdown(writer: Writer, folder: Path, stats: SourceStats) -> None:
     """Store each Markdown file as its paper's full text (content version = sha256).
 
-    A paper the catalog lacks is created as a stub titled by the file's first
-    ``# `` heading (else the arXiv id). Undecodable UTF-8 skips the file.
+    A paper the catalog lacks is created as a stub titled by
+    :func:`markdown_title` (else the arXiv id). Undecodable UTF-8 skips the file.
     """
     for number, (arxiv_id, path) in enumerate(markdown_files(folder), start=1):
         stats.read += 1
@@ -57,8 +65,7 @@ def load_markdown(writer: Writer, folder: Path, stats: SourceStats) -> None:
             continue
         paper_id = writer.find_paper(arxiv_id)
         if paper_id is None:
-            heading = _HEADING.search(body)
-            title = heading.group(1).strip() if heading else arxiv_id
+            title = markdown_title(body) or arxiv_id
             paper_id, _ = writer.upsert_paper({
                 "arxiv_id": arxiv_id, "slug": keys.slugify(title), "title": title,
                 "url_abs": f"https://arxiv.org/abs/{arxiv_id}"}, stub=True)

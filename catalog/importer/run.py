@@ -13,7 +13,8 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from catalog import schema
-from catalog.importer import dumps, others, sources
+from catalog.importer import dumps, others
+from catalog.importer import sources as srcs
 from catalog.importer.extras import load_extras
 from catalog.importer.stats import SourceStats
 from catalog.importer.writer import Writer
@@ -29,7 +30,7 @@ _LOADERS = {"papers": dumps.load_papers, "links": dumps.load_links,
 class _Progress:
     """tqdm bar over source bytes on a terminal; plain lines otherwise."""
 
-    def __init__(self, out: TextIO, source: sources.Source) -> None:
+    def __init__(self, out: TextIO, source: srcs.Source) -> None:
         self.out, self.source = out, source
         self.bar: Any = None
         isatty = getattr(out, "isatty", None)
@@ -56,16 +57,16 @@ class _Progress:
             self.bar.close()
 
 
-def _import_source(writer: Writer, source: sources.Source, stats: SourceStats, out: TextIO) -> None:
+def _import_source(writer: Writer, source: srcs.Source, stats: SourceStats, out: TextIO) -> None:
     progress = _Progress(out, source)
     writer.start_source()
     try:
         if source.kind == "markdown":
             others.load_markdown(writer, source.path, stats)
         elif source.kind == "extras":
-            load_extras(writer, sources.load_object(source.path), stats)
+            load_extras(writer, srcs.load_object(source.path), stats)
         else:
-            reader = sources.iter_lines if source.kind == "arxiv" else sources.iter_array
+            reader = srcs.iter_lines if source.kind == "arxiv" else srcs.iter_array
             _LOADERS[source.kind](writer, progress.track(reader(source.path)), stats)
         writer.flush()
     finally:
@@ -94,8 +95,8 @@ def _remove(path: Path) -> None:
             pass
 
 
-def run_import(db: Path, sources_: list[Path], *, out: TextIO) -> int:
-    """Import ``sources_`` into the catalog database ``db``; return the exit code.
+def run_import(db: Path, sources: list[Path], *, out: TextIO) -> int:
+    """Import ``sources`` into the catalog database ``db``; return the exit code.
 
     0 on success (a summary line per source is printed to ``out``); 1 when a
     source is unusable or the database cannot be written: one ``error:`` line
@@ -108,8 +109,8 @@ def run_import(db: Path, sources_: list[Path], *, out: TextIO) -> int:
     temp: Path | None = None
     conn: sqlite3.Connection | None = None
     try:
-        detected = sorted((sources.detect(Path(p)) for p in sources_),
-                          key=lambda s: sources.KIND_ORDER[s.kind])
+        detected = sorted((srcs.detect(Path(p)) for p in sources),
+                          key=lambda s: srcs.KIND_ORDER[s.kind])
         if not detected:
             print("error: no sources given", file=out)
             return 1
@@ -139,7 +140,7 @@ def run_import(db: Path, sources_: list[Path], *, out: TextIO) -> int:
         conn = None
         os.replace(temp, db)
         temp = None
-    except sources.SourceError as exc:
+    except srcs.SourceError as exc:
         print(f"error: {exc}", file=out)
         return 1
     except (sqlite3.Error, OSError) as exc:

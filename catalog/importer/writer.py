@@ -37,8 +37,11 @@ _METRICS = EVAL_COLS.index("metrics")
 _FLAGS = (EVAL_COLS.index("is_open"), EVAL_COLS.index("uses_additional_data"))
 
 
+_ENCODER = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"))
+
+
 def _dumps(value: Any) -> str:
-    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+    return _ENCODER.encode(value)  # a prebuilt encoder: json.dumps re-creates one per call
 
 
 def _update_sql(table: str, cols: Sequence[str]) -> str:

@@ -266,3 +266,11 @@ def test_a_terminal_gets_a_progress_bar_and_the_same_summary(tmp_path: Path, sha
     text = out.getvalue()
     assert "importing " not in text  # the bar replaces the plain progress lines
     assert "evaluation-tables.json (evaluations): read 3777" in text
+
+
+def test_markdown_only_papers_are_titled_from_their_heading(conn: sqlite3.Connection) -> None:
+    titles = dict(conn.execute("SELECT arxiv_id, title FROM papers WHERE arxiv_id IN "
+                               "('2203.01017', '2412.19437', '2310.06825')"))
+    assert titles == {"2203.01017": "TableFormer: Table Structure Understanding with Transformers",
+                      "2412.19437": "DeepSeek-V3 Technical Report",
+                      "2310.06825": "2310.06825"}  # its first heading is "Abstract": no title
