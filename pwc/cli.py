@@ -218,6 +218,8 @@ def main(argv: Sequence[str] | None = None, *, client: Any = None, stdout: TextI
             from pwc.transport import Client
 
             client = own_client = Client()
+        # task list / benchmark list group automatically on a terminal, which decides their calls.
+        args.isatty = out.isatty
         payload = args.handler(args, client)
         if getattr(args, "json", False):
             out.line(json_envelope(payload))
