@@ -47,8 +47,10 @@ def json_error(status: int, code: str, *, retry_after: int | None = None) -> web
 async def read_bounded_body(request: web.Request, max_bytes: int) -> bytes | None:
     """Read the request body, or return None as soon as it exceeds ``max_bytes``."""
     length = request.content_length
-    if length is not None and length > max_bytes:
-        return None
+    if length is not None:
+        # The usual case: a declared length within the bound is read in one go (aiohttp
+        # stops at the declared length, and client_max_size is the same bound).
+        return None if length > max_bytes else await request.read()
     chunks: list[bytes] = []
     total = 0
     async for chunk in request.content.iter_chunked(65536):

@@ -17,6 +17,7 @@ Identities leave this module only as keyed hashes (:func:`hash_identity`).
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import hmac
 import ipaddress
@@ -46,6 +47,7 @@ def parse_networks(values: Iterable[object]) -> TrustedNetworks:
                  if str(value).strip())
 
 
+@functools.lru_cache(maxsize=4096)  # the same few peers and hops come back on every request
 def _parse_ip(value: str) -> IPAddress | None:
     text = value.strip()
     if text.startswith("[") and text.endswith("]"):

@@ -19,8 +19,9 @@ RedisExecutor reports through :func:`set_queue_depth`, :func:`set_busy_workers` 
 
 from __future__ import annotations
 
+import functools
 import os
-from typing import Final
+from typing import Any, Final
 
 import pwc_mcp_core.observability  # noqa: F401  (registers the cache and upstream counters)
 from prometheus_client import (CONTENT_TYPE_LATEST, REGISTRY, CollectorRegistry, Counter, Gauge, Histogram,
@@ -49,10 +50,16 @@ LIVE_WORKERS = Gauge("pwc_mcp_workers_live", "Workers with a fresh heartbeat (1 
                      multiprocess_mode="max")
 
 
+@functools.lru_cache(maxsize=1024)  # label values are classified, so the set is small
+def _request_children(tool: str, status: int, protocol: str) -> tuple[Any, Any]:
+    return REQUESTS.labels(tool=tool, status=str(status), protocol=protocol), REQUEST_SECONDS.labels(tool=tool)
+
+
 def observe_request(tool: str, status: int, protocol: str, seconds: float, nbytes: int) -> None:
     """Record one finished ``/mcp`` request (labels must already be classified)."""
-    REQUESTS.labels(tool=tool, status=str(status), protocol=protocol).inc()
-    REQUEST_SECONDS.labels(tool=tool).observe(seconds)
+    count, latency = _request_children(tool, status, protocol)
+    count.inc()
+    latency.observe(seconds)
     RESPONSE_BYTES.observe(nbytes)
 
 

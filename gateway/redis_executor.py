@@ -150,11 +150,7 @@ class RedisExecutor:
     async def _read_replies(self) -> None:
         while True:
             try:
-                item = await self._blocking.brpop([self._reply_key], timeout=1)
-                if item is None:
-                    continue
-                # One blocking pop wakes the reader; everything else waiting comes in one more round trip.
-                raw_replies = [item[1], *await queue.drain_replies(self._redis, self._reply_key)]
+                raw_replies = await queue.wait_replies(self._blocking, self._reply_key, timeout_s=1)
             except RedisError:
                 # Redis restarting: keep waiting callers; their deadlines bound them.
                 await asyncio.sleep(0.5)

@@ -145,7 +145,8 @@ def classify(body: bytes, headers: Mapping[str, str], *,
     if tool == "search_papers":
         arguments = params.get("arguments") if params is not None else None
         mode = arguments.get("mode") if isinstance(arguments, dict) else None
-        semantic = mode is None or mode in _SEMANTIC_MODES
+        # Only a string can name a mode; anything else is left for validation to refuse.
+        semantic = mode is None or (isinstance(mode, str) and mode in _SEMANTIC_MODES)
     return Classification(method=method, tool=tool, is_semantic_search=semantic,
                           era=route(version) or "invalid", protocol_label=protocol_label(version))
 

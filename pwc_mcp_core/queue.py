@@ -39,7 +39,6 @@ __all__ = [
     "TOO_LARGE",
     "claim_orphans",
     "decode_reply",
-    "drain_replies",
     "encode_reply",
     "enqueue",
     "ensure_group",
@@ -48,6 +47,7 @@ __all__ = [
     "live_workers",
     "read_jobs",
     "send_reply",
+    "wait_replies",
 ]
 
 logger = logging.getLogger(__name__)
@@ -175,16 +175,14 @@ async def send_reply(redis: Redis, job: Job, body: bytes) -> None:
         await pipe.execute()
 
 
-async def drain_replies(redis: Redis, reply_key: str, *, batch: int = 256) -> list[bytes]:
-    """Every reply already waiting on ``reply_key`` (oldest first), without blocking."""
-    replies: list[bytes] = []
-    while True:
-        chunk = await redis.rpop(reply_key, batch)
-        if not chunk:
-            return replies
-        replies.extend(chunk)
-        if len(chunk) < batch:
-            return replies
+async def wait_replies(redis: Redis, reply_key: str, *, timeout_s: float, batch: int = 256) -> list[bytes]:
+    """Up to ``batch`` replies from ``reply_key``, oldest first, waiting at most ``timeout_s`` for one.
+
+    One round trip returns everything already waiting (``BLMPOP``, Redis 7.0 or newer),
+    so a busy gateway does not pay a round trip per reply. ``[]`` on timeout.
+    """
+    popped = await redis.blmpop(timeout_s, 1, reply_key, direction="RIGHT", count=batch)
+    return list(popped[1]) if popped else []
 
 
 async def heartbeat(redis: Redis, worker_id: str) -> None:

@@ -107,8 +107,17 @@ class McpServer:
         }
 
     def classify(self, body: bytes, headers: Mapping[str, str]) -> Classification:
-        """`eras.classify` with this server's tool names."""
-        return classify(body, headers, tool_names=self.tool_names)
+        """`eras.classify` with this server's tool names; never raises.
+
+        A classification bug must not turn bad input into a 500: the request is then
+        treated as an unknown, non-semantic one and `handle` answers it properly.
+        """
+        try:
+            return classify(body, headers, tool_names=self.tool_names)
+        except Exception as exc:  # noqa: BLE001 - defence in depth, logged content-free
+            logger.error("classify failed type=%s", type(exc).__name__)
+            return Classification(method=None, tool=None, is_semantic_search=False, era="invalid",
+                                  protocol_label="unknown")
 
     async def handle(self, body: bytes, headers: Mapping[str, str]) -> Reply:
         """Answer one POSTed JSON-RPC message. Never raises.

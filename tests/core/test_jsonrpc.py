@@ -86,6 +86,10 @@ def test_a_malformed_call_envelope_is_a_value_error(raw: bytes) -> None:
                  "search_papers", True, id="header-fallback"),
     pytest.param(b"not json", {"mcp-name": "list_tasks"}, "list_tasks", False, id="non-json-header-only"),
     pytest.param(b'{"method":"tools/call","params":{"name":"s3cr3t"}}', {}, None, False, id="unknown-tool-dropped"),
+    pytest.param(b'{"method":"tools/call","params":{"name":"search_papers","arguments":{"mode":[]}}}', {},
+                 "search_papers", False, id="unhashable-mode-found-by-fuzzing"),
+    pytest.param(b'{"method":"tools/call","params":{"name":"search_papers","arguments":{"mode":{"a":1}}}}', {},
+                 "search_papers", False, id="object-mode"),
 ])
 def test_classify_finds_the_tool_and_semantic_searches(body: bytes, headers: dict, tool: str | None,
                                                        semantic: bool) -> None:

@@ -70,3 +70,11 @@ async def test_live_workers_ignores_stale_heartbeats(redis: Redis) -> None:
 def test_a_reply_without_request_id_is_refused() -> None:
     with pytest.raises(ValueError):
         queue.decode_reply(b"no-newline")
+
+
+async def test_waiting_replies_come_oldest_first_in_one_batch(redis: Redis) -> None:
+    for n in range(5):
+        await redis.lpush("replies", queue.encode_reply(f"{n:032x}", b"{}"))
+    replies = await queue.wait_replies(redis, "replies", timeout_s=1)
+    assert [queue.decode_reply(raw)[0] for raw in replies] == [f"{n:032x}" for n in range(5)]
+    assert await queue.wait_replies(redis, "replies", timeout_s=0.1) == []
