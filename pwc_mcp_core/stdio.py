@@ -30,12 +30,11 @@ import sys
 from collections.abc import Mapping, Sequence
 from typing import Any, BinaryIO, Final
 
-from pwc_mcp_core.call import Call
 from pwc_mcp_core.eras import NAME_BEARING_METHODS
 from pwc_mcp_core.errors import ConfigError
+from pwc_mcp_core.jsonrpc import INTERNAL_ERROR, encode_id, error_body, splice_id
 from pwc_mcp_core.local_executor import LocalExecutor
 from pwc_mcp_core.logs import configure_logging
-from pwc_mcp_core.jsonrpc import INTERNAL_ERROR, encode_id, error_body, splice_id
 from pwc_mcp_core.server import McpServer
 from pwc_mcp_core.settings import CoreSettings
 from pwc_mcp_core.version import PROTOCOL_VERSION_META_KEY

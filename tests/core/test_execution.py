@@ -8,8 +8,6 @@ fallbacks, and the modern-era fields.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import fastjsonschema
@@ -19,7 +17,7 @@ from pwc_mcp_core.call import Call
 from pwc_mcp_core.catalogue import get_tool, tools
 from pwc_mcp_core.execution import Runtime, execute
 from pwc_mcp_core.settings import CoreSettings
-from tests.core.tools_stub import StubCatalog
+from tests.core.tools_stub import StubCatalog, runtime, stub  # noqa: F401 - fixtures
 
 ARGUMENTS: dict[str, dict[str, Any]] = {
     "search_papers": {"query": "transformer", "mode": "keyword", "limit": 1},
@@ -46,15 +44,6 @@ ARGUMENTS: dict[str, dict[str, Any]] = {
 }
 
 
-@pytest.fixture(scope="module")
-def stub(shared_data: Path) -> Iterator[StubCatalog]:
-    with StubCatalog(shared_data) as catalog:
-        yield catalog
-
-
-@pytest.fixture(scope="module")
-def runtime(stub: StubCatalog) -> Runtime:
-    return Runtime.build(CoreSettings(api_url=stub.base_url, cursor_keys=("test-secret",)))
 
 
 def call_tool(runtime: Runtime, name: str, arguments: Any, *, era: str = "legacy") -> dict[str, Any]:

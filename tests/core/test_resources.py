@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
 from aiohttp import web
@@ -12,19 +10,9 @@ from aiohttp import web
 from pwc_mcp_core.call import Call
 from pwc_mcp_core.execution import Runtime, execute
 from pwc_mcp_core.resources import parse_uri
-from pwc_mcp_core.settings import CoreSettings
-from tests.core.tools_stub import StubCatalog
+from tests.core.tools_stub import StubCatalog, runtime, stub  # noqa: F401 - fixtures
 
 
-@pytest.fixture(scope="module")
-def stub(shared_data: Path) -> Iterator[StubCatalog]:
-    with StubCatalog(shared_data) as catalog:
-        yield catalog
-
-
-@pytest.fixture(scope="module")
-def runtime(stub: StubCatalog) -> Runtime:
-    return Runtime.build(CoreSettings(api_url=stub.base_url, cursor_keys=("test-secret",)))
 
 
 def read(runtime: Runtime, uri: str, era: str = "legacy") -> dict:

@@ -12,11 +12,15 @@ from __future__ import annotations
 import asyncio
 import json
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
+import pytest
 from aiohttp import web
+
+from pwc_mcp_core.execution import Runtime
+from pwc_mcp_core.settings import CoreSettings
 
 from tests.helpers import free_port
 
@@ -168,3 +172,16 @@ class StubCatalog:
         if path.startswith("tasks/") and path.endswith("/trending-benchmarks"):
             return {"results": [{**BENCHMARK, "all_time_paper_count": 217, "trend_score": 1.0}]}
         return table.get(path)
+
+
+@pytest.fixture(scope="module")
+def stub(shared_data: Path) -> Iterator[StubCatalog]:
+    """The stub catalog, one per test module (import this fixture where it is used)."""
+    with StubCatalog(shared_data) as catalog:
+        yield catalog
+
+
+@pytest.fixture(scope="module")
+def runtime(stub: StubCatalog) -> Runtime:
+    """An execution runtime pointed at :func:`stub`."""
+    return Runtime.build(CoreSettings(api_url=stub.base_url, cursor_keys=("test-secret",)))
