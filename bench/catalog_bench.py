@@ -2,15 +2,19 @@
 
 Usage::
 
-    uv run python bench/gen_catalog.py --papers 100000 --evaluations 500000 --out /tmp/pwc-gen
+    uv run python bench/gen_catalog.py --papers 100000 --evaluations 500000 --out /tmp/pwc-gen \
+        [--vocabulary realistic|tiny]
     uv run python bench/catalog_bench.py --data /tmp/pwc-gen --db /tmp/pwc-gen.db [--requests 300]
 
 Steps: (1) ``python -m catalog import`` of every dump in ``--data`` into a new
 ``--db`` (records/s from the importer's summary line and the wall time);
 (2) ``python -m catalog serve --db`` on a free port; (3) from this separate
 process, with one ``httpx.Client``, ``--requests`` sequential requests each of
-keyword search, paper info, a benchmark leaderboard page (100 rows) and a
-64 KiB read chunk; p50/p99 in milliseconds. Prints a Markdown table for
+keyword search, paper info, a benchmark leaderboard page (100 rows), a 64 KiB
+read chunk, and (not targets, for context) hybrid search (the CLI's default
+mode) and related papers; p50/p99 in milliseconds. Search queries are two of
+ten topic words; how many papers they match depends on the generator's
+``--vocabulary`` (see ``bench/gen_catalog.py``). Prints a Markdown table for
 BENCHMARKS.md. A benchmark, not a test: nothing here asserts.
 """
 
@@ -89,6 +93,9 @@ def measure(base: str, requests: int, seed: int) -> dict[str, tuple[float, float
                 "page": 1, "page_size": 100, "ordering": "best_rank"}),
             "read chunk 64 KiB": lambda: client.get(f"research/papers/{rng.choice(readable)}/read", params={
                 "offset": rng.choice((0, 65536)), "limit": 65536}),
+            "hybrid search": lambda: client.get("papers/search", params={
+                "q": " ".join(rng.sample(words, 2)), "mode": "hybrid", "page": 1, "page_size": 10}),
+            "related papers": lambda: client.get(f"papers/{rng.choice(refs)}/related", params={"limit": 4}),
         }
         for name, call in kinds.items():
             for _ in range(5):  # warm-up

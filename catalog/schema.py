@@ -20,8 +20,11 @@ Conventions shared by the importer (the only writer) and the store (reader):
   methods, datasets and organizations are computed by the store at query time.
 * Full-text search: ``papers_fts`` is an external-content FTS5 table over
   ``papers(title, abstract, authors)``, kept in sync by **triggers** on
-  ``papers``. The importer may drop nothing; after a bulk load it may call
-  :func:`rebuild_fts` (idempotent) instead of relying on the triggers.
+  ``papers``. Only the importer's bulk-load mode (``catalog.schema_bulk``,
+  on its private temporary copy) may drop them and secondary indexes; it
+  re-creates them and calls :func:`rebuild_fts` before the copy is swapped in.
+* Migration 2 (``catalog.schema_v2``) adds the indexes the hot read paths
+  need (case-insensitive arXiv ids and slugs, covering link indexes).
 * Titles used for exact matching go through :func:`normalize_title`; the
   external-metadata "Name:" prefix through :func:`title_prefix`; Markdown
   versions through :func:`content_version`. Import these helpers instead of
@@ -36,6 +39,8 @@ import re
 import sqlite3
 import unicodedata
 from pathlib import Path
+
+from catalog.schema_v2 import V2
 
 logger = logging.getLogger(__name__)
 
@@ -347,7 +352,7 @@ END;
 """
 
 # MIGRATIONS[i] takes the database from user_version i to i + 1.
-MIGRATIONS: tuple[str, ...] = (_V1,)
+MIGRATIONS: tuple[str, ...] = (_V1, V2)
 SCHEMA_VERSION = len(MIGRATIONS)
 
 

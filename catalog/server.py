@@ -22,6 +22,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
+import orjson
 from aiohttp import web
 
 from catalog.store import Store, StoreError
@@ -39,9 +40,13 @@ Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 
 
 def json_response(body: Any, status: int = 200) -> web.Response:
-    """Compact UTF-8 JSON response."""
-    text = json.dumps(body, ensure_ascii=False, separators=(",", ":"))
-    return web.Response(text=text, status=status, content_type="application/json", charset="utf-8")
+    """Compact UTF-8 JSON response (orjson; the stdlib encoder for what orjson refuses,
+    e.g. integers beyond 64 bits inside stored metrics or lone surrogates)."""
+    try:
+        data = orjson.dumps(body)
+    except TypeError:  # ASCII escapes also carry lone surrogates safely
+        data = json.dumps(body, separators=(",", ":")).encode("ascii")
+    return web.Response(body=data, status=status, content_type="application/json", charset="utf-8")
 
 
 async def run_query(request: web.Request, func: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:

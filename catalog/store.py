@@ -14,6 +14,7 @@ and a JSON-ready ``detail`` (a string, or the ``ambiguous_author`` object of
 from __future__ import annotations
 
 import json
+import logging
 import re
 import sqlite3
 import threading
@@ -22,11 +23,15 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import quote
 
+from catalog.schema import SCHEMA_VERSION
+
 __all__ = [
     "Conflict", "Invalid", "NotFound", "PAPER_COLUMNS", "Page", "Store", "StoreError",
-    "envelope", "newest_paper_date", "paper_detail", "paper_summaries", "paper_summary",
+    "envelope", "find_by_arxiv", "newest_paper_date", "paper_detail", "paper_summaries", "paper_summary",
     "resolve_paper", "strip_arxiv_version",
 ]
+
+logger = logging.getLogger(__name__)
 
 
 class StoreError(Exception):
@@ -71,6 +76,22 @@ class Store:
         self.path = path
         self._uri = f"file:{quote(str(path.resolve()))}?mode=ro"
         self._local = threading.local()
+        self._warn_if_old()
+
+    def _warn_if_old(self) -> None:
+        """Log once when the file predates the current schema (served, but without the
+        indexes of later migrations; any ``pwc-catalog import`` migrates it)."""
+        try:
+            conn = sqlite3.connect(self._uri, uri=True)
+            try:
+                version = int(conn.execute("PRAGMA user_version").fetchone()[0])
+            finally:
+                conn.close()
+        except sqlite3.Error:
+            return  # unreadable files fail on the first query with a clear error
+        if version < SCHEMA_VERSION:
+            logger.warning("catalog database schema v%d is older than v%d: lookups may be slow "
+                           "until the next pwc-catalog import migrates it", version, SCHEMA_VERSION)
 
     def conn(self) -> sqlite3.Connection:
         """Return this thread's read-only connection (rows are ``sqlite3.Row``)."""
@@ -196,6 +217,21 @@ def paper_summaries(conn: sqlite3.Connection, ids: list[int], *,
     return [by_id[i] for i in ids if i in by_id]
 
 
+def find_by_arxiv(conn: sqlite3.Connection, select: str, arxiv: str, where: str = "",
+                  args: tuple[Any, ...] | list[Any] = ()) -> sqlite3.Row | None:
+    """First row of ``{select} p.arxiv_id = ?{where}``: an exact match, else a case-insensitive one.
+
+    ``select`` ends with ``WHERE`` over ``papers p``; ``where`` adds `` AND ...``
+    conditions with ``args``. The exact match uses the UNIQUE index and wins
+    over case variants; the fallback uses ``papers_arxiv_nocase`` (migration 2).
+    """
+    for compare in ("p.arxiv_id = ?", "p.arxiv_id = ? COLLATE NOCASE"):
+        row = conn.execute(f"{select} {compare}{where}", [arxiv, *args]).fetchone()
+        if row is not None:
+            return row
+    return None
+
+
 def resolve_paper(conn: sqlite3.Connection, ref: str) -> sqlite3.Row:
     """Find a paper by numeric id, arXiv id (with or without ``vN``; legacy too) or slug.
 
@@ -212,8 +248,7 @@ def resolve_paper(conn: sqlite3.Connection, ref: str) -> sqlite3.Row:
     if row is None:
         arxiv = strip_arxiv_version(ref)
         if arxiv is not None:
-            row = conn.execute(f"SELECT {PAPER_COLUMNS} FROM papers p WHERE p.arxiv_id = ? COLLATE NOCASE",
-                               (arxiv,)).fetchone()
+            row = find_by_arxiv(conn, f"SELECT {PAPER_COLUMNS} FROM papers p WHERE", arxiv)
     if row is None:
         row = conn.execute(f"SELECT {PAPER_COLUMNS} FROM papers p WHERE p.slug = ? ORDER BY p.is_latest DESC, p.id LIMIT 1",
                            (ref,)).fetchone()

@@ -158,9 +158,11 @@ def resolve_dataset(conn: sqlite3.Connection, ref: str) -> int:
 
 # --- evaluations ----------------------------------------------------------------
 
-_EVAL = ("e.*, t.name AS task_name, t.slug AS task_slug, d.name AS dataset_name, d.slug AS dataset_slug, "
-         "p.title AS p_title, p.arxiv_id AS p_arxiv, p.published AS p_published, "
-         "(SELECT count(*) FROM evaluations x WHERE x.dataset_id = e.dataset_id) AS benchmark_popularity")
+_EVAL_PAGE = ("e.*, t.name AS task_name, t.slug AS task_slug, d.name AS dataset_name, d.slug AS dataset_slug, "
+              "p.title AS p_title, p.arxiv_id AS p_arxiv, p.published AS p_published")
+# Only for ordering=benchmark_popularity: the correlated count runs once per matching row.
+_EVAL = (_EVAL_PAGE + ", (SELECT count(*) FROM evaluations x WHERE x.dataset_id = e.dataset_id) "
+         "AS benchmark_popularity")
 _EVAL_FROM = ("FROM evaluations e JOIN tasks t ON t.id = e.task_id JOIN datasets d ON d.id = e.dataset_id "
               "LEFT JOIN papers p ON p.id = e.paper_id")
 
@@ -169,8 +171,21 @@ def _nullable_bool(value: int | None) -> bool | None:
     return None if value is None else bool(value)
 
 
-def evaluation_row(r: sqlite3.Row) -> dict[str, Any]:
-    """An evaluation row with the §4.3 field names."""
+def _popularity(conn: sqlite3.Connection, dataset_ids: set[int]) -> dict[int, int]:
+    """Rows per benchmark (``benchmark_popularity``) for the given dataset ids."""
+    if not dataset_ids:
+        return {}
+    marks = ",".join("?" * len(dataset_ids))
+    return dict(conn.execute(f"SELECT dataset_id, count(*) FROM evaluations WHERE dataset_id IN ({marks}) "
+                             "GROUP BY dataset_id", list(dataset_ids)).fetchall())
+
+
+def evaluation_row(r: sqlite3.Row, popularity: dict[int, int] | None = None) -> dict[str, Any]:
+    """An evaluation row with the §4.3 field names.
+
+    ``benchmark_popularity`` comes from ``popularity[dataset_id]`` when given,
+    else from the row's ``benchmark_popularity`` column.
+    """
     return {
         "id": str(r["id"]), "paper_id": sid(r["paper_id"]), "task_id": str(r["task_id"]),
         "task_name": r["task_name"], "task_slug": r["task_slug"], "dataset_id": str(r["dataset_id"]),
@@ -184,7 +199,8 @@ def evaluation_row(r: sqlite3.Row) -> dict[str, Any]:
         "uses_additional_data": _nullable_bool(r["uses_additional_data"]),
         "paper_title": r["p_title"] or r["paper_title"], "paper_arxiv_id": r["p_arxiv"],
         "paper_published_date": r["p_published"] or r["paper_published_date"],
-        "benchmark_popularity": r["benchmark_popularity"],
+        "benchmark_popularity": (r["benchmark_popularity"] if popularity is None
+                                 else popularity.get(r["dataset_id"], 0)),
     }
 
 
@@ -216,10 +232,14 @@ def evaluation_list(conn: sqlite3.Connection, page: Page, *, paper_id: int | Non
         args.append(max_parameters_exclusive)
     sql_where = " AND ".join(where)
     count = conn.execute(f"SELECT count(*) FROM evaluations e WHERE {sql_where}", args).fetchone()[0]
-    rows = conn.execute(f"SELECT {_EVAL} {_EVAL_FROM} WHERE {sql_where} "
+    # Counting a benchmark's rows per matching row is the costly part of a leaderboard
+    # page; unless it orders the rows, it is counted once per benchmark on the page.
+    by_popularity = ordering.lstrip("-") == "benchmark_popularity"
+    rows = conn.execute(f"SELECT {_EVAL if by_popularity else _EVAL_PAGE} {_EVAL_FROM} WHERE {sql_where} "
                         f"ORDER BY {ordering_sql(ordering, EVALUATION_ORDERINGS, 'e.id')} LIMIT ? OFFSET ?",
                         [*args, page.size, page.offset]).fetchall()
-    return envelope([evaluation_row(r) for r in rows], count, page, **extra)
+    popularity = None if by_popularity else _popularity(conn, {r["dataset_id"] for r in rows})
+    return envelope([evaluation_row(r, popularity) for r in rows], count, page, **extra)
 
 
 def dataset_evaluations(conn: sqlite3.Connection, ref: str, page: Page, *, is_open: bool | None,

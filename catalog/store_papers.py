@@ -180,17 +180,17 @@ def trending_papers(conn: sqlite3.Connection, limit: int, max_age_days: int,
     if newest is None:
         return envelope([], 0)
     args = {"newest": newest, "age": max_age_days, "min_velocity": min_velocity or 0.0, "limit": limit}
+    # Ids first (from the papers_trend covering index), full rows only for the page.
     rows = conn.execute(
-        f"SELECT {PAPER_COLUMNS}, {TREND_SQL} AS trend FROM papers p WHERE p.is_latest = 1 "
+        f"SELECT p.id, {TREND_SQL} AS trend FROM papers p WHERE p.is_latest = 1 "
         f"AND p.published IS NOT NULL AND p.published >= date(:newest, '-' || :age || ' days') "
         f"AND {TREND_SQL} >= :min_velocity ORDER BY trend DESC, p.citation_count DESC, p.id DESC "
         f"LIMIT :limit", args).fetchall()
-    results = []
-    for row in rows:
-        item = paper_summary(row)
-        item["trend_score"] = round(row["trend"], 6)
-        item["velocity"] = round(row["trend"], 6)
-        results.append(item)
+    trend = {row[0]: row[1] for row in rows}
+    results = paper_summaries(conn, list(trend))
+    for item in results:
+        item["trend_score"] = round(trend[int(item["id"])], 6)
+        item["velocity"] = round(trend[int(item["id"])], 6)
     return envelope(results, len(results), max_age_days=max_age_days, reference_date=newest)
 
 
@@ -201,18 +201,27 @@ def related_papers(conn: sqlite3.Connection, ref: str, limit: int) -> dict[str, 
     ties by citations then id. The paper itself is excluded.
     """
     pid = resolve_paper(conn, ref)["id"]
+    # Scores are summed without touching papers; only candidates that can still make the
+    # page (score >= the limit-th best score) are joined for the citation tie-break. A
+    # paper in popular tasks has tens of thousands of neighbours: joining every one
+    # cost ~50 ms at 100,000 papers.
     rows = conn.execute(
         """
-        SELECT other, sum(weight) AS score FROM (
-            SELECT successor_id AS other, 3 AS weight FROM lineage WHERE predecessor_id = :pid
-            UNION ALL SELECT predecessor_id, 3 FROM lineage WHERE successor_id = :pid
-            UNION ALL SELECT b.paper_id, 1 FROM paper_tasks a JOIN paper_tasks b
-                ON a.task_id = b.task_id WHERE a.paper_id = :pid
-            UNION ALL SELECT b.paper_id, 1 FROM paper_methods a JOIN paper_methods b
-                ON a.method_id = b.method_id WHERE a.paper_id = :pid
-        ) JOIN papers p ON p.id = other
-        WHERE other != :pid GROUP BY other
-        ORDER BY score DESC, max(p.citation_count) DESC, other LIMIT :limit
+        WITH scored AS (
+            SELECT other, sum(weight) AS score FROM (
+                SELECT successor_id AS other, 3 AS weight FROM lineage WHERE predecessor_id = :pid
+                UNION ALL SELECT predecessor_id, 3 FROM lineage WHERE successor_id = :pid
+                UNION ALL SELECT b.paper_id, 1 FROM paper_tasks a JOIN paper_tasks b
+                    ON a.task_id = b.task_id WHERE a.paper_id = :pid
+                UNION ALL SELECT b.paper_id, 1 FROM paper_methods a JOIN paper_methods b
+                    ON a.method_id = b.method_id WHERE a.paper_id = :pid
+            ) WHERE other != :pid GROUP BY other
+        ), cutoff AS (
+            SELECT score FROM scored ORDER BY score DESC LIMIT 1 OFFSET :limit - 1
+        )
+        SELECT s.other, s.score FROM scored s JOIN papers p ON p.id = s.other
+        WHERE s.score >= coalesce((SELECT score FROM cutoff), 0)
+        ORDER BY s.score DESC, p.citation_count DESC, s.other LIMIT :limit
         """, {"pid": pid, "limit": limit}).fetchall()
     results = paper_summaries(conn, [r[0] for r in rows])
     return envelope(results, len(results))

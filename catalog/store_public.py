@@ -35,7 +35,7 @@ from typing import Any
 from urllib.parse import unquote
 
 from catalog.schema import normalize_title, title_prefix
-from catalog.store import Conflict, Invalid, NotFound, loads, strip_arxiv_version
+from catalog.store import Conflict, Invalid, NotFound, find_by_arxiv, loads, strip_arxiv_version
 
 __all__ = ["metadata_by_reference", "metadata_by_title"]
 
@@ -74,8 +74,7 @@ def _classify(ref: str) -> tuple[str, str]:
 def _in_catalog(conn: sqlite3.Connection, arxiv_id: str | None, matched_by: str) -> dict[str, Any] | None:
     if not arxiv_id:
         return None
-    row = conn.execute("SELECT id, arxiv_id, title FROM papers WHERE arxiv_id = ? COLLATE NOCASE",
-                       (arxiv_id,)).fetchone()
+    row = find_by_arxiv(conn, "SELECT p.id, p.arxiv_id, p.title FROM papers p WHERE", arxiv_id)
     if row is None:
         return None
     return {"in_catalog": True, "paper_id": str(row[0]), "arxiv_id": row[1], "title": row[2],

@@ -291,8 +291,11 @@ def _row(writer: Writer, row: Any, task_id: int, dataset_id: int, board_metric: 
         paper_id = writer.find_paper(slug=keys.pwc_paper_slug(paper_url))
     if paper_id is not None:
         writer.link("paper_tasks", "paper_id", "task_id", paper_id, task_id)
-    code_url = next((c.get("url") for c in row.get("code_links") or []
-                     if isinstance(c, dict) and isinstance(c.get("url"), str) and c["url"]), None)
+    code_url = None
+    for link in row.get("code_links") or ():  # usually empty: no generator per row
+        if isinstance(link, dict) and isinstance(link.get("url"), str) and link["url"]:
+            code_url = link["url"]
+            break
     best = board_metric if board_metric and ranking.lookup(metrics, board_metric) is not None \
         else next(iter(metrics), None)
     extra = row.get("uses_additional_data")

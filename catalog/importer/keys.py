@@ -6,6 +6,7 @@ re-importing the same dump finds the same rows (no duplicates).
 
 from __future__ import annotations
 
+import functools
 import re
 import unicodedata
 
@@ -42,8 +43,12 @@ def normalize_arxiv_id(value: str | None) -> str | None:
     return match.group("id") if match else None
 
 
+@functools.lru_cache(maxsize=1 << 16)
 def arxiv_id_from_url(url: str | None) -> str | None:
-    """The arXiv id in an ``arxiv.org/abs|pdf`` URL (version stripped), else None."""
+    """The arXiv id in an ``arxiv.org/abs|pdf`` URL (version stripped), else None.
+
+    Cached: leaderboard rows name the same paper URLs over and over.
+    """
     if not url:
         return None
     match = _ARXIV_URL_RE.search(url)

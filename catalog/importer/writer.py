@@ -13,12 +13,16 @@ from __future__ import annotations
 import itertools
 import json
 import logging
+import operator
 import sqlite3
 from collections.abc import Iterable, Sequence
 from typing import Any
 
+import orjson
+
 from catalog import schema
-from catalog.importer import ranking
+from catalog.importer.boards import Boards
+from catalog.importer.derived import update_derived
 
 logger = logging.getLogger(__name__)
 
@@ -33,15 +37,22 @@ EVAL_COLS = ("paper_id", "model_name", "harness", "metrics", "best_metric", "is_
              "uses_additional_data", "updated_at", "paper_title", "paper_published_date",
              "paper_url")
 
+_FTS_COLS = frozenset(("title", "abstract", "authors"))  # the columns papers_fts indexes
 _METRICS = EVAL_COLS.index("metrics")
 _FLAGS = (EVAL_COLS.index("is_open"), EVAL_COLS.index("uses_additional_data"))
 
 
 _ENCODER = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"))
+_EVAL_PARAMS = operator.itemgetter(*EVAL_COLS)
+_EVAL_DEFAULTS = dict.fromkeys(EVAL_COLS)
 
 
 def _dumps(value: Any) -> str:
-    return _ENCODER.encode(value)  # a prebuilt encoder: json.dumps re-creates one per call
+    """Compact JSON text (non-ASCII kept), as ``json.dumps(separators=(",", ":"))`` gives."""
+    try:
+        return orjson.dumps(value).decode()  # several times faster than the stdlib encoder
+    except TypeError:  # e.g. an integer beyond 64 bits: the stdlib encoder takes anything
+        return _ENCODER.encode(value)
 
 
 def _update_sql(table: str, cols: Sequence[str]) -> str:
@@ -73,7 +84,9 @@ class Writer:
         self.conn = conn
         self._pending: dict[str, list[tuple]] = {}
         self._pending_count = 0
-        self.touched_boards: set[tuple[int, int]] = set()
+        # True once a paper's title, abstract or authors may have changed: the import
+        # runs without the FTS triggers and must then rebuild papers_fts (run.py).
+        self.fts_dirty = False
         self._load_keys()
 
     # -- key maps -----------------------------------------------------------
@@ -115,6 +128,7 @@ class Writer:
         for row in c.execute("SELECT id, task_id, dataset_id, model_name, paper_url, paper_title, "
                              "harness, split, methodology FROM evaluations ORDER BY id"):
             self.evaluations.setdefault(eval_key(*row[1:]), []).append(row[0])
+        self.boards = Boards(key[:2] for key in self.evaluations)
         self._seen: dict[tuple, int] = {}
         self._linked: set[tuple[str, int, int]] = set()
         # (table, raw name) -> id for names loaders resolve over and over (tasks, methods)
@@ -226,6 +240,7 @@ class Writer:
         rid = self.find_paper(fields.get("arxiv_id"), fields.get("slug"))
         if rid is not None and stub:
             return rid, False
+        self.fts_dirty = True
         authors = fields.get("authors")
         row = dict(fields)
         if authors is not None:
@@ -255,6 +270,8 @@ class Writer:
     def update_paper(self, paper_id: int, fields: dict[str, Any]) -> None:
         """Update some columns of an existing paper (None values keep the stored ones)."""
         cols = tuple(c for c in sorted(fields) if fields[c] is not None)
+        if _FTS_COLS.intersection(cols):
+            self.fts_dirty = True
         if cols:
             values = tuple(_dumps(fields[c]) if isinstance(fields[c], (list, dict)) else fields[c]
                            for c in cols)
@@ -341,63 +358,36 @@ class Writer:
         key = eval_key(task_id, dataset_id, row["model_name"], row.get("paper_url"),
                        row.get("paper_title"), row.get("harness"), row.get("split"),
                        row.get("methodology"))
-        params = [row.get(c) for c in EVAL_COLS]  # hot path: one list, patched in place
+        params = list(_EVAL_PARAMS(_EVAL_DEFAULTS | row))  # hot path: C-level column pick
         if params[_METRICS] is not None:
             params[_METRICS] = _dumps(params[_METRICS])
         for index in _FLAGS:
             if params[index] is not None:
                 params[index] = int(bool(params[index]))
-        self.touched_boards.add((task_id, dataset_id))
         occurrence = self._seen.get(key, 0)
         self._seen[key] = occurrence + 1
         stored = self.evaluations.setdefault(key, [])
         if occurrence < len(stored):
+            self.boards.updated((task_id, dataset_id))
             params.append(stored[occurrence])
             self.queue(_EVAL_UPDATE, tuple(params))
             return False
         rid = next(self.ids["evaluations"])
         stored.append(rid)
+        self.boards.inserted((task_id, dataset_id), rid, row.get("metrics"), row.get("best_metric"))
         if params[_METRICS] is None:
             params[_METRICS] = "{}"
         self.queue(_EVAL_INSERT, (rid, task_id, dataset_id, *params))
         return True
 
     # -- derived columns --------------------------------------------------------
+    def rank_new_boards(self) -> None:
+        """Flush, then write best_rank of the boards created by this import (no index needed)."""
+        self.flush()
+        self.boards.rank_memoized(self.conn)
+
     def finish(self) -> None:
         """Flush, then recompute best_rank of touched boards and derived counts."""
-        self.flush()
-        self._rerank()
-        c = self.conn
-        c.execute("UPDATE papers SET code_repository_count = (SELECT count(*) FROM repositories r "
-                  "WHERE r.paper_id = papers.id), has_official_implementation = EXISTS (SELECT 1 "
-                  "FROM repositories r WHERE r.paper_id = papers.id AND r.is_official = 1)")
-        # Papers use a framework when one of their repositories is written with it; the
-        # dump labels TensorFlow "tf".
-        c.execute("INSERT OR IGNORE INTO paper_frameworks (paper_id, framework_id) SELECT "
-                  "r.paper_id, f.id FROM repositories r JOIN frameworks f ON f.slug = CASE "
-                  "lower(r.framework) WHEN 'tf' THEN 'tensorflow' ELSE lower(r.framework) END")
-        c.execute("UPDATE organizations SET first_paper_year = (SELECT min(CAST(substr(p.published,"
-                  " 1, 4) AS INTEGER)) FROM paper_organizations po JOIN papers p ON p.id = "
-                  "po.paper_id WHERE po.organization_id = organizations.id AND p.published IS NOT "
-                  "NULL), latest_paper_year = (SELECT max(CAST(substr(p.published, 1, 4) AS "
-                  "INTEGER)) FROM paper_organizations po JOIN papers p ON p.id = po.paper_id "
-                  "WHERE po.organization_id = organizations.id AND p.published IS NOT NULL)")
-
-    def _rerank(self) -> None:
-        """best_rank per touched (task, dataset) board (rule: :mod:`ranking`)."""
-        updates: list[tuple[int | None, int]] = []
-        for task_id, dataset_id in sorted(self.touched_boards):
-            rows = self.conn.execute(
-                "SELECT id, metrics, best_metric FROM evaluations WHERE task_id = ? AND "
-                "dataset_id = ? ORDER BY id", (task_id, dataset_id)).fetchall()
-            metric = next((bm for _, _, bm in rows if bm), None)
-            if metric is None:
-                updates.extend((None, rid) for rid, _, _ in rows)
-                continue
-            lower = ranking.lower_is_better(metric)
-            scored = [(rid, ranking.metric_value(ranking.lookup(json.loads(m or "{}"), metric)))
-                      for rid, m, _ in rows]
-            ranks = ranking.competition_ranks(scored, lower=lower)
-            updates.extend((rank, rid) for rid, rank in ranks.items())
-        self.conn.executemany("UPDATE evaluations SET best_rank = ? WHERE id = ?", updates)
-        self.touched_boards.clear()
+        self.rank_new_boards()
+        self.boards.rank_stale(self.conn)
+        update_derived(self.conn)

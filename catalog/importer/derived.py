@@ -1,0 +1,32 @@
+"""Derived columns the importer maintains after every import (see ``catalog.schema``)."""
+
+from __future__ import annotations
+
+import sqlite3
+
+__all__ = ["update_derived"]
+
+
+def update_derived(conn: sqlite3.Connection) -> None:
+    """Recompute ``papers.code_repository_count`` / ``has_official_implementation``,
+    framework links from repository frameworks, and organization paper years.
+
+    Runs inside the importer's last transaction; idempotent.
+    """
+    # Only rows whose counts can change are rewritten (paper rows are large).
+    conn.execute("UPDATE papers SET code_repository_count = (SELECT count(*) FROM repositories r "
+                 "WHERE r.paper_id = papers.id), has_official_implementation = EXISTS (SELECT 1 "
+                 "FROM repositories r WHERE r.paper_id = papers.id AND r.is_official = 1) "
+                 "WHERE code_repository_count != 0 OR has_official_implementation != 0 OR "
+                 "id IN (SELECT paper_id FROM repositories)")
+    # Papers use a framework when one of their repositories is written with it; the
+    # dump labels TensorFlow "tf".
+    conn.execute("INSERT OR IGNORE INTO paper_frameworks (paper_id, framework_id) SELECT "
+                 "r.paper_id, f.id FROM repositories r JOIN frameworks f ON f.slug = CASE "
+                 "lower(r.framework) WHEN 'tf' THEN 'tensorflow' ELSE lower(r.framework) END")
+    conn.execute("UPDATE organizations SET first_paper_year = (SELECT min(CAST(substr(p.published,"
+                 " 1, 4) AS INTEGER)) FROM paper_organizations po JOIN papers p ON p.id = "
+                 "po.paper_id WHERE po.organization_id = organizations.id AND p.published IS NOT "
+                 "NULL), latest_paper_year = (SELECT max(CAST(substr(p.published, 1, 4) AS "
+                 "INTEGER)) FROM paper_organizations po JOIN papers p ON p.id = po.paper_id "
+                 "WHERE po.organization_id = organizations.id AND p.published IS NOT NULL)")
