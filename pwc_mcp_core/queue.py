@@ -29,13 +29,14 @@ from redis.asyncio import Redis
 from redis.exceptions import ResponseError
 
 from pwc_mcp_core import keys, scripts
-from pwc_mcp_core.script_batch import ScriptBatcher
+from pwc_mcp_core.script_batch import IterationBatcher, ScriptBatcher
 
 __all__ = [
     "GROUP",
     "backlog",
     "Job",
     "QueueFull",
+    "ReplySender",
     "TOO_LARGE",
     "claim_orphans",
     "decode_reply",
@@ -165,14 +166,41 @@ async def _jobs(redis: Redis, entries: list) -> list[Job]:
     return jobs
 
 
+class ReplySender(IterationBatcher[tuple[Job, "bytes | None"]]):
+    """Finish jobs: push each reply (with its TTL) and remove the entries from the Stream.
+
+    ``await sender(job, body)`` completes one job; ``body`` None acknowledges it without
+    a reply (its caller is gone). Jobs finished during one loop iteration share one
+    pipelined round trip (2 commands per reply, plus one XACK and one XDEL for all).
+    No transaction is needed: a worker that dies between the push and the XACK leaves
+    the entry pending, it is run again, and the gateway drops the second reply.
+
+    Raises (from ``__call__``): ``redis.exceptions.RedisError`` when Redis is unreachable.
+    """
+
+    def __init__(self, redis: Redis, *, max_batch: int = 256) -> None:
+        super().__init__(max_batch=max_batch)
+        self._redis = redis
+
+    async def __call__(self, job: Job, body: bytes | None) -> None:
+        await self.submit((job, body))
+
+    async def _send(self, items: list[tuple[Job, bytes | None]]) -> list[None]:
+        async with self._redis.pipeline(transaction=False) as pipe:
+            for job, body in items:
+                if body is not None:
+                    pipe.lpush(job.reply_key, encode_reply(job.rid, body))
+                    pipe.expire(job.reply_key, keys.REPLY_TTL_S)
+            entry_ids = [job.entry_id for job, _body in items]
+            pipe.xack(keys.calls_stream(), GROUP, *entry_ids)
+            pipe.xdel(keys.calls_stream(), *entry_ids)
+            await pipe.execute()
+        return [None] * len(items)
+
+
 async def send_reply(redis: Redis, job: Job, body: bytes) -> None:
-    """Push the reply for ``job`` and remove the entry from the Stream, in one transaction."""
-    async with redis.pipeline(transaction=True) as pipe:
-        pipe.lpush(job.reply_key, encode_reply(job.rid, body))
-        pipe.expire(job.reply_key, keys.REPLY_TTL_S)
-        pipe.xack(keys.calls_stream(), GROUP, job.entry_id)
-        pipe.xdel(keys.calls_stream(), job.entry_id)
-        await pipe.execute()
+    """Push the reply for one ``job`` and remove its entry (unbatched; see :class:`ReplySender`)."""
+    await ReplySender(redis)(job, body)
 
 
 async def wait_replies(redis: Redis, reply_key: str, *, timeout_s: float, batch: int = 256) -> list[bytes]:

@@ -44,6 +44,7 @@ class Worker:
         self._settings = settings
         self._runner = runner
         self._redis = Redis.from_url(settings.redis_url, socket_connect_timeout=2, socket_timeout=None)
+        self._finish = queue.ReplySender(self._redis)
         self._stopping = asyncio.Event()
         self._running: set[asyncio.Task[None]] = set()
         self.completed = 0
@@ -126,11 +127,7 @@ class Worker:
             body = None
         for attempt in range(20):
             try:
-                if body is None:
-                    await self._redis.xack(keys.calls_stream(), queue.GROUP, job.entry_id)
-                    await self._redis.xdel(keys.calls_stream(), job.entry_id)
-                else:
-                    await queue.send_reply(self._redis, job, body)
+                await self._finish(job, body)
                 break
             except RedisError:
                 # The reply must not be lost to a short Redis blip; the caller's deadline bounds this.

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import time
 
 import pytest
@@ -78,3 +79,17 @@ async def test_waiting_replies_come_oldest_first_in_one_batch(redis: Redis) -> N
     replies = await queue.wait_replies(redis, "replies", timeout_s=1)
     assert [queue.decode_reply(raw)[0] for raw in replies] == [f"{n:032x}" for n in range(5)]
     assert await queue.wait_replies(redis, "replies", timeout_s=0.1) == []
+
+
+async def test_jobs_finished_together_share_one_round_trip_and_all_leave_the_stream(redis: Redis) -> None:
+    for n in range(10):
+        await queue.enqueue(redis, rid=f"{n:032x}", reply_key="replies", call_json="{}", max_backlog=100)
+    jobs = await queue.read_jobs(redis, consumer="w", count=10, block_ms=100)
+    sender = queue.ReplySender(redis)
+    before = (await redis.info("stats"))["total_commands_processed"]
+    await asyncio.gather(*[sender(job, b"{}" if n % 2 == 0 else None) for n, job in enumerate(jobs)])
+    after = (await redis.info("stats"))["total_commands_processed"]
+    assert after - before == 5 * 2 + 2 + 1  # 5 replies × (LPUSH, EXPIRE) + XACK + XDEL + the INFO
+    assert await redis.llen("replies") == 5  # acknowledged-only jobs send nothing
+    assert await redis.xlen(keys.calls_stream()) == 0
+    assert (await redis.xpending(keys.calls_stream(), queue.GROUP))["pending"] == 0
