@@ -12,13 +12,19 @@ from pwc_mcp_core.settings import CoreSettings
 
 __all__ = ["WorkerSettings"]
 
+DEFAULT_THREADS = 32
+
 
 @dataclass(frozen=True)
 class WorkerSettings:
     """What one worker process needs on top of the core settings.
 
     Environment variables, besides every ``CoreSettings`` one (``PWC_MCP_REDIS_URL`` is
-    required here; ``PWC_MCP_WORKER_THREADS`` sizes this worker's thread pool):
+    required here):
+
+    * ``PWC_MCP_WORKER_THREADS`` (default 32): calls this worker runs at once. Unlike the
+      embedded pool it does not follow the global concurrency limit: the limit is shared by
+      every worker, and hundreds of threads in one process only queue on the GIL.
 
     * ``PWC_MCP_WORKER_ID`` (default ``<hostname>-<pid>``): the consumer name; unique
       among live workers.
@@ -29,17 +35,13 @@ class WorkerSettings:
     core: CoreSettings
     worker_id: str
     drain_s: float = 30.0
+    threads: int = DEFAULT_THREADS
 
     @property
     def redis_url(self) -> str:
         """The shared Redis (always set: ``from_env`` refuses to build without it)."""
         assert self.core.redis_url is not None
         return self.core.redis_url
-
-    @property
-    def threads(self) -> int:
-        """Calls this worker runs at once, each on its own thread."""
-        return self.core.worker_threads
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str]) -> WorkerSettings:
@@ -55,7 +57,9 @@ class WorkerSettings:
         if not raw_drain.isdigit() or not 1 <= int(raw_drain) <= 600:
             raise ConfigError("PWC_MCP_WORKER_DRAIN_S must be an integer between 1 and 600")
         worker_id = environ.get("PWC_MCP_WORKER_ID", "").strip() or f"{socket.gethostname()}-{os.getpid()}"
-        return cls(core=core, worker_id=worker_id, drain_s=float(raw_drain))
+        # CoreSettings already validated the variable; only its default differs here.
+        threads = core.worker_threads if environ.get("PWC_MCP_WORKER_THREADS", "").strip() else DEFAULT_THREADS
+        return cls(core=core, worker_id=worker_id, drain_s=float(raw_drain), threads=threads)
 
     def __repr__(self) -> str:
         return f"WorkerSettings(worker_id={self.worker_id!r}, threads={self.threads}, drain_s={self.drain_s})"
