@@ -148,8 +148,8 @@ def render(results: dict[str, Any]) -> str:
            "## Machine", ""]
     out += _table(["nproc", "CPU", "memory", "Python", "kernel", "wrk", "commit"],
                   [[m["nproc"], m["cpu"], m["memory"], m["python"], m["kernel"], m["wrk"], m["commit"]]])
-    out += ["The machine is shared: other jobs ran at the same time, so absolute numbers are noisy; the ratios "
-            "come from the same run.", "", "## Command", "", "```", results["command"], "```", "",
+    out += ["The ratios come from the same run. The machine may be shared with other jobs; the Analysis section "
+            "says how loaded it was.", "", "## Command", "", "```", results["command"], "```", "",
             f"{plan['seconds']:g} s per wrk run at {plan['connections']} connections; concurrency sweep "
             f"{plan['sweep_seconds']:g} s per level. Total wall time {results['elapsed_s']:.0f} s.", ""]
     for name, cat in results["catalogs"].items():
