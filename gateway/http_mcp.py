@@ -19,8 +19,9 @@ from pwc_mcp_core.eras import PROTOCOL_HEADER, protocol_label
 from pwc_mcp_core.server import McpServer
 from pwc_mcp_core.version import SERVER_VERSION
 
-from gateway import metrics
+from gateway import lease_handoff, metrics
 from gateway.admission import Admission, compact_dumps, json_error
+from gateway.lease_handoff import LeaseHandoff
 
 __all__ = ["McpEndpoint", "method_not_allowed"]
 
@@ -105,10 +106,14 @@ class McpEndpoint:
             return lease_or_error
         if lease_or_error is None:
             return await self._handle(request, body)
+        handoff = LeaseHandoff(lease_or_error.lease_id, lease_or_error.client_hash)
+        token = lease_handoff.CURRENT.set(handoff)
         try:
             return await self._handle(request, body)
         finally:
-            await self.admission.limiter.release(lease_or_error)
+            lease_handoff.CURRENT.reset(token)
+            if not handoff.released_by_worker:
+                await self.admission.limiter.release(lease_or_error)
 
     async def _handle(self, request: web.Request, body: bytes) -> web.Response:
         if not accepts_json(request.headers.get("Accept")):

@@ -31,7 +31,7 @@ from redis.exceptions import RedisError
 from pwc_mcp_core import keys, queue
 from pwc_mcp_core.errors import ExecutorTimeout, ExecutorUnavailable, ResponseTooLarge
 
-from gateway import metrics
+from gateway import lease_handoff, metrics
 
 __all__ = ["RedisExecutor"]
 
@@ -121,6 +121,7 @@ class RedisExecutor:
         if remaining <= 0:
             raise ExecutorTimeout("the call deadline passed before it was queued")
         rid = uuid.uuid4().hex
+        handoff = lease_handoff.CURRENT.get()
         future: asyncio.Future[bytes] = asyncio.get_running_loop().create_future()
         self._waiting[rid] = future
         started = time.monotonic()
@@ -129,6 +130,7 @@ class RedisExecutor:
                 await queue.enqueue(
                     self._redis, rid=rid, reply_key=self._reply_key, call_json=call.to_json(),
                     max_backlog=self._max_backlog,
+                    lease=(handoff.lease_id, handoff.client_hash) if handoff is not None else None,
                 )
             except queue.QueueFull as exc:
                 raise ExecutorUnavailable("the worker queue is full; retry shortly") from exc
@@ -137,6 +139,8 @@ class RedisExecutor:
             try:
                 async with asyncio.timeout(remaining):
                     body = await future
+                if handoff is not None:
+                    handoff.released_by_worker = True  # in the same pipeline as the reply
             except TimeoutError as exc:
                 raise ExecutorTimeout("no worker answered before the call deadline") from exc
         finally:

@@ -75,12 +75,15 @@ class Job:
         rid: the request id the reply is tagged with.
         reply_key: the gateway's reply list.
         call_json: the serialized ``Call``.
+        lease: ``(lease_id, client_hash)`` of the concurrency lease the worker gives back
+            with its reply, or None when the gateway keeps that job itself.
     """
 
     entry_id: bytes
     rid: str
     reply_key: str
     call_json: str
+    lease: tuple[str, str] | None = None
 
 
 def encode_reply(rid: str, body: bytes) -> bytes:
@@ -109,15 +112,21 @@ async def ensure_group(redis: Redis) -> None:
             raise
 
 
-async def enqueue(redis: Redis, *, rid: str, reply_key: str, call_json: str, max_backlog: int) -> None:
+async def enqueue(redis: Redis, *, rid: str, reply_key: str, call_json: str, max_backlog: int,
+                  lease: tuple[str, str] | None = None) -> None:
     """Append one call to the Stream, atomically refusing when the backlog is full.
+
+    ``lease`` (``(lease_id, client_hash)``) hands the call's concurrency lease to the
+    worker, which releases it in the same round trip as its reply.
 
     Raises:
         QueueFull: ``max_backlog`` entries are already queued or running.
         redis.exceptions.RedisError: Redis is unreachable (callers map it).
     """
-    added = await _enqueue_script(redis)(
-        [keys.calls_stream()], [max_backlog, "rid", rid, "reply", reply_key, "call", call_json])
+    fields = ["rid", rid, "reply", reply_key, "call", call_json]
+    if lease is not None:
+        fields += ["lease", f"{lease[0]}:{lease[1]}"]
+    added = await _enqueue_script(redis)([keys.calls_stream()], [max_backlog, *fields])
     if not added:
         raise QueueFull(f"{max_backlog} calls are already queued")
 
@@ -143,9 +152,11 @@ def _parse(entries: list) -> tuple[list[Job], list[bytes]]:
         if not fields:  # deleted while pending
             continue
         try:
+            lease = fields[b"lease"].decode("ascii").split(":", 1) if b"lease" in fields else None
             jobs.append(Job(entry_id=entry_id, rid=fields[b"rid"].decode("ascii"),
-                            reply_key=fields[b"reply"].decode("ascii"), call_json=fields[b"call"].decode("utf-8")))
-        except (KeyError, UnicodeDecodeError):
+                            reply_key=fields[b"reply"].decode("ascii"), call_json=fields[b"call"].decode("utf-8"),
+                            lease=(lease[0], lease[1]) if lease is not None else None))
+        except (KeyError, UnicodeDecodeError, IndexError):
             malformed.append(entry_id)
     return jobs, malformed
 
@@ -167,7 +178,7 @@ async def _jobs(redis: Redis, entries: list) -> list[Job]:
 
 
 class ReplySender(IterationBatcher[tuple[Job, "bytes | None"]]):
-    """Finish jobs: push each reply (with its TTL) and remove the entries from the Stream.
+    """Finish jobs: push each reply (with its TTL), give back handed-over leases, remove the entries.
 
     ``await sender(job, body)`` completes one job; ``body`` None acknowledges it without
     a reply (its caller is gone). Jobs finished during one loop iteration share one
@@ -191,6 +202,10 @@ class ReplySender(IterationBatcher[tuple[Job, "bytes | None"]]):
                 if body is not None:
                     pipe.lpush(job.reply_key, encode_reply(job.rid, body))
                     pipe.expire(job.reply_key, keys.REPLY_TTL_S)
+                if job.lease is not None:  # idempotent: the gateway may release it too
+                    lease_id, client_hash = job.lease
+                    pipe.zrem(keys.concurrency_client(client_hash), lease_id)
+                    pipe.zrem(keys.concurrency_global(), lease_id)
             entry_ids = [job.entry_id for job, _body in items]
             pipe.xack(keys.calls_stream(), GROUP, *entry_ids)
             pipe.xdel(keys.calls_stream(), *entry_ids)

@@ -93,3 +93,16 @@ async def test_jobs_finished_together_share_one_round_trip_and_all_leave_the_str
     assert await redis.llen("replies") == 5  # acknowledged-only jobs send nothing
     assert await redis.xlen(keys.calls_stream()) == 0
     assert (await redis.xpending(keys.calls_stream(), queue.GROUP))["pending"] == 0
+
+
+async def test_a_handed_over_lease_is_released_with_the_reply(redis: Redis) -> None:
+    await redis.zadd(keys.concurrency_client("c1"), {"lease-1": 9e15, "other": 9e15})
+    await redis.zadd(keys.concurrency_global(), {"lease-1": 9e15, "other": 9e15})
+    await queue.enqueue(redis, rid="c" * 32, reply_key="replies", call_json="{}", max_backlog=10,
+                        lease=("lease-1", "c1"))
+    (job,) = await queue.read_jobs(redis, consumer="w", count=1, block_ms=100)
+    assert job.lease == ("lease-1", "c1")
+    await queue.ReplySender(redis)(job, b"{}")
+    assert await redis.zrange(keys.concurrency_client("c1"), 0, -1) == [b"other"]
+    assert await redis.zrange(keys.concurrency_global(), 0, -1) == [b"other"]
+    assert await redis.llen("replies") == 1
