@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
@@ -76,6 +77,9 @@ def test_logs_and_metrics_stay_content_free_across_gateway_and_worker(cluster_fa
     call(gateway.mcp_url, "get_paper_info", {"paper": secrets["reference"]},
          extra={"X-Forwarded-For": secrets["forwarded"]})
     metrics = httpx.get(f"{gateway.base_url}/metrics", timeout=10).text
+    deadline = time.monotonic() + 5  # log lines are written in batches, at most 0.2 s late
+    while "mcp_request tool=get_paper_info" not in gateway.log_text() and time.monotonic() < deadline:
+        time.sleep(0.1)
     texts = {"gateway log": gateway.log_text(), "worker log": cluster.workers[0].log_text(), "metrics": metrics}
     assert "mcp_request tool=search_papers" in texts["gateway log"]
     leaks = {(where, kind) for where, text in texts.items() for kind, secret in secrets.items() if secret in text}
