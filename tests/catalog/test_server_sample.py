@@ -1,4 +1,4 @@
-"""Every endpoint answers with non-empty data on the bundled sample catalog (skipped until it exists)."""
+"""Every endpoint answers with non-empty data on the bundled sample catalog."""
 
 from __future__ import annotations
 
@@ -11,11 +11,10 @@ BASE = "/api/v1"
 
 @pytest.fixture(scope="module")
 def sample_db(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    sample = pytest.importorskip("catalog.sample")
-    if not hasattr(sample, "build_sample_db"):
-        pytest.skip("catalog.sample.build_sample_db is not available yet")
+    from catalog.sample import build_sample_db
+
     path = tmp_path_factory.mktemp("sample") / "sample.db"
-    sample.build_sample_db(path)
+    build_sample_db(path)
     return path
 
 

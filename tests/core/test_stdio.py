@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import importlib.util
 import io
 import json
 import sys
@@ -17,7 +16,6 @@ from pwc_mcp_core.stdio import headers_for, serve
 from tests.core.test_server import make_server
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
-HAS_EXECUTION = importlib.util.find_spec("pwc_mcp_core.execution") is not None
 
 
 def stdio_params(catalog_url: str) -> StdioServerParameters:
@@ -45,7 +43,6 @@ async def test_the_sdk_client_lists_tools_and_gets_a_prompt_over_stdio(mode: str
                                                                        "benchmark"}
 
 
-@pytest.mark.skipif(not HAS_EXECUTION, reason="pwc_mcp_core.execution is not written yet")
 async def test_the_sdk_client_calls_a_tool_over_stdio(catalog_url: str) -> None:
     async with asyncio.timeout(60):
         async with Client(stdio_params(catalog_url), mode="legacy") as client:
