@@ -21,6 +21,7 @@ from pwc import API_CONTRACT_VERSION
 from pwc.errors import ResponseError
 
 __all__ = [
+    "absolute_url",
     "EM_DASH",
     "SITE_URL",
     "Output",
@@ -168,6 +169,11 @@ def heading(name: Any, out: Output, level: int = 1) -> str:
 def entity_link(label: str, url: str, out: Output) -> str:
     """``Label: URL`` on a TTY, else ``[Label](URL)`` (§1.2)."""
     return f"{label}: {url}" if out.isatty else f"[{label}]({url})"
+
+
+def absolute_url(url: str) -> str:
+    """A site-relative URL (``/paper/…``) made absolute on ``SITE_URL``; others unchanged."""
+    return SITE_URL + url if url.startswith("/") else url
 
 
 def site_url(kind: str, slug: Any = None, ident: Any = None) -> str:

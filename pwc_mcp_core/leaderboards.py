@@ -11,6 +11,9 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from pwc import render
+from pwc.leaderboard import shot_count
+
 __all__ = [
     "METRIC_SELECTORS",
     "RANKING_NOTE",
@@ -27,7 +30,6 @@ __all__ = [
     "unknown_metric_error",
 ]
 
-SITE = "https://paperswithcode.co"
 RANKING_NOTE = (
     "Ranks are scoped by task: best_rank and rank_scopes[].rank are positions within one task's "
     "leaderboard and are not necessarily comparable across rank_scopes."
@@ -41,7 +43,6 @@ METRIC_SELECTORS = ("require_metrics", "minimum_metrics", "maximum_metrics", "so
 _LOWER_WORDS = frozenset({"error", "loss", "perplexity", "latency", "runtime", "wer", "cer", "eer", "fid", "mae", "rmse"})
 _HIGHER_WORDS = frozenset({"accuracy", "precision", "recall", "f1", "bleu", "rouge", "map", "auc", "score", "em"})
 _WORD = re.compile(r"[a-z0-9]+")
-_SHOTS = re.compile(r"\b(\d+)\s*[- ]?shot", re.IGNORECASE)
 _UNKNOWN_METRIC = "unknown metric(s):"
 _AVAILABLE = "; available metrics: "
 
@@ -82,18 +83,19 @@ def metric_value(value: Any) -> Any:
 
 
 def absolute_url(url: Any) -> str | None:
-    """A site-relative URL (``/paper/…``) made absolute on paperswithcode.co; non-strings → None."""
+    """``pwc.render.absolute_url`` for projections: empty or non-string values → None."""
     if not isinstance(url, str) or not url:
         return None
-    return SITE + url if url.startswith("/") else url
+    return render.absolute_url(url)
 
 
 def parse_shots(methodology: Any) -> int | None:
-    """The shot count in a methodology text ("5-shot", "0 shot", "3shot"), else None."""
-    if not isinstance(methodology, str):
-        return None
-    match = _SHOTS.search(methodology)
-    return int(match.group(1)) if match else None
+    """The shot count in a methodology text ("5-shot", "0 shot", "3shot"), else None.
+
+    The same rule the CLI merges rows by (``pwc.leaderboard.shot_count``).
+    """
+    shots = shot_count(methodology)
+    return int(shots) if shots else None
 
 
 def _text(value: Any) -> str | None:

@@ -9,7 +9,7 @@ from pwc.cli import int_range
 from pwc.errors import ResponseError
 from pwc.names import AREAS_PARAMS, METHOD_FIELDS, area_name_map, find_exact, not_found, resolve_area
 from pwc.render import (
-    SITE_URL, Output, entity_link, heading, pagination_hint, result_list, site_url, thousands, write_table,
+    Output, absolute_url, entity_link, heading, pagination_hint, result_list, site_url, thousands, write_table,
 )
 
 __all__ = ["register", "render_method", "render_method_list", "run_method", "run_method_list"]
@@ -71,8 +71,7 @@ def render_method(payload: dict[str, Any], args: argparse.Namespace, out: Output
         blocks.append(" ".join(str(method["description"]).replace("\r", "").split("\n")))
     source = method.get("source_url")
     if source:
-        url = SITE_URL + source if str(source).startswith("/") else str(source)
-        blocks.append(entity_link(method.get("source_title") or "Source paper", url, out))
+        blocks.append(entity_link(method.get("source_title") or "Source paper", absolute_url(str(source)), out))
     blocks.append(entity_link("View method", site_url("method", method.get("slug"), method.get("id")), out))
     for block in blocks:
         if block:

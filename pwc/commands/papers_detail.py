@@ -13,7 +13,7 @@ from typing import Any
 from pwc.errors import ResponseError
 from pwc.leaderboard import merge_evaluations, metric_summary
 from pwc.references import resolve_paper
-from pwc.render import SITE_URL, Output, clean_cell, md_escape, open_cell, paper_url, result_list, result_total
+from pwc.render import Output, absolute_url, clean_cell, md_escape, open_cell, paper_url, result_list, result_total
 from pwc.transport import quote_ref
 
 __all__ = [
@@ -97,10 +97,6 @@ def _link_title(title: Any) -> str:
     return str(title).replace("\\", "\\\\").replace("[", "\\[").replace("]", "\\]")
 
 
-def _absolute(url: str) -> str:
-    return SITE_URL + url if url.startswith("/") else url
-
-
 def evaluation_lines(rows: list[dict[str, Any]]) -> list[str]:
     """The ``## Evaluations`` section (§2.3) as lines, starting with an empty line."""
     lines = ["", "## Evaluations", ""]
@@ -113,7 +109,7 @@ def evaluation_lines(rows: list[dict[str, Any]]) -> list[str]:
         if row.get("harness"):
             model = f"{model} ({row['harness']})"
         url = row.get("result_url") or row.get("source_url")
-        source = (f"[source](<{_absolute(str(url)).replace('>', '%3E').replace('|', '%7C')}>)"
+        source = (f"[source](<{absolute_url(str(url)).replace('>', '%3E').replace('|', '%7C')}>)"
                   if url else "—")
         cells = [md_escape(row.get("dataset_name")), md_escape(model), md_escape(metric_summary(row)),
                  md_escape(row.get("best_rank")), md_escape(row.get("task_name")), open_cell(row), source]
