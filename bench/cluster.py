@@ -11,14 +11,13 @@ import logging
 import os
 import shutil
 import signal
-import socket
 import subprocess
 import sys
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import httpx
+from tests.helpers import free_port, wait_http  # the suite's process helpers serve the benchmark too
 
 __all__ = ["Proc", "ProcessGroup", "descendants", "free_port", "peak_rss_kib", "wait_http"]
 
@@ -26,35 +25,6 @@ logger = logging.getLogger(__name__)
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 PWC_MCP_BIN = Path(sys.executable).parent / "pwc-mcp"
-
-
-def free_port() -> int:
-    """A TCP port on 127.0.0.1 that was free a moment ago."""
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
-def wait_http(url: str, *, timeout_s: float = 60.0, proc: subprocess.Popen | None = None) -> None:
-    """Poll ``url`` until it answers 200.
-
-    Raises:
-        RuntimeError: ``proc`` exited first, or no 200 within ``timeout_s`` seconds.
-    """
-    deadline = time.monotonic() + timeout_s
-    last: object = None
-    while time.monotonic() < deadline:
-        if proc is not None and proc.poll() is not None:
-            raise RuntimeError(f"process exited with {proc.returncode} before {url} answered")
-        try:
-            response = httpx.get(url, timeout=2.0)
-            if response.status_code == 200:
-                return
-            last = response.status_code
-        except httpx.HTTPError as exc:
-            last = type(exc).__name__
-        time.sleep(0.1)
-    raise RuntimeError(f"{url} did not answer 200 within {timeout_s:.0f}s (last: {last})")
 
 
 def _status_kib(pid: int, field_name: str) -> int:

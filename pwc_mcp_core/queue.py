@@ -47,7 +47,6 @@ __all__ = [
     "heartbeat",
     "live_workers",
     "read_jobs",
-    "send_reply",
     "wait_replies",
 ]
 
@@ -211,11 +210,6 @@ class ReplySender(IterationBatcher[tuple[Job, "bytes | None"]]):
             pipe.xdel(keys.calls_stream(), *entry_ids)
             await pipe.execute()
         return [None] * len(items)
-
-
-async def send_reply(redis: Redis, job: Job, body: bytes) -> None:
-    """Push the reply for one ``job`` and remove its entry (unbatched; see :class:`ReplySender`)."""
-    await ReplySender(redis)(job, body)
 
 
 async def wait_replies(redis: Redis, reply_key: str, *, timeout_s: float, batch: int = 256) -> list[bytes]:

@@ -26,7 +26,7 @@ async def test_a_call_travels_from_enqueue_to_one_reply(redis: Redis) -> None:
     jobs = await queue.read_jobs(redis, consumer="w1", count=5, block_ms=100)
     assert [(job.rid, job.call_json) for job in jobs] == [("a" * 32, '{"x":1}')]
 
-    await queue.send_reply(redis, jobs[0], b'{"result":{}}')
+    await queue.ReplySender(redis)(jobs[0], b'{"result":{}}')
     raw = await redis.rpop(keys.reply_list("g1"))
     assert queue.decode_reply(raw) == ("a" * 32, b'{"result":{}}')
     assert await redis.xlen(keys.calls_stream()) == 0
