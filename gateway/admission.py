@@ -29,7 +29,7 @@ from dataclasses import dataclass
 from aiohttp import web
 
 from gateway import identity, metrics
-from gateway.limits import Lease, Limiter, LimitsUnavailable
+from gateway.limits import Decision, Lease, Limiter, LimitsUnavailable
 from gateway.security import SecurityPolicy
 
 __all__ = ["Admission", "compact_dumps", "json_error", "read_bounded_body"]
@@ -102,17 +102,28 @@ class Admission:
         Returns the concurrency lease to release (``None`` when ``lease`` is False: the
         request is counted but holds no slot), or the refusal to send.
         """
+        try:
+            decision = await self.limiter.acquire(self.client_hash(request), semantic=semantic, lease=lease)
+        except LimitsUnavailable:
+            return self.limits_unavailable()
+        return decision.lease if decision.allowed else self.refusal(decision)
+
+    def client_hash(self, request: web.Request) -> str:
+        """Check 4: the request's client identity, as the keyed hash the limits are stored under."""
         client = identity.resolve_client(request.remote, request.headers, trusted=self.trusted,
                                          unix_socket=_is_unix_peer(request))
-        try:
-            decision = await self.limiter.acquire(identity.hash_identity(self.identity_key, client), semantic=semantic,
-                                                  lease=lease)
-        except LimitsUnavailable:
-            metrics.record_rejection("limits_unavailable")
-            return json_error(503, "limits_unavailable", retry_after=1)
-        if decision.allowed:
-            return decision.lease
+        return identity.hash_identity(self.identity_key, client)
+
+    @staticmethod
+    def refusal(decision: Decision) -> web.Response:
+        """The answer to a refused request: 503 ``server_saturated`` or 429, with ``Retry-After``."""
         metrics.record_rejection(decision.kind)
         if decision.kind == "global":
             return json_error(503, "server_saturated", retry_after=1)
         return json_error(429, "rate_limit_exceeded", retry_after=max(1, decision.retry_after_s))
+
+    @staticmethod
+    def limits_unavailable() -> web.Response:
+        """The answer when the limit store is unreachable (fail closed): 503, ``Retry-After: 1``."""
+        metrics.record_rejection("limits_unavailable")
+        return json_error(503, "limits_unavailable", retry_after=1)

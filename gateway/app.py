@@ -77,8 +77,10 @@ def create_app(settings: GatewaySettings, *, executor: Any = None, limiter: Limi
                          live_workers=(lambda: _live_workers(executor)) if redis_mode else None)
     admission = Admission(policy=policy, trusted=parse_networks(core.trusted_proxy_cidrs), limiter=limiter,
                           max_body_bytes=settings.max_body_bytes, identity_key=derive_key(core.cursor_keys[0]))
+    # Deferred admission needs both halves: the limiter builds the script, the executor runs it.
+    defer = bool(getattr(executor, "runs_deferred_admission", False)) and hasattr(limiter, "admission_script")
     endpoint = McpEndpoint(admission=admission, server=McpServer(core, executor, tools=tools),
-                           max_response_bytes=settings.max_body_bytes)
+                           max_response_bytes=settings.max_body_bytes, defer_admission=defer)
 
     # client_max_size bounds any body aiohttp itself reads; /mcp counts its own bytes.
     app = web.Application(client_max_size=settings.max_body_bytes, middlewares=[cors_middleware(policy=policy)])

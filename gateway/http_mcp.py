@@ -15,13 +15,13 @@ from dataclasses import dataclass
 from typing import Any, Final
 
 from aiohttp import web
-from pwc_mcp_core.eras import PROTOCOL_HEADER, protocol_label
+from pwc_mcp_core.eras import PROTOCOL_HEADER, Classification, protocol_label
 from pwc_mcp_core.server import McpServer
 from pwc_mcp_core.version import SERVER_VERSION
 
-from gateway import lease_handoff, metrics
+from gateway import dispatch_ticket, metrics
 from gateway.admission import Admission, compact_dumps, json_error
-from gateway.lease_handoff import LeaseHandoff
+from gateway.dispatch_ticket import DispatchTicket
 
 __all__ = ["McpEndpoint", "method_not_allowed"]
 
@@ -61,6 +61,11 @@ def is_json_content(content_type: str | None) -> bool:
     return bool(content_type) and content_type.split(";", 1)[0].strip().lower() == "application/json"
 
 
+def _media_types_ok(request: web.Request) -> bool:
+    """Whether the request passes the Accept (406) and Content-Type (415) checks."""
+    return accepts_json(request.headers.get("Accept")) and is_json_content(request.headers.get("Content-Type"))
+
+
 def _record(tool: str, protocol: str, response: web.Response, started: float) -> None:
     """The one content-free log line and the metrics of a finished ``/mcp`` request (§2.6)."""
     nbytes = response.content_length or 0
@@ -77,6 +82,9 @@ class McpEndpoint:
     admission: Admission
     server: McpServer
     max_response_bytes: int
+    # True when the limiter and the executor run deferred admission (Redis mode, see
+    # gateway.dispatch_ticket); never with an executor that would run a call unadmitted.
+    defer_admission: bool = False
 
     async def post(self, request: web.Request) -> web.StreamResponse:
         started = time.perf_counter()
@@ -89,7 +97,7 @@ class McpEndpoint:
             info = self.server.classify(body_or_error, request.headers)
             tool, protocol = info.tool or "unknown", info.protocol_label
             response = self.admission.check_transport_security(request) or await self._admitted(
-                request, body_or_error, info.is_semantic_search, info.method in DISPATCHED_METHODS)
+                request, body_or_error, info)
         _record(tool, protocol, response, started)
         return response
 
@@ -100,28 +108,58 @@ class McpEndpoint:
         _record("unknown", protocol_label(request.headers.get(PROTOCOL_HEADER)), response, started)
         return response
 
-    async def _admitted(self, request: web.Request, body: bytes, semantic: bool, dispatched: bool) -> web.Response:
-        lease_or_error = await self.admission.check_limits(request, semantic=semantic, lease=dispatched)
+    async def _admitted(self, request: web.Request, body: bytes, info: Classification) -> web.Response:
+        dispatched = info.method in DISPATCHED_METHODS
+        if dispatched and self.defer_admission and _media_types_ok(request):
+            return await self._deferred(request, body, info)
+        lease_or_error = await self.admission.check_limits(request, semantic=info.is_semantic_search,
+                                                           lease=dispatched)
         if isinstance(lease_or_error, web.Response):
             return lease_or_error
         if lease_or_error is None:
-            return await self._handle(request, body)
-        handoff = LeaseHandoff(lease_or_error.lease_id, lease_or_error.client_hash)
-        token = lease_handoff.CURRENT.set(handoff)
+            return await self._handle(request, body, info)
+        ticket = DispatchTicket.admitted_with(lease_or_error)
+        token = dispatch_ticket.CURRENT.set(ticket)
         try:
-            return await self._handle(request, body)
+            return await self._handle(request, body, info)
         finally:
-            lease_handoff.CURRENT.reset(token)
-            if not handoff.released_by_worker:
+            dispatch_ticket.CURRENT.reset(token)
+            if not ticket.released_by_worker:
                 await self.admission.limiter.release(lease_or_error)
 
-    async def _handle(self, request: web.Request, body: bytes) -> web.Response:
+    async def _deferred(self, request: web.Request, body: bytes, info: Classification) -> web.Response:
+        """A dispatched call whose limits the Redis executor checks as it queues it (dispatch_ticket).
+
+        The answer is the one the documented order gives: a refusal by the limits wins over
+        anything handling produced, however far handling got.
+        """
+        client_hash = self.admission.client_hash(request)
+        ticket = DispatchTicket.deferred_with(
+            self.admission.limiter.admission_script(client_hash, semantic=info.is_semantic_search))
+        token = dispatch_ticket.CURRENT.set(ticket)
+        try:
+            response = await self._handle(request, body, info)
+        finally:
+            dispatch_ticket.CURRENT.reset(token)
+            if ticket.lease_taken and not ticket.released_by_worker:
+                await self.admission.limiter.release(ticket.lease)
+        if ticket.limits_unavailable:
+            return self.admission.limits_unavailable()
+        if ticket.refusal is not None:
+            return self.admission.refusal(ticket.refusal)
+        if not ticket.admitted:  # handling ended before the executor admitted it: check now
+            refused = await self.admission.check_limits(request, semantic=info.is_semantic_search, lease=False)
+            if isinstance(refused, web.Response):
+                return refused
+        return response
+
+    async def _handle(self, request: web.Request, body: bytes, info: Classification) -> web.Response:
         if not accepts_json(request.headers.get("Accept")):
             return _jsonrpc_error(406, -32600, "Not Acceptable: Client must accept application/json")
         if not is_json_content(request.headers.get("Content-Type")):
             return _jsonrpc_error(415, -32000, "Unsupported Media Type: Content-Type must be application/json")
         try:  # McpServer.handle never raises by contract; executor failures come back as replies
-            reply = await self.server.handle(body, request.headers)
+            reply = await self.server.handle(body, request.headers, parsed=info.message)
         except Exception as exc:  # a bug must not leak a traceback to the client
             logger.error("mcp handler failure type=%s", type(exc).__name__)
             return _jsonrpc_error(500, -32603, "Internal error")

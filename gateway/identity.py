@@ -32,6 +32,7 @@ FORWARDED_HEADER: Final = "X-Forwarded-For"
 CLIENT_HEADER: Final = "X-PwC-MCP-Client"
 _CLIENT_NAME: Final = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:-]{0,127}")
 UNKNOWN_PEER: Final = "unknown"
+_CACHED_HEADER_CHARS: Final = 512
 
 IPAddress = ipaddress.IPv4Address | ipaddress.IPv6Address
 TrustedNetworks = tuple[ipaddress.IPv4Network | ipaddress.IPv6Network, ...]
@@ -76,16 +77,25 @@ def resolve_client(peer: str | None, headers: Mapping[str, str], *,
     case-insensitive mapping, or a plain dict with canonical or lower-case names.
     Returns a normalised IP address, ``client:<name>`` or ``"unknown"``.
     """
+    forwarded, name = _header(headers, FORWARDED_HEADER), _header(headers, CLIENT_HEADER)
+    if len(forwarded or "") + len(name or "") > _CACHED_HEADER_CHARS:  # keep the cache's memory bounded
+        return _resolve.__wrapped__(peer, forwarded, name, trusted, unix_socket)
+    return _resolve(peer, forwarded, name, trusted, unix_socket)
+
+
+# Pure in its inputs, and the same peers, hops and names come back request after request.
+@functools.lru_cache(maxsize=4096)
+def _resolve(peer: str | None, forwarded_header: str | None, name: str | None, trusted: TrustedNetworks,
+             unix_socket: bool) -> str:
     peer_ip = _parse_ip(peer) if peer else None
     peer_id = str(peer_ip) if peer_ip is not None else (peer.strip() if peer and peer.strip() else UNKNOWN_PEER)
-    forwarded = [hop.strip() for hop in (_header(headers, FORWARDED_HEADER) or "").split(",")]
+    forwarded = [hop.strip() for hop in (forwarded_header or "").split(",")]
     forwarded = [hop for hop in forwarded if hop]
 
     if unix_socket or (peer_ip is not None and peer_ip.is_loopback):
         if forwarded:
             hop = _parse_ip(forwarded[-1])
             return str(hop) if hop is not None else peer_id
-        name = _header(headers, CLIENT_HEADER)
         if name is not None and _CLIENT_NAME.fullmatch(name):
             return f"client:{name}"
         return peer_id
@@ -112,6 +122,7 @@ def derive_key(secret: str) -> bytes:
     return hmac.new(secret.encode("utf-8"), b"pwc-mcp client identity v1", hashlib.sha256).digest()
 
 
+@functools.lru_cache(maxsize=4096)  # a keyed hash per request was a visible cost; same clients recur
 def hash_identity(secret: bytes, identity: str) -> str:
     """Keyed BLAKE2b (16-byte digest, hex) of an identity; ``secret`` is at most 64 bytes."""
     return hashlib.blake2b(identity.encode("utf-8"), key=secret[:64], digest_size=16).hexdigest()

@@ -18,6 +18,7 @@ reached the limiter raises :class:`LimitsUnavailable` and the gateway fails clos
 from __future__ import annotations
 
 import asyncio
+import itertools
 import math
 import time
 import uuid
@@ -26,18 +27,17 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Final, Protocol
 
-from redis.asyncio import Redis
-from redis.asyncio.retry import Retry
-from redis.backoff import NoBackoff
 from redis.exceptions import RedisError
 
 from pwc_mcp_core import keys, scripts
-from pwc_mcp_core.script_batch import ScriptBatcher
+from pwc_mcp_core.redis_pipe import RedisPipe, ScriptRunner
 
-__all__ = ["Decision", "Lease", "Limiter", "LimitSettings", "LimitsUnavailable", "MemoryLimiter",
-           "RedisLimiter"]
+__all__ = ["AdmissionScript", "Decision", "Lease", "Limiter", "LimitSettings", "LimitsUnavailable", "MemoryLimiter",
+           "RedisLimiter", "decision_from_code"]
 
 WINDOW_S: Final = 60
+# Refusal kinds by the hundreds digit of an admission script's reply (admission.lua).
+_KINDS: Final = {1: "global", 2: "requests", 3: "semantic", 4: "concurrency"}
 
 
 class LimitsUnavailable(Exception):
@@ -78,6 +78,34 @@ class Decision:
     lease: Lease | None = None
 
 
+def decision_from_code(code: int, lease: Lease | None) -> Decision:
+    """Decode an admission script's reply (``admission.lua``): 0 admits with ``lease``,
+    ``kind * 100 + retry_after_s`` refuses.
+
+    Raises:
+        ValueError: the code names no refusal kind.
+    """
+    if code == 0:
+        return Decision(True, "ok", 0, lease)
+    kind = _KINDS.get(code // 100)
+    if kind is None:
+        raise ValueError(f"unknown admission code {code}")
+    return Decision(False, kind, code % 100)
+
+
+@dataclass(frozen=True, slots=True)
+class AdmissionScript:
+    """The KEYS and the first eight ARGV of ``admission.lua`` for one request.
+
+    ``admit.lua`` appends whether to take leases; ``admit_enqueue.lua`` (run by the Redis
+    executor) appends the stream and the entry. ``lease`` is the lease the request takes.
+    """
+
+    keys: list[str]
+    args: list[str | int]
+    lease: Lease
+
+
 class Limiter(Protocol):
     """What admission needs from a limit store."""
 
@@ -104,31 +132,34 @@ class RedisLimiter:
     """
 
     def __init__(self, redis_url: str, limits: LimitSettings) -> None:
-        # No retries and short timeouts: a down Redis must give a fast 503, not a stall.
-        self._redis = Redis.from_url(redis_url, socket_connect_timeout=1.0, socket_timeout=2.0,
-                                     retry=Retry(NoBackoff(), 0))
+        # One dedicated pipelined connection; a down or hung Redis gives a fast 503, not a stall.
+        self._pipe = RedisPipe(redis_url, timeout_s=2.0, connect_timeout_s=1.0)
         self._limits = limits
-        # Concurrent admissions share one pipelined round trip (see ScriptBatcher).
-        self._admit = ScriptBatcher(self._redis, scripts.load("admit"))
-        self._release = ScriptBatcher(self._redis, scripts.load("release"))
+        self._admit = ScriptRunner(self._pipe, scripts.load("admit"))
+        self._release = ScriptRunner(self._pipe, scripts.load("release"))
+        # Lease ids only need to be unique: a random per-process prefix and a counter
+        # cost less than a uuid4 (a getrandom system call) per request.
+        self._lease_prefix = uuid.uuid4().hex[:16]
+        self._lease_counter = itertools.count()
+
+    def admission_script(self, client_hash: str, *, semantic: bool) -> AdmissionScript:
+        """The admission script's KEYS/ARGV for one request of ``client_hash``, with a fresh lease id."""
+        lim = self._limits
+        lease_id = f"{self._lease_prefix}{next(self._lease_counter):x}"
+        return AdmissionScript(
+            [keys.rate_window("requests", client_hash), keys.rate_window("semantic", client_hash),
+             keys.concurrency_client(client_hash), keys.concurrency_global()],
+            [lim.request_limit, lim.semantic_limit, "1" if semantic else "0", lim.concurrency_limit,
+             lim.global_concurrency_limit, int(lim.lease_ttl_s * 1000), lease_id, WINDOW_S * 1000],
+            Lease(lease_id, client_hash))
 
     async def acquire(self, client_hash: str, *, semantic: bool, lease: bool = True) -> Decision:
-        lim = self._limits
-        lease_id = uuid.uuid4().hex
+        script = self.admission_script(client_hash, semantic=semantic)
         try:
-            allowed, kind, retry = await self._admit(
-                [keys.rate_window("requests", client_hash), keys.rate_window("semantic", client_hash),
-                 keys.concurrency_client(client_hash), keys.concurrency_global()],
-                [lim.request_limit, lim.semantic_limit, "1" if semantic else "0", lim.concurrency_limit,
-                 lim.global_concurrency_limit, int(lim.lease_ttl_s * 1000), lease_id, WINDOW_S * 1000,
-                 "1" if lease else "0"],
-            )
+            code = await self._admit(script.keys, [*script.args, "1" if lease else "0"])
         except (RedisError, OSError) as exc:
             raise LimitsUnavailable("redis unreachable") from exc
-        kind_text = kind.decode("ascii") if isinstance(kind, bytes) else str(kind)
-        if int(allowed) == 1:
-            return Decision(True, "ok", 0, Lease(lease_id, client_hash) if lease else None)
-        return Decision(False, kind_text, int(retry))
+        return decision_from_code(int(code), script.lease if lease else None)
 
     async def release(self, lease: Lease) -> None:
         try:
@@ -140,12 +171,12 @@ class RedisLimiter:
     async def ping(self) -> bool:
         """True when Redis answers (health checks)."""
         try:
-            return bool(await self._redis.ping())
+            return bool(await self._pipe.execute("PING"))
         except (RedisError, OSError):
             return False
 
     async def close(self) -> None:
-        await self._redis.aclose()
+        await self._pipe.close()
 
 
 class MemoryLimiter:

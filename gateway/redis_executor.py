@@ -29,15 +29,19 @@ from redis.asyncio import Redis
 from redis.exceptions import RedisError
 
 from pwc_mcp_core import keys, queue
+from pwc_mcp_core.redis_pipe import RedisPipe
 from pwc_mcp_core.errors import ExecutorTimeout, ExecutorUnavailable, ResponseTooLarge
 
-from gateway import lease_handoff, metrics
+from gateway import dispatch_ticket, metrics
+from gateway.dispatch_ticket import DispatchTicket
+from gateway.limits import decision_from_code
 
 __all__ = ["RedisExecutor"]
 
 logger = logging.getLogger(__name__)
 
 _LIVENESS_REFRESH_S = 1.0
+_REPLY_WAIT_S = 1
 
 
 class RedisExecutor:
@@ -48,7 +52,12 @@ class RedisExecutor:
         max_backlog: calls that may wait in the Stream before new ones are refused.
         max_response_bytes: largest reply body forwarded (2 MiB, seed "Safety and operations").
         observe: optional hook ``(seconds from enqueue to reply) -> None`` for metrics.
+
+    A call whose `DispatchTicket` is deferred is admitted against the limits and queued in
+    one script; ``runs_deferred_admission`` tells the endpoint it may defer.
     """
+
+    runs_deferred_admission = True
 
     def __init__(
         self,
@@ -58,8 +67,11 @@ class RedisExecutor:
         max_response_bytes: int = 2 * 1024 * 1024,
         observe: Callable[[float], None] | None = None,
     ) -> None:
+        # Liveness and backlog probes (once a second) use a plain client; the per-call
+        # enqueue and the reply wait use dedicated pipelined connections (RedisPipe).
         self._redis = Redis.from_url(redis_url, socket_connect_timeout=2, socket_timeout=5, health_check_interval=10)
-        self._blocking = Redis.from_url(redis_url, socket_connect_timeout=2, socket_timeout=None)
+        self._pipe = RedisPipe(redis_url, timeout_s=5.0, connect_timeout_s=2.0)
+        self._reply_pipe = RedisPipe(redis_url, timeout_s=_REPLY_WAIT_S + 5.0, connect_timeout_s=2.0)
         self.gateway_id = uuid.uuid4().hex
         self._reply_key = keys.reply_list(self.gateway_id)
         self._max_backlog = max_backlog
@@ -105,7 +117,8 @@ class RedisExecutor:
                 future.set_exception(ExecutorUnavailable("the gateway is shutting down"))
         self._waiting.clear()
         await self._redis.aclose()
-        await self._blocking.aclose()
+        await self._pipe.close()
+        await self._reply_pipe.close()
 
     async def __call__(self, call: object) -> bytes:
         """Run ``call`` on some worker and return its serialized response body.
@@ -121,17 +134,21 @@ class RedisExecutor:
         if remaining <= 0:
             raise ExecutorTimeout("the call deadline passed before it was queued")
         rid = uuid.uuid4().hex
-        handoff = lease_handoff.CURRENT.get()
+        ticket = dispatch_ticket.CURRENT.get()
         future: asyncio.Future[bytes] = asyncio.get_running_loop().create_future()
         self._waiting[rid] = future
         started = time.monotonic()
         try:
             try:
-                await queue.enqueue(
-                    self._redis, rid=rid, reply_key=self._reply_key, call_json=call.to_json(),
-                    max_backlog=self._max_backlog,
-                    lease=(handoff.lease_id, handoff.client_hash) if handoff is not None else None,
-                )
+                if ticket is not None and ticket.deferred:
+                    await self._admit_and_enqueue(ticket, rid, call.to_json())
+                else:
+                    handed = ticket is not None and ticket.lease_taken
+                    await queue.enqueue(
+                        self._pipe, rid=rid, reply_key=self._reply_key, call_json=call.to_json(),
+                        max_backlog=self._max_backlog,
+                        lease=(ticket.lease.lease_id, ticket.lease.client_hash) if handed else None,
+                    )
             except queue.QueueFull as exc:
                 raise ExecutorUnavailable("the worker queue is full; retry shortly") from exc
             except RedisError as exc:
@@ -139,8 +156,8 @@ class RedisExecutor:
             try:
                 async with asyncio.timeout(remaining):
                     body = await future
-                if handoff is not None:
-                    handoff.released_by_worker = True  # in the same pipeline as the reply
+                if ticket is not None and ticket.lease_taken:
+                    ticket.released_by_worker = True  # in the same pipeline as the reply
             except TimeoutError as exc:
                 raise ExecutorTimeout("no worker answered before the call deadline") from exc
         finally:
@@ -151,10 +168,35 @@ class RedisExecutor:
             raise ResponseTooLarge("the serialized response exceeds the response bound")
         return body
 
+    async def _admit_and_enqueue(self, ticket: DispatchTicket, rid: str, call_json: bytes | str) -> None:
+        """Run the ticket's deferred admission and the enqueue as one script (dispatch_ticket).
+
+        Raises:
+            queue.QueueFull: admitted, but the backlog is full.
+            ExecutorUnavailable: refused by the limits (``ticket.refusal``) or Redis is
+                unreachable (``ticket.limits_unavailable``); the endpoint answers either.
+        """
+        script, lease = ticket.script, ticket.lease
+        try:
+            code = await queue.admit_and_enqueue(
+                self._pipe, admission_keys=script.keys, admission_args=script.args, rid=rid,
+                reply_key=self._reply_key, call_json=call_json, max_backlog=self._max_backlog,
+                lease=(lease.lease_id, lease.client_hash))
+        except (RedisError, OSError) as exc:
+            ticket.limits_unavailable = True
+            raise ExecutorUnavailable("the limit store is unavailable") from exc
+        if code == queue.ADMITTED_BACKLOG_FULL:
+            ticket.admitted = True
+            raise queue.QueueFull("the worker queue is full")
+        if code != 0:
+            ticket.refusal = decision_from_code(code, None)
+            raise ExecutorUnavailable("refused by the limits")
+        ticket.admitted = ticket.lease_taken = True
+
     async def _read_replies(self) -> None:
         while True:
             try:
-                raw_replies = await queue.wait_replies(self._blocking, self._reply_key, timeout_s=1)
+                raw_replies = await queue.wait_replies(self._reply_pipe, self._reply_key, timeout_s=_REPLY_WAIT_S)
             except RedisError:
                 # Redis restarting: keep waiting callers; their deadlines bound them.
                 await asyncio.sleep(0.5)

@@ -103,6 +103,24 @@ def decode_header_value(value: str | None) -> str | None:
         return None
 
 
+class _Marker:
+    """A named marker value that no JSON document can produce."""
+
+    __slots__ = ("_name",)
+
+    def __init__(self, name: str) -> None:
+        self._name = name
+
+    def __repr__(self) -> str:
+        return self._name
+
+
+NOT_JSON: Final = _Marker("NOT_JSON")
+"""`Classification.message` of a body that is not valid JSON."""
+UNPARSED: Final = _Marker("UNPARSED")
+"""`Classification.message` when the body was not parsed (the handler parses it itself)."""
+
+
 @dataclass(frozen=True, slots=True)
 class Classification:
     """What the gateway needs to know about a request before dispatching it.
@@ -115,6 +133,8 @@ class Classification:
             omitted (omitted = hybrid, pwc-mcp.md §2.3).
         era: ``legacy``, ``modern`` or ``invalid`` (unsupported ``MCP-Protocol-Version``).
         protocol_label: `protocol_label` of the header, safe to log.
+        message: the parsed body (any JSON value), `NOT_JSON` when it is not valid JSON,
+            or `UNPARSED`; `McpServer.handle` reuses it instead of parsing the body again.
     """
 
     method: str | None
@@ -122,6 +142,15 @@ class Classification:
     is_semantic_search: bool
     era: Literal["legacy", "modern", "invalid"]
     protocol_label: str
+    message: Any = UNPARSED
+
+
+def parse_body(body: bytes) -> Any:
+    """The JSON value of ``body``, or `NOT_JSON` (invalid JSON or UTF-8, or nested too deep)."""
+    try:
+        return json.loads(body)
+    except (ValueError, UnicodeDecodeError, RecursionError):
+        return NOT_JSON
 
 
 def classify(body: bytes, headers: Mapping[str, str], *,
@@ -129,10 +158,7 @@ def classify(body: bytes, headers: Mapping[str, str], *,
     """Classify a POST body without dispatching it. Never raises."""
     headers = lower_headers(headers)
     version = headers.get(PROTOCOL_HEADER)
-    try:
-        message: Any = json.loads(body)
-    except (ValueError, UnicodeDecodeError, RecursionError):
-        message = None
+    message = parse_body(body)
     method = params = None
     if isinstance(message, dict):
         method = message.get("method") if isinstance(message.get("method"), str) else None
@@ -148,7 +174,8 @@ def classify(body: bytes, headers: Mapping[str, str], *,
         # Only a string can name a mode; anything else is left for validation to refuse.
         semantic = mode is None or (isinstance(mode, str) and mode in _SEMANTIC_MODES)
     return Classification(method=method, tool=tool, is_semantic_search=semantic,
-                          era=route(version) or "invalid", protocol_label=protocol_label(version))
+                          era=route(version) or "invalid", protocol_label=protocol_label(version),
+                          message=message)
 
 
 def check_modern_request(message: dict[str, Any], headers: Mapping[str, str]) -> None:

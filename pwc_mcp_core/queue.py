@@ -15,7 +15,9 @@ Liveness: each worker ZADDs its id into ``keys.workers_set()`` with the
 current time (ms) every beat; a worker is live when its score is newer than
 ``keys.HEARTBEAT_TTL_S``.
 
-All functions take a ``redis.asyncio.Redis`` created with ``decode_responses=False``.
+The per-call paths (`enqueue`, `admit_and_enqueue`, `ReplySender`, `wait_replies`) take a
+:class:`~pwc_mcp_core.redis_pipe.RedisPipe` (``wait_replies`` one of its own: it blocks);
+the rest take a ``redis.asyncio.Redis`` created with ``decode_responses=False``.
 """
 
 from __future__ import annotations
@@ -23,21 +25,25 @@ from __future__ import annotations
 import logging
 import time
 import weakref
+from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from redis.asyncio import Redis
 from redis.exceptions import ResponseError
 
 from pwc_mcp_core import keys, scripts
-from pwc_mcp_core.script_batch import IterationBatcher, ScriptBatcher
+from pwc_mcp_core.redis_pipe import RedisPipe, ScriptRunner
 
 __all__ = [
+    "ADMITTED_BACKLOG_FULL",
     "GROUP",
     "backlog",
     "Job",
     "QueueFull",
     "ReplySender",
     "TOO_LARGE",
+    "admit_and_enqueue",
     "claim_orphans",
     "decode_reply",
     "encode_reply",
@@ -56,9 +62,11 @@ GROUP = "workers"
 # Sent by a worker instead of a body over the 2 MiB response bound, so the oversized
 # body never crosses Redis; the gateway turns it into 503 ``response_too_large``.
 TOO_LARGE = b"!response-too-large"
+# admit_enqueue.lua's reply when the call was admitted (and counted) but the backlog is full.
+ADMITTED_BACKLOG_FULL = 501
 
-# One batcher per client: concurrent enqueues share one pipelined round trip.
-_SCRIPTS: weakref.WeakKeyDictionary[Redis, ScriptBatcher] = weakref.WeakKeyDictionary()
+# One script runner per pipe and script; concurrent calls share the pipe's writes.
+_SCRIPTS: weakref.WeakKeyDictionary[RedisPipe, dict[str, ScriptRunner]] = weakref.WeakKeyDictionary()
 
 
 class QueueFull(Exception):
@@ -111,7 +119,7 @@ async def ensure_group(redis: Redis) -> None:
             raise
 
 
-async def enqueue(redis: Redis, *, rid: str, reply_key: str, call_json: str, max_backlog: int,
+async def enqueue(pipe: RedisPipe, *, rid: str, reply_key: str, call_json: str, max_backlog: int,
                   lease: tuple[str, str] | None = None) -> None:
     """Append one call to the Stream, atomically refusing when the backlog is full.
 
@@ -122,18 +130,49 @@ async def enqueue(redis: Redis, *, rid: str, reply_key: str, call_json: str, max
         QueueFull: ``max_backlog`` entries are already queued or running.
         redis.exceptions.RedisError: Redis is unreachable (callers map it).
     """
-    fields = ["rid", rid, "reply", reply_key, "call", call_json]
-    if lease is not None:
-        fields += ["lease", f"{lease[0]}:{lease[1]}"]
-    added = await _enqueue_script(redis)([keys.calls_stream()], [max_backlog, *fields])
+    fields = _entry_fields(rid, reply_key, call_json, lease)
+    added = await _script(pipe, "enqueue")([keys.calls_stream()], [max_backlog, *fields])
     if not added:
         raise QueueFull(f"{max_backlog} calls are already queued")
 
 
-def _enqueue_script(redis: Redis) -> ScriptBatcher:
-    script = _SCRIPTS.get(redis)
+async def admit_and_enqueue(pipe: RedisPipe, *, admission_keys: Sequence[str], admission_args: Sequence[str | int],
+                            rid: str, reply_key: str, call_json: str, max_backlog: int,
+                            lease: tuple[str, str]) -> int:
+    """Admit a call against the limits and append it to the Stream in one atomic step.
+
+    ``admission_keys``/``admission_args`` are ``admission.lua``'s KEYS and first eight
+    ARGV (built by the gateway's limiter); the call always takes concurrency leases, and
+    ``lease`` (``(lease_id, client_hash)``, the same lease id) travels with the entry so
+    the worker gives it back with its reply.
+
+    Returns:
+        0 when admitted and queued; ``ADMITTED_BACKLOG_FULL`` when admitted (counted) but
+        not queued; otherwise the admission refusal code (``admission.lua``).
+
+    Raises:
+        redis.exceptions.RedisError: Redis is unreachable (callers map it).
+    """
+    fields = _entry_fields(rid, reply_key, call_json, lease)
+    code = await _script(pipe, "admit_enqueue")([*admission_keys, keys.calls_stream()],
+                                                 [*admission_args, max_backlog, *fields])
+    return int(code)
+
+
+def _entry_fields(rid: str, reply_key: str, call_json: str, lease: tuple[str, str] | None) -> list[str]:
+    fields = ["rid", rid, "reply", reply_key, "call", call_json]
+    if lease is not None:
+        fields += ["lease", f"{lease[0]}:{lease[1]}"]
+    return fields
+
+
+def _script(pipe: RedisPipe, name: str) -> ScriptRunner:
+    per_pipe = _SCRIPTS.get(pipe)
+    if per_pipe is None:
+        per_pipe = _SCRIPTS[pipe] = {}
+    script = per_pipe.get(name)
     if script is None:
-        script = _SCRIPTS[redis] = ScriptBatcher(redis, scripts.load("enqueue"))
+        script = per_pipe[name] = ScriptRunner(pipe, scripts.load(name))
     return script
 
 
@@ -176,49 +215,45 @@ async def _jobs(redis: Redis, entries: list) -> list[Job]:
     return jobs
 
 
-class ReplySender(IterationBatcher[tuple[Job, "bytes | None"]]):
+class ReplySender:
     """Finish jobs: push each reply (with its TTL), give back handed-over leases, remove the entries.
 
     ``await sender(job, body)`` completes one job; ``body`` None acknowledges it without
-    a reply (its caller is gone). Jobs finished during one loop iteration share one
-    pipelined round trip (2 commands per reply, plus one XACK and one XDEL for all).
-    No transaction is needed: a worker that dies between the push and the XACK leaves
-    the entry pending, it is run again, and the gateway drops the second reply.
+    a reply (its caller is gone). The commands of every job finished during one loop
+    iteration leave in one write (see `RedisPipe`). No transaction is needed: a worker
+    that dies between the push and the XACK leaves the entry pending, it is run again,
+    and the gateway drops the second reply.
 
     Raises (from ``__call__``): ``redis.exceptions.RedisError`` when Redis is unreachable.
     """
 
-    def __init__(self, redis: Redis, *, max_batch: int = 256) -> None:
-        super().__init__(max_batch=max_batch)
-        self._redis = redis
+    def __init__(self, pipe: RedisPipe) -> None:
+        self._pipe = pipe
 
     async def __call__(self, job: Job, body: bytes | None) -> None:
-        await self.submit((job, body))
-
-    async def _send(self, items: list[tuple[Job, bytes | None]]) -> list[None]:
-        async with self._redis.pipeline(transaction=False) as pipe:
-            for job, body in items:
-                if body is not None:
-                    pipe.lpush(job.reply_key, encode_reply(job.rid, body))
-                    pipe.expire(job.reply_key, keys.REPLY_TTL_S)
-                if job.lease is not None:  # idempotent: the gateway may release it too
-                    lease_id, client_hash = job.lease
-                    pipe.zrem(keys.concurrency_client(client_hash), lease_id)
-                    pipe.zrem(keys.concurrency_global(), lease_id)
-            entry_ids = [job.entry_id for job, _body in items]
-            pipe.xack(keys.calls_stream(), GROUP, *entry_ids)
-            pipe.xdel(keys.calls_stream(), *entry_ids)
-            await pipe.execute()
-        return [None] * len(items)
+        commands: list[tuple[Any, ...]] = []
+        if body is not None:
+            commands.append(("LPUSH", job.reply_key, encode_reply(job.rid, body)))
+            commands.append(("EXPIRE", job.reply_key, keys.REPLY_TTL_S))
+        if job.lease is not None:  # idempotent: the gateway may release it too
+            lease_id, client_hash = job.lease
+            commands.append(("ZREM", keys.concurrency_client(client_hash), lease_id))
+            commands.append(("ZREM", keys.concurrency_global(), lease_id))
+        commands.append(("XACK", keys.calls_stream(), GROUP, job.entry_id))
+        commands.append(("XDEL", keys.calls_stream(), job.entry_id))
+        for result in await self._pipe.execute_many(commands):
+            if isinstance(result, Exception):
+                raise result
 
 
-async def wait_replies(redis: Redis, reply_key: str, *, timeout_s: float, batch: int = 256) -> list[bytes]:
+async def wait_replies(pipe: RedisPipe, reply_key: str, *, timeout_s: float, batch: int = 256) -> list[bytes]:
     """Up to ``batch`` replies from ``reply_key``, oldest first, waiting at most ``timeout_s`` for one.
 
     One round trip returns everything already waiting (``BLMPOP``, Redis 7.0 or newer),
-    so a busy gateway does not pay a round trip per reply. ``[]`` on timeout.
+    so a busy gateway does not pay a round trip per reply. ``[]`` on timeout. ``pipe``
+    must carry nothing else: the command blocks it.
     """
-    popped = await redis.blmpop(timeout_s, 1, reply_key, direction="RIGHT", count=batch)
+    popped = await pipe.execute("BLMPOP", timeout_s, 1, reply_key, "RIGHT", "COUNT", batch)
     return list(popped[1]) if popped else []
 
 

@@ -30,7 +30,17 @@ from typing import Any, Final
 
 from pwc_mcp_core import completion, prompts
 from pwc_mcp_core.call import Call
-from pwc_mcp_core.eras import PROTOCOL_HEADER, Classification, check_modern_request, classify, lower_headers, route
+from pwc_mcp_core.eras import (
+    NOT_JSON,
+    PROTOCOL_HEADER,
+    UNPARSED,
+    Classification,
+    check_modern_request,
+    classify,
+    lower_headers,
+    parse_body,
+    route,
+)
 from pwc_mcp_core.errors import ExecutorTimeout, ExecutorUnavailable, ProtocolError, ResponseTooLarge
 from pwc_mcp_core.jsonrpc import (
     INTERNAL_ERROR,
@@ -119,19 +129,20 @@ class McpServer:
             return Classification(method=None, tool=None, is_semantic_search=False, era="invalid",
                                   protocol_label="unknown")
 
-    async def handle(self, body: bytes, headers: Mapping[str, str]) -> Reply:
+    async def handle(self, body: bytes, headers: Mapping[str, str], *, parsed: Any = UNPARSED) -> Reply:
         """Answer one POSTed JSON-RPC message. Never raises.
 
         Args:
             body: the raw request body.
             headers: request headers; aiohttp's case-insensitive mapping or a plain dict.
+            parsed: ``body`` already parsed (`Classification.message`), so it is not
+                parsed twice; `UNPARSED` (default) parses it here.
         """
         headers = lower_headers(headers)
         version = headers.get(PROTOCOL_HEADER)
         era: Era = route(version) or "legacy"
-        try:
-            message = json.loads(body)
-        except (ValueError, UnicodeDecodeError, RecursionError):
+        message = parse_body(body) if parsed is UNPARSED else parsed
+        if message is NOT_JSON:
             return _error(era, b"null", PARSE_ERROR, "Parse error: the body is not valid JSON")
         if isinstance(message, list):
             return _error(era, b"null", INVALID_REQUEST, "Invalid Request: batch requests are not supported")

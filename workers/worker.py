@@ -20,6 +20,7 @@ from redis.asyncio import Redis
 from redis.exceptions import RedisError
 
 from pwc_mcp_core import keys, queue
+from pwc_mcp_core.redis_pipe import RedisPipe
 from workers.runner import Runner
 from workers.settings import WorkerSettings
 
@@ -44,7 +45,9 @@ class Worker:
         self._settings = settings
         self._runner = runner
         self._redis = Redis.from_url(settings.redis_url, socket_connect_timeout=2, socket_timeout=None)
-        self._finish = queue.ReplySender(self._redis)
+        # Replies leave over a dedicated pipelined connection (they are on every call's path).
+        self._pipe = RedisPipe(settings.redis_url, timeout_s=5.0, connect_timeout_s=2.0)
+        self._finish = queue.ReplySender(self._pipe)
         self._stopping = asyncio.Event()
         self._running: set[asyncio.Task[None]] = set()
         self.completed = 0
@@ -70,6 +73,7 @@ class Worker:
             with contextlib.suppress(RedisError):
                 await queue.forget_worker(self._redis, self._settings.worker_id)
             await self._redis.aclose()
+            await self._pipe.close()
             await self._runner.close()
             logger.info("worker stopped completed=%d", self.completed)
 
@@ -98,6 +102,10 @@ class Worker:
                     )
                 for job in jobs:
                     self._start(job)
+                if jobs:
+                    # Let the new calls reach the thread pool before the next XREADGROUP
+                    # is sent: it saves that round trip's send on every call's latency.
+                    await asyncio.sleep(0)
                 backoff = 0.1
             except RedisError:
                 ready = False
