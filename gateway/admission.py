@@ -17,6 +17,8 @@ Fixed order (pwc-mcp.md §2.3 with the seed's changes; the first failing check a
 Then :mod:`gateway.http_mcp` checks Accept (406) and Content-Type (415), runs the MCP
 server, and replaces a response body over 2 MiB with 503 ``{"error":"response_too_large"}``.
 Limit answers are plain JSON, not JSON-RPC. Rejected requests are not recorded.
+Behind Redis, a tool call's check 5 may run later, inside the script that queues the
+call (:mod:`gateway.dispatch_ticket`); every answer stays the one this order gives.
 """
 
 from __future__ import annotations

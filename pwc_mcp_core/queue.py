@@ -176,10 +176,22 @@ def _script(pipe: RedisPipe, name: str) -> ScriptRunner:
     return script
 
 
-async def read_jobs(redis: Redis, *, consumer: str, count: int, block_ms: int) -> list[Job]:
-    """Read up to ``count`` new entries for ``consumer``, blocking at most ``block_ms``."""
-    response = await redis.xreadgroup(GROUP, consumer, {keys.calls_stream(): ">"}, count=count, block=block_ms)
-    return [job for _stream, entries in response or [] for job in await _jobs(redis, entries)]
+async def read_jobs(pipe: RedisPipe, *, consumer: str, count: int, block_ms: int) -> list[Job]:
+    """Read up to ``count`` new entries for ``consumer``, blocking at most ``block_ms``.
+
+    ``pipe`` must carry nothing else while this waits (the command blocks it). Malformed
+    entries are acknowledged and deleted, so they cannot stall every worker in turn.
+    """
+    response = await pipe.execute("XREADGROUP", "GROUP", GROUP, consumer, "COUNT", count, "BLOCK", block_ms,
+                                  "STREAMS", keys.calls_stream(), ">")
+    entries = [(entry_id, dict(zip(flat[::2], flat[1::2])) if flat else None)
+               for _stream, items in response or [] for entry_id, flat in items]
+    jobs, malformed = _parse(entries)
+    if malformed:
+        logger.warning("dropped malformed queue entries count=%d", len(malformed))
+        await pipe.execute_many([("XACK", keys.calls_stream(), GROUP, *malformed),
+                                 ("XDEL", keys.calls_stream(), *malformed)])
+    return jobs
 
 
 def _parse(entries: list) -> tuple[list[Job], list[bytes]]:
@@ -194,13 +206,13 @@ def _parse(entries: list) -> tuple[list[Job], list[bytes]]:
             jobs.append(Job(entry_id=entry_id, rid=fields[b"rid"].decode("ascii"),
                             reply_key=fields[b"reply"].decode("ascii"), call_json=fields[b"call"].decode("utf-8"),
                             lease=(lease[0], lease[1]) if lease is not None else None))
-        except (KeyError, UnicodeDecodeError, IndexError):
+        except (KeyError, UnicodeDecodeError, IndexError, AttributeError):
             malformed.append(entry_id)
     return jobs, malformed
 
 
-async def _jobs(redis: Redis, entries: list) -> list[Job]:
-    """The well-formed jobs among ``entries``; malformed ones are acknowledged and deleted.
+async def _claimed_jobs(redis: Redis, entries: list) -> list[Job]:
+    """The well-formed jobs among claimed ``entries``; malformed ones are acknowledged and deleted.
 
     Nothing this project writes is malformed, but a stray or corrupted entry must not
     kill every worker that reads it (it would stay pending and be reclaimed forever).
@@ -309,7 +321,7 @@ async def claim_orphans(redis: Redis, *, consumer: str, count: int) -> list[Job]
             ids = [item["message_id"] for item in pending]
             if ids:
                 entries = await redis.xclaim(keys.calls_stream(), GROUP, consumer, min_idle_time=0, message_ids=ids)
-                claimed.extend(await _jobs(redis, entries))
+                claimed.extend(await _claimed_jobs(redis, entries))
         else:
             await redis.xgroup_delconsumer(keys.calls_stream(), GROUP, name)
         if len(claimed) >= count:

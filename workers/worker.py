@@ -47,6 +47,8 @@ class Worker:
         self._redis = Redis.from_url(settings.redis_url, socket_connect_timeout=2, socket_timeout=None)
         # Replies leave over a dedicated pipelined connection (they are on every call's path).
         self._pipe = RedisPipe(settings.redis_url, timeout_s=5.0, connect_timeout_s=2.0)
+        # ...and new calls arrive over another (XREADGROUP blocks its connection).
+        self._read_pipe = RedisPipe(settings.redis_url, timeout_s=_BLOCK_MS / 1000 + 5.0, connect_timeout_s=2.0)
         self._finish = queue.ReplySender(self._pipe)
         self._stopping = asyncio.Event()
         self._running: set[asyncio.Task[None]] = set()
@@ -74,6 +76,7 @@ class Worker:
                 await queue.forget_worker(self._redis, self._settings.worker_id)
             await self._redis.aclose()
             await self._pipe.close()
+            await self._read_pipe.close()
             await self._runner.close()
             logger.info("worker stopped completed=%d", self.completed)
 
@@ -98,7 +101,7 @@ class Worker:
                         logger.info("reclaimed calls of a dead worker count=%d", len(jobs))
                 if not jobs:
                     jobs = await queue.read_jobs(
-                        self._redis, consumer=self._settings.worker_id, count=free, block_ms=_BLOCK_MS
+                        self._read_pipe, consumer=self._settings.worker_id, count=free, block_ms=_BLOCK_MS
                     )
                 for job in jobs:
                     self._start(job)

@@ -31,7 +31,7 @@ async def test_a_call_travels_from_enqueue_to_one_reply(redis: Redis, pipe: Redi
     await queue.heartbeat(redis, "w1")
     await queue.enqueue(pipe, rid="a" * 32, reply_key=keys.reply_list("g1"), call_json='{"x":1}', max_backlog=10)
 
-    jobs = await queue.read_jobs(redis, consumer="w1", count=5, block_ms=100)
+    jobs = await queue.read_jobs(pipe, consumer="w1", count=5, block_ms=100)
     assert [(job.rid, job.call_json) for job in jobs] == [("a" * 32, '{"x":1}')]
 
     await queue.ReplySender(pipe)(jobs[0], b'{"result":{}}')
@@ -52,7 +52,7 @@ async def test_enqueue_refuses_past_the_backlog_limit(redis: Redis, pipe: RedisP
 async def test_calls_of_a_dead_worker_are_claimed_by_a_live_one(redis: Redis, pipe: RedisPipe) -> None:
     await queue.heartbeat(redis, "dead")
     await queue.enqueue(pipe, rid="b" * 32, reply_key="r", call_json="{}", max_backlog=10)
-    assert len(await queue.read_jobs(redis, consumer="dead", count=1, block_ms=100)) == 1
+    assert len(await queue.read_jobs(pipe, consumer="dead", count=1, block_ms=100)) == 1
     await queue.heartbeat(redis, "live")
 
     # While "dead" still beats, nothing is claimed.
@@ -92,7 +92,7 @@ async def test_waiting_replies_come_oldest_first_in_one_batch(redis: Redis, pipe
 async def test_jobs_finished_together_all_leave_the_stream(redis: Redis, pipe: RedisPipe) -> None:
     for n in range(10):
         await queue.enqueue(pipe, rid=f"{n:032x}", reply_key="replies", call_json="{}", max_backlog=100)
-    jobs = await queue.read_jobs(redis, consumer="w", count=10, block_ms=100)
+    jobs = await queue.read_jobs(pipe, consumer="w", count=10, block_ms=100)
     sender = queue.ReplySender(pipe)
     await asyncio.gather(*[sender(job, b"{}" if n % 2 == 0 else None) for n, job in enumerate(jobs)])
     assert await redis.llen("replies") == 5  # acknowledged-only jobs send nothing
@@ -105,9 +105,20 @@ async def test_a_handed_over_lease_is_released_with_the_reply(redis: Redis, pipe
     await redis.zadd(keys.concurrency_global(), {"lease-1": 9e15, "other": 9e15})
     await queue.enqueue(pipe, rid="c" * 32, reply_key="replies", call_json="{}", max_backlog=10,
                         lease=("lease-1", "c1"))
-    (job,) = await queue.read_jobs(redis, consumer="w", count=1, block_ms=100)
+    (job,) = await queue.read_jobs(pipe, consumer="w", count=1, block_ms=100)
     assert job.lease == ("lease-1", "c1")
     await queue.ReplySender(pipe)(job, b"{}")
     assert await redis.zrange(keys.concurrency_client("c1"), 0, -1) == [b"other"]
     assert await redis.zrange(keys.concurrency_global(), 0, -1) == [b"other"]
     assert await redis.llen("replies") == 1
+
+
+async def test_malformed_entries_are_acknowledged_and_dropped_and_good_ones_still_read(
+        redis: Redis, pipe: RedisPipe) -> None:
+    await redis.xadd(keys.calls_stream(), {"junk": "1"})
+    await redis.xadd(keys.calls_stream(), {"rid": b"\xff\xfe", "reply": "r", "call": "{}"})
+    await redis.xadd(keys.calls_stream(), {"rid": "a" * 32, "reply": "r", "call": "{}", "odd": "x"})
+    jobs = await queue.read_jobs(pipe, consumer="w", count=10, block_ms=100)
+    assert [job.rid for job in jobs] == ["a" * 32]
+    assert await redis.xlen(keys.calls_stream()) == 1  # only the good entry remains, pending
+    assert (await redis.xpending(keys.calls_stream(), queue.GROUP))["pending"] == 1

@@ -42,6 +42,7 @@ class EchoWorker:
         self.leases: list[tuple[str, str] | None] = []
         self._task: asyncio.Task[None] | None = None
         self.pipe = RedisPipe(redis_url)
+        self.read_pipe = RedisPipe(redis_url)
         self._sender = queue.ReplySender(self.pipe)
 
     async def __aenter__(self) -> EchoWorker:
@@ -57,11 +58,12 @@ class EchoWorker:
             await self._task
         await self.redis.aclose()
         await self.pipe.close()
+        await self.read_pipe.close()
 
     async def _run(self) -> None:
         while True:
             try:
-                jobs = await queue.read_jobs(self.redis, consumer="echo-worker", count=16, block_ms=100)
+                jobs = await queue.read_jobs(self.read_pipe, consumer="echo-worker", count=16, block_ms=100)
             except RedisError:  # a test stopped Redis: come back when it does (fresh and empty)
                 await asyncio.sleep(0.1)
                 with contextlib.suppress(RedisError):

@@ -75,3 +75,12 @@ def test_the_identity_key_is_derived_from_the_configured_secret_alone() -> None:
     assert derive_key("secret-a") == derive_key("secret-a")
     assert derive_key("secret-a") != derive_key("secret-b")
     assert len(derive_key("secret-a")) == 32
+
+
+def test_long_forwarded_chains_resolve_the_same_without_the_cache() -> None:
+    trusted = parse_networks(["10.0.0.0/8"])
+    chain = ", ".join(["10.1.2.3"] * 200)  # far over the cached-header bound
+    assert resolve_client("10.0.0.1", {"X-Forwarded-For": f"198.51.100.7, {chain}"}, trusted=trusted) \
+        == "198.51.100.7"
+    assert resolve_client("10.0.0.1", {"X-Forwarded-For": "198.51.100.7, 10.1.2.3"}, trusted=trusted) \
+        == "198.51.100.7"
