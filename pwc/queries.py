@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import datetime as dt
+import functools
 import threading
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -131,6 +132,22 @@ def query(command: Sequence[str], options: Mapping[str, Any], client: Any) -> An
     command = tuple(command)
     if command not in RESEARCH_COMMANDS:
         raise UsageError(f"pwc {' '.join(command)} is not a read-only research command")
-    args = parse_args(_query_parser(), [*command, *build_argv(command, options)])
+    args = _parsed(tuple([*command, *build_argv(command, options)]))
     args.json = True
     return args.handler(args, client)
+
+
+def _parsed(argv: tuple[str, ...]) -> argparse.Namespace:
+    """``parse_args`` of ``argv``, from a bounded cache: a fresh namespace per call.
+
+    Parsing a command line was about a quarter of the CPU of a cached tool call, and
+    agents repeat the same calls. Handlers may set attributes, so each caller gets its
+    own copy (lists copied too); errors are not cached.
+    """
+    cached = _parse_cached(argv)
+    return argparse.Namespace(**{k: list(v) if isinstance(v, list) else v for k, v in vars(cached).items()})
+
+
+@functools.lru_cache(maxsize=1024)
+def _parse_cached(argv: tuple[str, ...]) -> argparse.Namespace:
+    return parse_args(_query_parser(), list(argv))

@@ -98,3 +98,18 @@ def test_query_propagates_command_errors():
     with stub_catalog({"papers/search": {"results": []}}) as stub, Client(stub.url) as client:
         with pytest.raises(NotFoundError):
             query(("paper", "info"), {"paper": "Unknown Title"}, client)
+
+
+def test_parsed_command_lines_are_cached_but_every_caller_gets_its_own_namespace() -> None:
+    from pwc.queries import _parse_cached, _parsed
+
+    argv = ("paper", "list", "--page-size", "3", "--task", "x")
+    first = _parsed(argv)
+    first.json = True
+    for value in vars(first).values():
+        if isinstance(value, list):
+            value.append("mutated")
+    second = _parsed(argv)
+    assert _parse_cached.cache_info().hits >= 1
+    assert not getattr(second, "json", False)
+    assert all("mutated" not in v for v in vars(second).values() if isinstance(v, list))
