@@ -14,6 +14,7 @@ import argparse
 import json
 import logging
 import signal
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -72,6 +73,8 @@ class Plan:
     sweep_operations: tuple[str, ...]
     sweep_levels: tuple[int, ...]
     sweep_seconds: float
+    hop_pairs: int = 7        # interleaved (Redis, embedded) runs of the cached call at 1 connection
+    hop_seconds: float = 3
 
 
 FULL = Plan((EMBEDDED, R1W1, R1W2, R2W2, R2W4),
@@ -81,7 +84,8 @@ FULL = Plan((EMBEDDED, R1W1, R1W2, R2W2, R2W4),
 QUICK = Plan((EMBEDDED, R1W1, R1W2, R2W2),
              ("tools_list", "cached_call", "uncached_search", "mixed"),
              seconds=1, connections=32, sweep_configs=("embedded",),
-             sweep_operations=("cached_call",), sweep_levels=(1, 16, 256), sweep_seconds=1)
+             sweep_operations=("cached_call",), sweep_levels=(1, 16, 256), sweep_seconds=1,
+             hop_pairs=2, hop_seconds=1)
 
 
 @dataclass
@@ -153,6 +157,52 @@ def measure_config(group: ProcessGroup, config: ServerConfig, plan: Plan, api_ur
         for proc in reversed(started):
             group.stop(proc)
     return result
+
+
+def measure_hop(group: ProcessGroup, plan: Plan, api_url: str, redis_url: str, loads: dict[str, Workload],
+                paths: dict[str, Path]) -> dict[str, Any]:
+    """The Redis hop: ``embedded`` and ``redis-g1-w1`` up side by side, cached calls at 1 connection.
+
+    On a shared or virtualised machine, single runs minutes apart vary by tens of
+    percent, more than the hop itself. So the two servers run at the same time, and the
+    runs alternate in ``plan.hop_pairs`` pairs (the order flips each pair). The hop is
+    the median of the paired p50 differences; the medians of each side are reported too.
+    """
+    flush_redis(redis_url)
+    result = ConfigResult(ServerConfig("hop", "embedded and redis-g1-w1 side by side", True, 1, 1))
+    started = []
+    urls: dict[str, str] = {}
+    try:
+        for key, redis in (("embedded", None), ("redis-g1-w1", redis_url)):
+            port = free_port()
+            env = server_env(api_url, port, redis)
+            if redis:
+                started.append(group.start_pwc_mcp("hop-worker", "worker", ["worker"], env, wait_path=None))
+            started.append(gateway := group.start_pwc_mcp(f"hop-{key}", "gateway", ["gateway"], env))
+            urls[key] = f"http://127.0.0.1:{port}"
+            wait_http(f"{urls[key]}/health", timeout_s=60, proc=gateway.popen)
+        pairs: list[dict[str, float]] = []
+        for i in range(plan.hop_pairs):
+            pair: dict[str, float] = {}
+            for key in (("redis-g1-w1", "embedded") if i % 2 == 0 else ("embedded", "redis-g1-w1")):
+                run = _run(urls[key], loads["cached_call"], paths["cached_call"], 1, plan.hop_seconds, 0, result)
+                if "error" in run:
+                    return {"error": run["error"]}
+                pair[key] = run["p50_ms"]
+            pairs.append(pair)
+    except RuntimeError as exc:
+        logger.error("hop measurement failed: %s", str(exc)[:2000])
+        return {"error": str(exc)[:2000]}
+    finally:
+        for proc in reversed(started):
+            group.stop(proc)
+    out = {"pairs": pairs, "seconds": plan.hop_seconds,
+           "redis_p50_ms": statistics.median(p["redis-g1-w1"] for p in pairs),
+           "embedded_p50_ms": statistics.median(p["embedded"] for p in pairs),
+           "delta_ms": statistics.median(p["redis-g1-w1"] - p["embedded"] for p in pairs)}
+    logger.info("hop: +%.2f ms (median of %d pairs; Redis %.2f ms, embedded %.2f ms)", out["delta_ms"], len(pairs),
+                out["redis_p50_ms"], out["embedded_p50_ms"])
+    return out
 
 
 def _run(base_url: str, load: Workload, path: Path, connections: int, seconds: float, offset: int,
@@ -245,6 +295,8 @@ def run_plan(group: ProcessGroup, plan: Plan, tmp: Path, *, large: bool,
         configs = []
         for config in plan.configs if name == "sample" else (EMBEDDED, R2W4):
             configs.append(measure_config(group, config, plan, api_url, redis_url, loads, paths))
+        if name == "sample" and plan.hop_pairs:
+            out["hop"] = measure_hop(group, plan, api_url, redis_url, loads, paths)
         out["catalogs"][name] = {
             "papers": len(data.papers), "readable": len(data.readable), "benchmarks": len(data.benchmarks),
             "labels": {key: load.label for key, load in loads.items()},
