@@ -72,11 +72,7 @@ class LocalExecutor:
             ExecutorTimeout: the deadline passed (the thread finishes in the background).
             ResponseTooLarge: the body exceeds the response bound.
         """
-        if self._closed:
-            raise ExecutorUnavailable("the executor is closed")
-        remaining = call.deadline - time.time()
-        if remaining <= 0:
-            raise ExecutorTimeout("the call deadline passed before it started")
+        remaining = self._admit(call)
         submitted = time.perf_counter()
         future = asyncio.get_running_loop().run_in_executor(self._pool, self._run, call, submitted)
         try:
@@ -84,8 +80,39 @@ class LocalExecutor:
         except TimeoutError:
             raise ExecutorTimeout("the call did not finish before its deadline") from None
         finally:
-            if self._on_call is not None:
-                self._on_call(time.perf_counter() - submitted)
+            self._observe(submitted)
+        return self._bounded(body)
+
+    def run_here(self, call: Call) -> bytes:
+        """Run ``call`` in the calling thread (a worker's consumer thread), same checks as ``await``.
+
+        Raises:
+            ExecutorUnavailable: the executor is closed.
+            ExecutorTimeout: the deadline had passed before the call started.
+            ResponseTooLarge: the body exceeds the size bound.
+        """
+        self._admit(call)
+        started = time.perf_counter()
+        try:
+            body = self._run(call, started)
+        finally:
+            self._observe(started)
+        return self._bounded(body)
+
+    def _admit(self, call: Call) -> float:
+        """Seconds left before ``call.deadline``; raises if closed or already past it."""
+        if self._closed:
+            raise ExecutorUnavailable("the executor is closed")
+        remaining = call.deadline - time.time()
+        if remaining <= 0:
+            raise ExecutorTimeout("the call deadline passed before it started")
+        return remaining
+
+    def _observe(self, started: float) -> None:
+        if self._on_call is not None:
+            self._on_call(time.perf_counter() - started)
+
+    def _bounded(self, body: bytes) -> bytes:
         if len(body) > self._max_response_bytes:
             raise ResponseTooLarge("the response exceeds the size bound")
         return body

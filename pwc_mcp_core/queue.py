@@ -29,6 +29,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+import redis
 from redis.asyncio import Redis
 from redis.exceptions import ResponseError
 
@@ -52,7 +53,9 @@ __all__ = [
     "forget_worker",
     "heartbeat",
     "live_workers",
-    "read_jobs",
+    "finish_sync",
+    "read_jobs_sync",
+    "reply_commands",
     "wait_replies",
 ]
 
@@ -176,22 +179,50 @@ def _script(pipe: RedisPipe, name: str) -> ScriptRunner:
     return script
 
 
-async def read_jobs(pipe: RedisPipe, *, consumer: str, count: int, block_ms: int) -> list[Job]:
+def read_jobs_sync(client: redis.Redis, *, consumer: str, count: int, block_ms: int) -> list[Job]:
     """Read up to ``count`` new entries for ``consumer``, blocking at most ``block_ms``.
 
-    ``pipe`` must carry nothing else while this waits (the command blocks it). Malformed
-    entries are acknowledged and deleted, so they cannot stall every worker in turn.
+    For a worker's consumer thread, with a synchronous client of its own (the command
+    blocks its connection). Malformed entries are acknowledged and deleted, so they
+    cannot stall every worker in turn.
     """
-    response = await pipe.execute("XREADGROUP", "GROUP", GROUP, consumer, "COUNT", count, "BLOCK", block_ms,
-                                  "STREAMS", keys.calls_stream(), ">")
-    entries = [(entry_id, dict(zip(flat[::2], flat[1::2])) if flat else None)
-               for _stream, items in response or [] for entry_id, flat in items]
-    jobs, malformed = _parse(entries)
+    response = client.xreadgroup(GROUP, consumer, {keys.calls_stream(): ">"}, count=count, block=block_ms)
+    jobs, malformed = _parse([entry for _stream, entries in response or [] for entry in entries])
     if malformed:
         logger.warning("dropped malformed queue entries count=%d", len(malformed))
-        await pipe.execute_many([("XACK", keys.calls_stream(), GROUP, *malformed),
-                                 ("XDEL", keys.calls_stream(), *malformed)])
+        pipe = client.pipeline(transaction=False)
+        pipe.xack(keys.calls_stream(), GROUP, *malformed)
+        pipe.xdel(keys.calls_stream(), *malformed)
+        pipe.execute()
     return jobs
+
+
+def finish_sync(client: redis.Redis, job: Job, body: bytes | None) -> None:
+    """`ReplySender` for a worker thread: the same commands, in one pipelined round trip.
+
+    Raises:
+        redis.exceptions.RedisError: Redis is unreachable.
+    """
+    pipe = client.pipeline(transaction=False)
+    for command in reply_commands(job, body):
+        pipe.execute_command(*command)
+    pipe.execute()
+
+
+def reply_commands(job: Job, body: bytes | None) -> list[tuple[Any, ...]]:
+    """The commands that finish ``job``: push the reply (``body`` None: none) with its TTL,
+    give back a handed-over lease, acknowledge and delete the entry."""
+    commands: list[tuple[Any, ...]] = []
+    if body is not None:
+        commands.append(("LPUSH", job.reply_key, encode_reply(job.rid, body)))
+        commands.append(("EXPIRE", job.reply_key, keys.REPLY_TTL_S))
+    if job.lease is not None:  # idempotent: the gateway may release it too
+        lease_id, client_hash = job.lease
+        commands.append(("ZREM", keys.concurrency_client(client_hash), lease_id))
+        commands.append(("ZREM", keys.concurrency_global(), lease_id))
+    commands.append(("XACK", keys.calls_stream(), GROUP, job.entry_id))
+    commands.append(("XDEL", keys.calls_stream(), job.entry_id))
+    return commands
 
 
 def _parse(entries: list) -> tuple[list[Job], list[bytes]]:
@@ -243,17 +274,7 @@ class ReplySender:
         self._pipe = pipe
 
     async def __call__(self, job: Job, body: bytes | None) -> None:
-        commands: list[tuple[Any, ...]] = []
-        if body is not None:
-            commands.append(("LPUSH", job.reply_key, encode_reply(job.rid, body)))
-            commands.append(("EXPIRE", job.reply_key, keys.REPLY_TTL_S))
-        if job.lease is not None:  # idempotent: the gateway may release it too
-            lease_id, client_hash = job.lease
-            commands.append(("ZREM", keys.concurrency_client(client_hash), lease_id))
-            commands.append(("ZREM", keys.concurrency_global(), lease_id))
-        commands.append(("XACK", keys.calls_stream(), GROUP, job.entry_id))
-        commands.append(("XDEL", keys.calls_stream(), job.entry_id))
-        for result in await self._pipe.execute_many(commands):
+        for result in await self._pipe.execute_many(reply_commands(job, body)):
             if isinstance(result, Exception):
                 raise result
 

@@ -8,6 +8,7 @@ deadline and the response-size bound, shared with embedded mode.
 from __future__ import annotations
 
 import logging
+import time
 from collections.abc import Callable
 from typing import Any
 
@@ -45,6 +46,19 @@ class Runner:
         except ResponseTooLarge:
             logger.warning("response over the bound replaced")
             return queue.TOO_LARGE
+
+    def run_here(self, call_json: str) -> bytes | None:
+        """`run` in the calling thread (a consumer thread); ``None`` when the deadline passed,
+        before the call started or while it ran (nobody waits for it any more)."""
+        call = Call.from_json(call_json)
+        try:
+            body = self._executor.run_here(call)
+        except ExecutorTimeout:
+            return None
+        except ResponseTooLarge:
+            logger.warning("response over the bound replaced")
+            return queue.TOO_LARGE
+        return body if time.time() <= call.deadline else None
 
     async def close(self) -> None:
         """Stop the pool without waiting (draining is the worker loop's job)."""

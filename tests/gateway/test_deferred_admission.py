@@ -13,6 +13,7 @@ import contextlib
 from collections.abc import AsyncIterator
 
 import pytest
+import redis
 import redis.asyncio as aioredis
 from redis.exceptions import RedisError
 
@@ -42,7 +43,7 @@ class EchoWorker:
         self.leases: list[tuple[str, str] | None] = []
         self._task: asyncio.Task[None] | None = None
         self.pipe = RedisPipe(redis_url)
-        self.read_pipe = RedisPipe(redis_url)
+        self.reader = redis.Redis.from_url(redis_url)
         self._sender = queue.ReplySender(self.pipe)
 
     async def __aenter__(self) -> EchoWorker:
@@ -58,12 +59,13 @@ class EchoWorker:
             await self._task
         await self.redis.aclose()
         await self.pipe.close()
-        await self.read_pipe.close()
+        self.reader.close()
 
     async def _run(self) -> None:
         while True:
             try:
-                jobs = await queue.read_jobs(self.read_pipe, consumer="echo-worker", count=16, block_ms=100)
+                jobs = await asyncio.to_thread(queue.read_jobs_sync, self.reader, consumer="echo-worker", count=16,
+                                               block_ms=100)
             except RedisError:  # a test stopped Redis: come back when it does (fresh and empty)
                 await asyncio.sleep(0.1)
                 with contextlib.suppress(RedisError):
