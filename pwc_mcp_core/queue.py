@@ -29,12 +29,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-import redis
 from redis.asyncio import Redis
 from redis.exceptions import ResponseError
 
 from pwc_mcp_core import keys, scripts
-from pwc_mcp_core.redis_pipe import RedisPipe, ScriptRunner
+from pwc_mcp_core.redis_pipe import RedisPipe, ScriptRunner, SyncPipe
 
 __all__ = [
     "ADMITTED_BACKLOG_FULL",
@@ -179,34 +178,39 @@ def _script(pipe: RedisPipe, name: str) -> ScriptRunner:
     return script
 
 
-def read_jobs_sync(client: redis.Redis, *, consumer: str, count: int, block_ms: int) -> list[Job]:
+def read_jobs_sync(pipe: SyncPipe, *, consumer: str, count: int, block_ms: int) -> list[Job]:
     """Read up to ``count`` new entries for ``consumer``, blocking at most ``block_ms``.
 
-    For a worker's consumer thread, with a synchronous client of its own (the command
-    blocks its connection). Malformed entries are acknowledged and deleted, so they
-    cannot stall every worker in turn.
+    For a worker's consumer thread, over a `SyncPipe` of its own (the command blocks its
+    connection). Malformed entries are acknowledged and deleted, so they cannot stall
+    every worker in turn.
+
+    Raises:
+        redis.exceptions.RedisError: Redis is unreachable or refused the command.
     """
-    response = client.xreadgroup(GROUP, consumer, {keys.calls_stream(): ">"}, count=count, block=block_ms)
-    jobs, malformed = _parse([entry for _stream, entries in response or [] for entry in entries])
+    (response,) = pipe.execute_many([("XREADGROUP", "GROUP", GROUP, consumer, "COUNT", count, "BLOCK", block_ms,
+                                      "STREAMS", keys.calls_stream(), ">")])
+    if isinstance(response, Exception):
+        raise response
+    entries = [(entry_id, dict(zip(flat[::2], flat[1::2])) if flat else None)
+               for _stream, items in response or [] for entry_id, flat in items]
+    jobs, malformed = _parse(entries)
     if malformed:
         logger.warning("dropped malformed queue entries count=%d", len(malformed))
-        pipe = client.pipeline(transaction=False)
-        pipe.xack(keys.calls_stream(), GROUP, *malformed)
-        pipe.xdel(keys.calls_stream(), *malformed)
-        pipe.execute()
+        pipe.execute_many([("XACK", keys.calls_stream(), GROUP, *malformed),
+                           ("XDEL", keys.calls_stream(), *malformed)])
     return jobs
 
 
-def finish_sync(client: redis.Redis, job: Job, body: bytes | None) -> None:
-    """`ReplySender` for a worker thread: the same commands, in one pipelined round trip.
+def finish_sync(pipe: SyncPipe, job: Job, body: bytes | None) -> None:
+    """`ReplySender` for a worker thread: the same commands, in one write.
 
     Raises:
-        redis.exceptions.RedisError: Redis is unreachable.
+        redis.exceptions.RedisError: Redis is unreachable (or refused a command).
     """
-    pipe = client.pipeline(transaction=False)
-    for command in reply_commands(job, body):
-        pipe.execute_command(*command)
-    pipe.execute()
+    for result in pipe.execute_many(reply_commands(job, body)):
+        if isinstance(result, Exception):
+            raise result
 
 
 def reply_commands(job: Job, body: bytes | None) -> list[tuple[Any, ...]]:

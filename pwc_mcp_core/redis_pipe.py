@@ -30,11 +30,12 @@ from collections.abc import Sequence
 from typing import Any
 
 from redis.asyncio.connection import AbstractConnection, ConnectionPool
+from redis.connection import ConnectionPool as SyncConnectionPool
 from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import DataError, NoScriptError, RedisError, ResponseError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 
-__all__ = ["RedisPipe", "ScriptRunner", "pack_command"]
+__all__ = ["RedisPipe", "ScriptRunner", "SyncPipe", "pack_command"]
 
 
 class RedisPipe:
@@ -154,6 +155,51 @@ class RedisPipe:
             _fail(waiter, error)
         with contextlib.suppress(Exception):
             await self._conn.disconnect(nowait=True)
+
+
+class SyncPipe:
+    """`RedisPipe`'s synchronous sibling for one thread: a connection it holds for good.
+
+    A worker's consumer thread runs every call through it twice (``XREADGROUP``, then
+    the reply's pipeline), so redis-py's pool checkout and pipeline object are skipped:
+    commands are packed by `pack_command`, written in one call, and the replies read in
+    order. Not thread-safe: one per thread.
+
+    Args:
+        url: ``redis://`` or ``unix://`` URL.
+        timeout_s: socket timeout (seconds); must exceed the longest ``BLOCK`` sent.
+        connect_timeout_s: the longest a (re)connection may take (seconds).
+    """
+
+    def __init__(self, url: str, *, timeout_s: float, connect_timeout_s: float = 2.0) -> None:
+        pool = SyncConnectionPool.from_url(url, socket_connect_timeout=connect_timeout_s, socket_timeout=timeout_s,
+                                           health_check_interval=0)
+        self._conn = pool.make_connection()
+
+    def execute_many(self, commands: Sequence[Sequence[Any]]) -> list[Any]:
+        """Run ``commands`` in one write and return their replies (a refused one as its ``ResponseError``).
+
+        Raises:
+            redis.exceptions.ConnectionError, redis.exceptions.TimeoutError: Redis is
+                unreachable or silent; the connection is dropped and the next call reconnects.
+        """
+        try:
+            self._conn.send_packed_command([b"".join([pack_command(command) for command in commands])],
+                                           check_health=False)
+            replies: list[Any] = []
+            for _command in commands:
+                try:
+                    replies.append(self._conn.read_response())
+                except ResponseError as exc:
+                    replies.append(exc)
+            return replies
+        except (RedisError, OSError):
+            self._conn.disconnect()
+            raise
+
+    def close(self) -> None:
+        """Close the connection."""
+        self._conn.disconnect()
 
 
 def pack_command(args: Sequence[Any]) -> bytes:

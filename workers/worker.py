@@ -20,12 +20,11 @@ import signal
 import threading
 import time
 
-import redis
 from redis.asyncio import Redis
 from redis.exceptions import RedisError
 
 from pwc_mcp_core import keys, queue
-from pwc_mcp_core.redis_pipe import RedisPipe
+from pwc_mcp_core.redis_pipe import RedisPipe, SyncPipe
 from workers.runner import Runner
 from workers.settings import WorkerSettings
 
@@ -125,8 +124,7 @@ class Worker:
 
     def _consume_in_thread(self) -> None:
         """One consumer thread: read a call, run it here, answer it; until the worker halts."""
-        client = redis.Redis.from_url(self._settings.redis_url, socket_connect_timeout=2,
-                                      socket_timeout=_BLOCK_MS / 1000 + 5)
+        client = SyncPipe(self._settings.redis_url, timeout_s=_BLOCK_MS / 1000 + 5)
         backoff = 0.1
         try:
             while not self._halt.is_set():
@@ -143,7 +141,7 @@ class Worker:
         finally:
             client.close()
 
-    def _run_here(self, client: redis.Redis, job: queue.Job) -> None:
+    def _run_here(self, client: SyncPipe, job: queue.Job) -> None:
         started = time.monotonic()
         with self._lock:
             self._busy += 1

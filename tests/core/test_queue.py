@@ -6,11 +6,10 @@ import asyncio
 import time
 
 import pytest
-from redis import Redis as SyncRedis
 from redis.asyncio import Redis
 
 from pwc_mcp_core import keys, queue
-from pwc_mcp_core.redis_pipe import RedisPipe
+from pwc_mcp_core.redis_pipe import RedisPipe, SyncPipe
 
 
 @pytest.fixture
@@ -23,12 +22,12 @@ async def redis(redis_url: str):
 
 @pytest.fixture
 def sync_redis(redis_url: str):
-    client = SyncRedis.from_url(redis_url)
+    client = SyncPipe(redis_url, timeout_s=5.0)
     yield client
     client.close()
 
 
-async def _read(client: SyncRedis, **kwargs) -> list[queue.Job]:
+async def _read(client: SyncPipe, **kwargs) -> list[queue.Job]:
     return await asyncio.to_thread(queue.read_jobs_sync, client, **kwargs)
 
 
@@ -39,7 +38,7 @@ async def pipe(redis_url: str):
     await pipe.close()
 
 
-async def test_a_call_travels_from_enqueue_to_one_reply(redis: Redis, pipe: RedisPipe, sync_redis: SyncRedis) -> None:
+async def test_a_call_travels_from_enqueue_to_one_reply(redis: Redis, pipe: RedisPipe, sync_redis: SyncPipe) -> None:
     await queue.heartbeat(redis, "w1")
     await queue.enqueue(pipe, rid="a" * 32, reply_key=keys.reply_list("g1"), call_json='{"x":1}', max_backlog=10)
 
@@ -62,7 +61,7 @@ async def test_enqueue_refuses_past_the_backlog_limit(redis: Redis, pipe: RedisP
 
 
 async def test_calls_of_a_dead_worker_are_claimed_by_a_live_one(
-        redis: Redis, pipe: RedisPipe, sync_redis: SyncRedis) -> None:
+        redis: Redis, pipe: RedisPipe, sync_redis: SyncPipe) -> None:
     await queue.heartbeat(redis, "dead")
     await queue.enqueue(pipe, rid="b" * 32, reply_key="r", call_json="{}", max_backlog=10)
     assert len(await _read(sync_redis, consumer="dead", count=1, block_ms=100)) == 1
@@ -103,7 +102,7 @@ async def test_waiting_replies_come_oldest_first_in_one_batch(redis: Redis, pipe
 
 
 async def test_jobs_finished_together_all_leave_the_stream(
-        redis: Redis, pipe: RedisPipe, sync_redis: SyncRedis) -> None:
+        redis: Redis, pipe: RedisPipe, sync_redis: SyncPipe) -> None:
     for n in range(10):
         await queue.enqueue(pipe, rid=f"{n:032x}", reply_key="replies", call_json="{}", max_backlog=100)
     jobs = await _read(sync_redis, consumer="w", count=10, block_ms=100)
@@ -115,7 +114,7 @@ async def test_jobs_finished_together_all_leave_the_stream(
 
 
 async def test_a_handed_over_lease_is_released_with_the_reply(
-        redis: Redis, pipe: RedisPipe, sync_redis: SyncRedis) -> None:
+        redis: Redis, pipe: RedisPipe, sync_redis: SyncPipe) -> None:
     await redis.zadd(keys.concurrency_client("c1"), {"lease-1": 9e15, "other": 9e15})
     await redis.zadd(keys.concurrency_global(), {"lease-1": 9e15, "other": 9e15})
     await queue.enqueue(pipe, rid="c" * 32, reply_key="replies", call_json="{}", max_backlog=10,
@@ -129,7 +128,7 @@ async def test_a_handed_over_lease_is_released_with_the_reply(
 
 
 async def test_malformed_entries_are_acknowledged_and_dropped_and_good_ones_still_read(
-        redis: Redis, pipe: RedisPipe, sync_redis: SyncRedis) -> None:
+        redis: Redis, pipe: RedisPipe, sync_redis: SyncPipe) -> None:
     await redis.xadd(keys.calls_stream(), {"junk": "1"})
     await redis.xadd(keys.calls_stream(), {"rid": b"\xff\xfe", "reply": "r", "call": "{}"})
     await redis.xadd(keys.calls_stream(), {"rid": "a" * 32, "reply": "r", "call": "{}", "odd": "x"})
@@ -140,7 +139,7 @@ async def test_malformed_entries_are_acknowledged_and_dropped_and_good_ones_stil
 
 
 async def test_a_worker_thread_finishes_a_job_with_the_same_commands_as_the_reply_sender(
-        redis: Redis, pipe: RedisPipe, sync_redis: SyncRedis) -> None:
+        redis: Redis, pipe: RedisPipe, sync_redis: SyncPipe) -> None:
     await redis.zadd(keys.concurrency_client("c2"), {"lease-2": 9e15})
     await redis.zadd(keys.concurrency_global(), {"lease-2": 9e15})
     await queue.enqueue(pipe, rid="d" * 32, reply_key="replies", call_json="{}", max_backlog=10,

@@ -132,3 +132,19 @@ def test_commands_are_packed_as_redis_py_packs_them() -> None:
     for bad in (None, True, object()):
         with pytest.raises(DataError):
             pack_command(("SET", "k", bad))
+
+
+def test_the_sync_pipe_keeps_order_and_per_command_errors_and_reconnects(redis_server, redis_url: str) -> None:
+    from pwc_mcp_core.redis_pipe import SyncPipe
+
+    pipe = SyncPipe(redis_url, timeout_s=2.0, connect_timeout_s=0.5)
+    try:
+        replies = pipe.execute_many([("SET", "sp", "1"), ("INCR", "sp", "x"), ("INCR", "sp"), ("GET", "sp")])
+        assert replies[0] == b"OK" and isinstance(replies[1], ResponseError) and replies[2:] == [2, b"2"]
+        redis_server.stop()
+        with pytest.raises(RedisError):
+            pipe.execute_many([("PING",)])
+        redis_server.start()
+        assert pipe.execute_many([("PING",)]) == [b"PONG"]
+    finally:
+        pipe.close()

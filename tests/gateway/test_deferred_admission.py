@@ -13,7 +13,6 @@ import contextlib
 from collections.abc import AsyncIterator
 
 import pytest
-import redis
 import redis.asyncio as aioredis
 from redis.exceptions import RedisError
 
@@ -21,7 +20,7 @@ from gateway import limits
 from gateway.app import create_app
 from gateway.redis_executor import RedisExecutor
 from pwc_mcp_core import keys, queue, scripts
-from pwc_mcp_core.redis_pipe import RedisPipe
+from pwc_mcp_core.redis_pipe import RedisPipe, SyncPipe
 from tests.gateway.conftest import FAKE_TOOLS, JSON_HEADERS, TOOL_RESULT, make_settings, rpc, tool_call
 
 
@@ -43,7 +42,7 @@ class EchoWorker:
         self.leases: list[tuple[str, str] | None] = []
         self._task: asyncio.Task[None] | None = None
         self.pipe = RedisPipe(redis_url)
-        self.reader = redis.Redis.from_url(redis_url)
+        self.reader = SyncPipe(redis_url, timeout_s=5.0)
         self._sender = queue.ReplySender(self.pipe)
 
     async def __aenter__(self) -> EchoWorker:
