@@ -15,9 +15,11 @@ Liveness: each worker ZADDs its id into ``keys.workers_set()`` with the
 current time (ms) every beat; a worker is live when its score is newer than
 ``keys.HEARTBEAT_TTL_S``.
 
-The per-call paths (`enqueue`, `admit_and_enqueue`, `ReplySender`, `wait_replies`) take a
+The gateway's per-call paths (`enqueue`, `admit_and_enqueue`, `wait_replies`) take a
 :class:`~pwc_mcp_core.redis_pipe.RedisPipe` (``wait_replies`` one of its own: it blocks);
-the rest take a ``redis.asyncio.Redis`` created with ``decode_responses=False``.
+a worker's consumer threads (`read_jobs_sync`, `finish_sync`) each a
+:class:`~pwc_mcp_core.redis_pipe.SyncPipe`; the rest a ``redis.asyncio.Redis`` created
+with ``decode_responses=False``.
 """
 
 from __future__ import annotations
@@ -41,7 +43,6 @@ __all__ = [
     "backlog",
     "Job",
     "QueueFull",
-    "ReplySender",
     "TOO_LARGE",
     "admit_and_enqueue",
     "claim_orphans",
@@ -203,7 +204,10 @@ def read_jobs_sync(pipe: SyncPipe, *, consumer: str, count: int, block_ms: int) 
 
 
 def finish_sync(pipe: SyncPipe, job: Job, body: bytes | None) -> None:
-    """`ReplySender` for a worker thread: the same commands, in one write.
+    """Finish ``job`` in one write (`reply_commands`); ``body`` None acknowledges it without a
+    reply (its caller is gone). No transaction is needed: a worker that dies between the
+    push and the XACK leaves the entry pending, it is run again, and the gateway drops the
+    second reply.
 
     Raises:
         redis.exceptions.RedisError: Redis is unreachable (or refused a command).
@@ -260,27 +264,6 @@ async def _claimed_jobs(redis: Redis, entries: list) -> list[Job]:
             pipe.xdel(keys.calls_stream(), *malformed)
             await pipe.execute()
     return jobs
-
-
-class ReplySender:
-    """Finish jobs: push each reply (with its TTL), give back handed-over leases, remove the entries.
-
-    ``await sender(job, body)`` completes one job; ``body`` None acknowledges it without
-    a reply (its caller is gone). The commands of every job finished during one loop
-    iteration leave in one write (see `RedisPipe`). No transaction is needed: a worker
-    that dies between the push and the XACK leaves the entry pending, it is run again,
-    and the gateway drops the second reply.
-
-    Raises (from ``__call__``): ``redis.exceptions.RedisError`` when Redis is unreachable.
-    """
-
-    def __init__(self, pipe: RedisPipe) -> None:
-        self._pipe = pipe
-
-    async def __call__(self, job: Job, body: bytes | None) -> None:
-        for result in await self._pipe.execute_many(reply_commands(job, body)):
-            if isinstance(result, Exception):
-                raise result
 
 
 async def wait_replies(pipe: RedisPipe, reply_key: str, *, timeout_s: float, batch: int = 256) -> list[bytes]:

@@ -1,10 +1,10 @@
 """Pipelined Redis commands over one dedicated connection, for the paths every call takes.
 
 A command through redis-py's client costs a pool checkout with a liveness probe
-of the socket, a retry wrapper and a release: on this project's benchmark machine
-that overhead was about twice the Redis round trip itself, on every admission,
-enqueue, reply and reply wait. :class:`RedisPipe` keeps redis-py's connection,
-command packing and RESP parser and drops the rest:
+of the socket, a retry wrapper, its packer and a release: on this project's benchmark
+machine that overhead was about twice the Redis round trip itself, on every admission,
+enqueue and reply wait. :class:`RedisPipe` keeps redis-py's connection and RESP parser,
+packs with `pack_command` and drops the rest:
 
 * commands submitted during one event-loop iteration are written together, in one
   system call, by one flush task;

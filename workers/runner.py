@@ -1,8 +1,8 @@
-"""Run one queued call in a worker thread: the only place workers cross from async to sync.
+"""Run one queued call in the calling worker thread.
 
 ``execute`` (``pwc_mcp_core.execution``) never raises and returns the serialized
-response body; core's ``LocalExecutor`` adds the bounded thread pool, the
-deadline and the response-size bound, shared with embedded mode.
+response body; core's ``LocalExecutor`` adds the runtime, the deadline and the
+response-size bound, shared with embedded mode.
 """
 
 from __future__ import annotations
@@ -23,11 +23,11 @@ logger = logging.getLogger(__name__)
 
 
 class Runner:
-    """Runs serialized calls on a bounded thread pool.
+    """Runs serialized calls in the worker's consumer threads.
 
     Args:
         runtime_factory: builds the process-wide execution runtime (cached transport, cursor codec).
-        threads: the pool size; at most this many calls run at once.
+        threads: the consumer threads, i.e. calls that run at once.
         max_response_bytes: bodies above it are replaced by ``queue.TOO_LARGE``.
     """
 
@@ -36,20 +36,13 @@ class Runner:
                                        thread_name_prefix="pwc-call")
         self.threads = threads
 
-    async def run(self, call_json: str) -> bytes | None:
-        """Run one serialized call; ``None`` when its deadline passed (nobody waits for it any more)."""
-        call = Call.from_json(call_json)
-        try:
-            return await self._executor(call)
-        except ExecutorTimeout:
-            return None
-        except ResponseTooLarge:
-            logger.warning("response over the bound replaced")
-            return queue.TOO_LARGE
-
     def run_here(self, call_json: str) -> bytes | None:
-        """`run` in the calling thread (a consumer thread); ``None`` when the deadline passed,
-        before the call started or while it ran (nobody waits for it any more)."""
+        """Run one serialized call in the calling thread; ``None`` when its deadline passed,
+        before the call started or while it ran (nobody waits for it any more).
+
+        Raises:
+            ValueError: ``call_json`` is not a call (the caller drops the entry).
+        """
         call = Call.from_json(call_json)
         try:
             body = self._executor.run_here(call)

@@ -6,7 +6,7 @@ consumer for a dead one), then start ``threads`` consumer threads. Each one bloc
 there and sends the reply from the same thread: no event-loop or thread-pool hand-off
 lies on a call's path (each cost a thread wake-up, 137 µs at p50 on the benchmark
 machine). The event loop keeps the heartbeat, and every ``_RECLAIM_EVERY_S`` claims the
-calls of dead workers and runs them on the runner's pool. On SIGTERM or SIGINT: stop
+calls of dead workers and runs them the same way, each on a thread of its own. On SIGTERM or SIGINT: stop
 reading, let running calls finish (at most ``drain_s``), deregister, exit 0. Redis
 outages are waited out with a bounded backoff; they never kill the worker.
 """
@@ -24,7 +24,7 @@ from redis.asyncio import Redis
 from redis.exceptions import RedisError
 
 from pwc_mcp_core import keys, queue
-from pwc_mcp_core.redis_pipe import RedisPipe, SyncPipe
+from pwc_mcp_core.redis_pipe import SyncPipe
 from workers.runner import Runner
 from workers.settings import WorkerSettings
 
@@ -42,16 +42,13 @@ class Worker:
 
     Args:
         settings: the worker settings (Redis URL, id, threads, drain time).
-        runner: executes calls (in consumer threads, or on its pool for reclaimed calls).
+        runner: executes calls in the calling thread (`Runner.run_here`).
     """
 
     def __init__(self, settings: WorkerSettings, runner: Runner) -> None:
         self._settings = settings
         self._runner = runner
         self._redis = Redis.from_url(settings.redis_url, socket_connect_timeout=2, socket_timeout=None)
-        # Reclaimed calls answer over a pipelined connection of the loop's.
-        self._pipe = RedisPipe(settings.redis_url, timeout_s=5.0, connect_timeout_s=2.0)
-        self._finish = queue.ReplySender(self._pipe)
         self._stopping = asyncio.Event()
         self._halt = threading.Event()  # tells consumer threads to stop reading
         self._consumers: list[threading.Thread] = []
@@ -81,7 +78,6 @@ class Worker:
             with contextlib.suppress(RedisError):
                 await queue.forget_worker(self._redis, self._settings.worker_id)
             await self._redis.aclose()
-            await self._pipe.close()
             await self._runner.close()
             logger.info("worker stopped completed=%d", self.completed)
 
@@ -177,20 +173,15 @@ class Worker:
         task.add_done_callback(self._running.discard)
 
     async def _handle(self, job: queue.Job) -> None:
-        """Run a reclaimed call on the runner's pool and answer it."""
+        """Run a reclaimed call as a consumer thread would, on a thread and connection of its own."""
+        await asyncio.to_thread(self._run_reclaimed, job)
+
+    def _run_reclaimed(self, job: queue.Job) -> None:
+        client = SyncPipe(self._settings.redis_url, timeout_s=_BLOCK_MS / 1000 + 5)
         try:
-            body = await self._runner.run(job.call_json)
-        except Exception as exc:  # a malformed entry must not kill the worker
-            logger.warning("dropped an unreadable call error=%s", type(exc).__name__)
-            body = None
-        for attempt in range(20):
-            try:
-                await self._finish(job, body)
-                break
-            except RedisError:
-                await asyncio.sleep(min(0.05 * 2**attempt, 1.0))
-        with self._lock:
-            self.completed += 1
+            self._run_here(client, job)
+        finally:
+            client.close()
 
     async def _drain(self) -> None:
         self._halt.set()

@@ -21,7 +21,7 @@ async def redis(redis_url: str):
 
 
 @pytest.fixture
-def sync_redis(redis_url: str):
+def sync_pipe(redis_url: str):
     client = SyncPipe(redis_url, timeout_s=5.0)
     yield client
     client.close()
@@ -31,6 +31,10 @@ async def _read(client: SyncPipe, **kwargs) -> list[queue.Job]:
     return await asyncio.to_thread(queue.read_jobs_sync, client, **kwargs)
 
 
+async def _finish(client: SyncPipe, job: queue.Job, body: bytes | None) -> None:
+    await asyncio.to_thread(queue.finish_sync, client, job, body)
+
+
 @pytest.fixture
 async def pipe(redis_url: str):
     pipe = RedisPipe(redis_url)
@@ -38,14 +42,14 @@ async def pipe(redis_url: str):
     await pipe.close()
 
 
-async def test_a_call_travels_from_enqueue_to_one_reply(redis: Redis, pipe: RedisPipe, sync_redis: SyncPipe) -> None:
+async def test_a_call_travels_from_enqueue_to_one_reply(redis: Redis, pipe: RedisPipe, sync_pipe: SyncPipe) -> None:
     await queue.heartbeat(redis, "w1")
     await queue.enqueue(pipe, rid="a" * 32, reply_key=keys.reply_list("g1"), call_json='{"x":1}', max_backlog=10)
 
-    jobs = await _read(sync_redis, consumer="w1", count=5, block_ms=100)
+    jobs = await _read(sync_pipe, consumer="w1", count=5, block_ms=100)
     assert [(job.rid, job.call_json) for job in jobs] == [("a" * 32, '{"x":1}')]
 
-    await queue.ReplySender(pipe)(jobs[0], b'{"result":{}}')
+    await _finish(sync_pipe, jobs[0], b'{"result":{}}')
     raw = await redis.rpop(keys.reply_list("g1"))
     assert queue.decode_reply(raw) == ("a" * 32, b'{"result":{}}')
     assert await redis.xlen(keys.calls_stream()) == 0
@@ -61,10 +65,10 @@ async def test_enqueue_refuses_past_the_backlog_limit(redis: Redis, pipe: RedisP
 
 
 async def test_calls_of_a_dead_worker_are_claimed_by_a_live_one(
-        redis: Redis, pipe: RedisPipe, sync_redis: SyncPipe) -> None:
+        redis: Redis, pipe: RedisPipe, sync_pipe: SyncPipe) -> None:
     await queue.heartbeat(redis, "dead")
     await queue.enqueue(pipe, rid="b" * 32, reply_key="r", call_json="{}", max_backlog=10)
-    assert len(await _read(sync_redis, consumer="dead", count=1, block_ms=100)) == 1
+    assert len(await _read(sync_pipe, consumer="dead", count=1, block_ms=100)) == 1
     await queue.heartbeat(redis, "live")
 
     # While "dead" still beats, nothing is claimed.
@@ -101,53 +105,41 @@ async def test_waiting_replies_come_oldest_first_in_one_batch(redis: Redis, pipe
     assert await queue.wait_replies(pipe, "replies", timeout_s=0.1) == []
 
 
-async def test_jobs_finished_together_all_leave_the_stream(
-        redis: Redis, pipe: RedisPipe, sync_redis: SyncPipe) -> None:
+async def test_finished_jobs_all_leave_the_stream(
+        redis: Redis, pipe: RedisPipe, sync_pipe: SyncPipe) -> None:
     for n in range(10):
         await queue.enqueue(pipe, rid=f"{n:032x}", reply_key="replies", call_json="{}", max_backlog=100)
-    jobs = await _read(sync_redis, consumer="w", count=10, block_ms=100)
-    sender = queue.ReplySender(pipe)
-    await asyncio.gather(*[sender(job, b"{}" if n % 2 == 0 else None) for n, job in enumerate(jobs)])
+    jobs = await _read(sync_pipe, consumer="w", count=10, block_ms=100)
+    before = (await redis.info("stats"))["total_commands_processed"]
+    for n, job in enumerate(jobs):
+        await _finish(sync_pipe, job, b"{}" if n % 2 == 0 else None)
+    after = (await redis.info("stats"))["total_commands_processed"]
+    assert after - before == 5 * 2 + 10 * 2 + 1  # 5 × (LPUSH, EXPIRE) + 10 × (XACK, XDEL) + the INFO
     assert await redis.llen("replies") == 5  # acknowledged-only jobs send nothing
     assert await redis.xlen(keys.calls_stream()) == 0
     assert (await redis.xpending(keys.calls_stream(), queue.GROUP))["pending"] == 0
 
 
 async def test_a_handed_over_lease_is_released_with_the_reply(
-        redis: Redis, pipe: RedisPipe, sync_redis: SyncPipe) -> None:
+        redis: Redis, pipe: RedisPipe, sync_pipe: SyncPipe) -> None:
     await redis.zadd(keys.concurrency_client("c1"), {"lease-1": 9e15, "other": 9e15})
     await redis.zadd(keys.concurrency_global(), {"lease-1": 9e15, "other": 9e15})
     await queue.enqueue(pipe, rid="c" * 32, reply_key="replies", call_json="{}", max_backlog=10,
                         lease=("lease-1", "c1"))
-    (job,) = await _read(sync_redis, consumer="w", count=1, block_ms=100)
+    (job,) = await _read(sync_pipe, consumer="w", count=1, block_ms=100)
     assert job.lease == ("lease-1", "c1")
-    await queue.ReplySender(pipe)(job, b"{}")
+    await _finish(sync_pipe, job, b"{}")
     assert await redis.zrange(keys.concurrency_client("c1"), 0, -1) == [b"other"]
     assert await redis.zrange(keys.concurrency_global(), 0, -1) == [b"other"]
     assert await redis.llen("replies") == 1
 
 
 async def test_malformed_entries_are_acknowledged_and_dropped_and_good_ones_still_read(
-        redis: Redis, pipe: RedisPipe, sync_redis: SyncPipe) -> None:
+        redis: Redis, pipe: RedisPipe, sync_pipe: SyncPipe) -> None:
     await redis.xadd(keys.calls_stream(), {"junk": "1"})
     await redis.xadd(keys.calls_stream(), {"rid": b"\xff\xfe", "reply": "r", "call": "{}"})
     await redis.xadd(keys.calls_stream(), {"rid": "a" * 32, "reply": "r", "call": "{}", "odd": "x"})
-    jobs = await _read(sync_redis, consumer="w", count=10, block_ms=100)
+    jobs = await _read(sync_pipe, consumer="w", count=10, block_ms=100)
     assert [job.rid for job in jobs] == ["a" * 32]
     assert await redis.xlen(keys.calls_stream()) == 1  # only the good entry remains, pending
     assert (await redis.xpending(keys.calls_stream(), queue.GROUP))["pending"] == 1
-
-
-async def test_a_worker_thread_finishes_a_job_with_the_same_commands_as_the_reply_sender(
-        redis: Redis, pipe: RedisPipe, sync_redis: SyncPipe) -> None:
-    await redis.zadd(keys.concurrency_client("c2"), {"lease-2": 9e15})
-    await redis.zadd(keys.concurrency_global(), {"lease-2": 9e15})
-    await queue.enqueue(pipe, rid="d" * 32, reply_key="replies", call_json="{}", max_backlog=10,
-                        lease=("lease-2", "c2"))
-    (job,) = await _read(sync_redis, consumer="w", count=1, block_ms=100)
-    await asyncio.to_thread(queue.finish_sync, sync_redis, job, b'{"result":{}}')
-    assert queue.decode_reply(await redis.rpop("replies")) == ("d" * 32, b'{"result":{}}')
-    assert await redis.zcard(keys.concurrency_client("c2")) == 0
-    assert await redis.zcard(keys.concurrency_global()) == 0
-    assert await redis.xlen(keys.calls_stream()) == 0
-    assert (await redis.xpending(keys.calls_stream(), queue.GROUP))["pending"] == 0

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import threading
 from collections.abc import AsyncIterator
 
 import pytest
@@ -20,7 +21,7 @@ from gateway import limits
 from gateway.app import create_app
 from gateway.redis_executor import RedisExecutor
 from pwc_mcp_core import keys, queue, scripts
-from pwc_mcp_core.redis_pipe import RedisPipe, SyncPipe
+from pwc_mcp_core.redis_pipe import SyncPipe
 from tests.gateway.conftest import FAKE_TOOLS, JSON_HEADERS, TOOL_RESULT, make_settings, rpc, tool_call
 
 
@@ -41,9 +42,9 @@ class EchoWorker:
         self.read = 0
         self.leases: list[tuple[str, str] | None] = []
         self._task: asyncio.Task[None] | None = None
-        self.pipe = RedisPipe(redis_url)
         self.reader = SyncPipe(redis_url, timeout_s=5.0)
-        self._sender = queue.ReplySender(self.pipe)
+        self.writer = SyncPipe(redis_url, timeout_s=5.0)
+        self._write_lock = threading.Lock()  # a SyncPipe serves one thread at a time
 
     async def __aenter__(self) -> EchoWorker:
         await queue.ensure_group(self.redis)
@@ -57,8 +58,8 @@ class EchoWorker:
         with contextlib.suppress(asyncio.CancelledError):
             await self._task
         await self.redis.aclose()
-        await self.pipe.close()
         self.reader.close()
+        self.writer.close()
 
     async def _run(self) -> None:
         while True:
@@ -78,7 +79,17 @@ class EchoWorker:
 
     async def _answer(self, job: queue.Job) -> None:
         await self.gate.wait()
-        await self._sender(job, TOOL_RESULT)
+        await asyncio.to_thread(self._finish, job)
+
+    def _finish(self, job: queue.Job) -> None:
+        with self._write_lock:
+            for attempt in range(3):  # as a real worker does: a restarted Redis costs one failed write
+                try:
+                    queue.finish_sync(self.writer, job, TOOL_RESULT)
+                    return
+                except RedisError:
+                    if attempt == 2:
+                        raise
 
 
 @pytest.fixture
