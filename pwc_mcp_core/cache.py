@@ -197,26 +197,32 @@ class RedisCache:
     2. Miss: ``SET keys.cache_lock(d) <token> NX PX lock_ttl_s``. The winner runs
        the loader, stores the value with ``SET PX ttl_s`` and releases its lock
        (``scripts/cache_unlock.lua``: compare-and-delete, so an expired lock taken
-       over by someone else is never deleted).
+       over by someone else is never deleted). While the loader runs, a keeper
+       thread renews the lock every ``renew_s`` (``scripts/cache_renew.lua``), so
+       the lock TTL can be short: if the holder dies (a worker killed mid-call), its
+       lock frees within ``lock_ttl_s`` and the call, delivered again to another
+       worker, does not wait out the loader's whole timeout.
     3. Losers poll ``GET`` with a short bounded backoff (``poll_s`` doubling up
        to ``max_poll_s``). Polling was chosen over pub/sub: no subscriber
        connection per waiter, and a waiter cannot miss a wake-up. When the lock
-       disappears without a value (the leader's loader failed; errors are never
-       cached) a waiter competes for the lock again. After ``wait_s`` a waiter
-       calls the loader itself: a wait never hangs.
+       disappears without a value (the leader's loader failed or its process
+       died; errors are never cached) a waiter competes for the lock again. After
+       ``wait_s`` a waiter calls the loader itself: a wait never hangs.
 
     Any ``redis.RedisError`` degrades to calling the loader directly with a
     content-free warning: the cache never makes a call fail.
     """
 
     def __init__(self, redis_client: redis.Redis, *, lock_ttl_s: float = keys.CACHE_LOCK_TTL_S,
-                 wait_s: float | None = None, poll_s: float = 0.01, max_poll_s: float = 0.1) -> None:
+                 renew_s: float = keys.CACHE_LOCK_RENEW_S, wait_s: float = keys.CACHE_WAIT_S,
+                 poll_s: float = 0.01, max_poll_s: float = 0.1) -> None:
         self._redis = redis_client
         self._lock_ttl_ms = max(1, int(lock_ttl_s * 1000))
-        self._wait_s = lock_ttl_s if wait_s is None else wait_s
+        self._wait_s = wait_s
         self._poll_s = poll_s
         self._max_poll_s = max_poll_s
         self._unlock = redis_client.register_script(scripts.load("cache_unlock"))
+        self._keeper = _LockKeeper(redis_client, ttl_ms=self._lock_ttl_ms, every_s=renew_s)
 
     @staticmethod
     def _digest(key: str) -> str:
@@ -249,11 +255,14 @@ class RedisCache:
 
     def _lead(self, entry: str, lock: str, token: str, ttl_s: float,
               loader: Callable[[], bytes]) -> bytes:
+        self._keeper.hold(lock, token)
         try:
             value = loader()
         except BaseException:
+            self._keeper.drop(lock)
             self._release(lock, token)
             raise
+        self._keeper.drop(lock)
         ttl_ms = int(ttl_s * 1000)
         try:
             if ttl_ms > 0:
@@ -276,6 +285,53 @@ class RedisCache:
         except redis.RedisError as exc:
             logger.warning("shared cache unavailable, loading directly type=%s", type(exc).__name__)
             raise _Degraded from exc
+
+
+class _LockKeeper:
+    """Renews the single-flight locks this process holds while their loaders run.
+
+    One daemon thread per cache, started on the first lock and idle while none is held.
+    Every ``every_s`` it extends all held locks to ``ttl_ms`` in one script call. A
+    Redis error only costs a renewal: at worst the lock expires and another process
+    loads the same key too.
+    """
+
+    def __init__(self, redis_client: redis.Redis, *, ttl_ms: int, every_s: float) -> None:
+        self._renew = redis_client.register_script(scripts.load("cache_renew"))
+        self._ttl_ms = ttl_ms
+        self._every_s = every_s
+        self._held: dict[str, str] = {}
+        self._changed = threading.Condition()
+        self._thread: threading.Thread | None = None
+
+    def hold(self, lock: str, token: str) -> None:
+        """Keep ``lock`` (stored with ``token``) alive until :meth:`drop`."""
+        with self._changed:
+            self._held[lock] = token
+            if self._thread is None:
+                self._thread = threading.Thread(target=self._run, name="pwc-cache-lock-keeper", daemon=True)
+                self._thread.start()
+            self._changed.notify()
+
+    def drop(self, lock: str) -> None:
+        """Stop renewing ``lock`` (its holder releases or abandons it)."""
+        with self._changed:
+            self._held.pop(lock, None)
+
+    def _run(self) -> None:
+        while True:
+            with self._changed:
+                while not self._held:
+                    self._changed.wait()
+            time.sleep(self._every_s)
+            with self._changed:
+                held = list(self._held.items())
+            if not held:
+                continue
+            try:
+                self._renew(keys=[lock for lock, _ in held], args=[*(token for _, token in held), self._ttl_ms])
+            except redis.RedisError as exc:
+                logger.warning("cache lock renewal failed type=%s", type(exc).__name__)
 
 
 class _Degraded(Exception):

@@ -29,8 +29,14 @@ HEARTBEAT_TTL_S: Final = 6
 HEARTBEAT_INTERVAL_S: Final = 1.5
 # A reply nobody collects (gateway gone) disappears after this long.
 REPLY_TTL_S: Final = 60
-# A single-flight loader lock; the loader's own timeout (25 s) plus a margin.
-CACHE_LOCK_TTL_S: Final = 35
+# A single-flight loader lock lives this long unless its holder renews it: short, so the
+# lock of a holder that died frees within seconds (a reclaimed call must not wait 35 s).
+CACHE_LOCK_TTL_S: Final = 3
+# How often a live holder renews its locks (a third of their TTL).
+CACHE_LOCK_RENEW_S: Final = 1.0
+# How long a single-flight waiter waits before it loads by itself: the loader's own
+# timeout (25 s) plus a margin.
+CACHE_WAIT_S: Final = 35
 
 
 def calls_stream() -> str:

@@ -3,7 +3,7 @@
 An executor is ``async (Call) -> bytes`` (ARCHITECTURE.md §2). The sync
 ``execution.execute`` runs on a worker thread; the event loop only waits,
 bounded by the call's deadline. The execution runtime (catalog client, caches)
-is built on the first call, so listing tools never touches the catalog.
+is built by ``start()`` (or the first call); building it sends no catalog request.
 """
 
 from __future__ import annotations
@@ -59,10 +59,26 @@ class LocalExecutor:
     def _run(self, call: Call, submitted: float) -> bytes:
         if self._on_queue_wait is not None:
             self._on_queue_wait(time.perf_counter() - submitted)
+        return self._run_call(call, self._get_runtime())
+
+    def _get_runtime(self) -> Any:
         with self._runtime_lock:
             if self._runtime is None:
                 self._runtime = self._runtime_factory()
-        return self._run_call(call, self._runtime)
+            return self._runtime
+
+    def warm(self) -> None:
+        """Build the runtime and the per-process tables of ``execution.warm`` now (blocking,
+        about 0.1 s), so the first calls of many threads do not each build them. No catalog
+        request is made.
+
+        Raises:
+            whatever the runtime factory raises (e.g. ``ValueError`` without a cursor key).
+        """
+        from pwc_mcp_core.execution import warm
+
+        warm()
+        self._get_runtime()
 
     async def __call__(self, call: Call) -> bytes:
         """Run ``call`` on a thread before ``call.deadline``.
@@ -118,7 +134,8 @@ class LocalExecutor:
         return body
 
     async def start(self) -> None:
-        """Nothing to start; present so every executor has the same lifecycle."""
+        """Warm up (:meth:`warm`) on a thread, so the event loop keeps serving meanwhile."""
+        await asyncio.to_thread(self.warm)
 
     async def close(self) -> None:
         """Refuse new calls and stop the pool without waiting for running ones."""

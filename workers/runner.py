@@ -53,6 +53,14 @@ class Runner:
             return queue.TOO_LARGE
         return body if time.time() <= call.deadline else None
 
+    def warm(self) -> None:
+        """Build the runtime and the tool tables before the consumer threads start (blocking).
+
+        Raises:
+            whatever the runtime factory raises.
+        """
+        self._executor.warm()
+
     async def close(self) -> None:
         """Stop the pool without waiting (draining is the worker loop's job)."""
         await self._executor.close()

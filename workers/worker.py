@@ -1,6 +1,7 @@
 """The worker: consumer threads read calls from the Stream, run them and reply; drain on SIGTERM.
 
-Lifecycle: register a heartbeat before reading anything (so no peer mistakes this
+Lifecycle: build the per-process tables and the runtime (``Runner.warm``), then
+register a heartbeat before reading anything (so no peer mistakes this
 consumer for a dead one), then start ``threads`` consumer threads. Each one blocks in
 ``XREADGROUP`` on a synchronous connection of its own, runs the call it got right
 there and sends the reply from the same thread: no event-loop or thread-pool hand-off
@@ -82,7 +83,8 @@ class Worker:
             logger.info("worker stopped completed=%d", self.completed)
 
     async def _supervise(self) -> None:
-        """Become ready, start the consumer threads, then reclaim dead workers' calls until stopped."""
+        """Warm up, become ready, start the consumer threads, then reclaim dead workers' calls until stopped."""
+        await asyncio.to_thread(self._runner.warm)  # before any heartbeat: no call waits on it
         backoff = 0.1
         ready = False
         while not self._stopping.is_set():

@@ -239,6 +239,39 @@ def test_redis_cache_is_single_flight_across_three_processes(redis_url: str) -> 
     assert int(client.get("test:loader-calls")) == 1
 
 
+_DYING_LEADER = """
+import sys, time, redis
+from pwc_mcp_core.cache import RedisCache
+client = redis.Redis.from_url(sys.argv[1])
+def loader():
+    print("leading", flush=True)
+    time.sleep(60)
+    return b"never"
+RedisCache(client, lock_ttl_s=0.5, renew_s=0.1).fetch("GET:held", 60, loader)
+"""
+
+
+def test_a_live_leader_keeps_its_short_lock_and_a_killed_one_frees_it_for_the_next_caller(redis_url: str) -> None:
+    """A worker killed mid-load must not make the call, delivered again, wait the loader's timeout."""
+    client = redis.Redis.from_url(redis_url)
+    lock = keys.cache_lock(RedisCache._digest("GET:held"))
+    leader = subprocess.Popen([sys.executable, "-c", _DYING_LEADER, redis_url], cwd=REPO_ROOT,
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        assert leader.stdout is not None and leader.stdout.readline().strip() == "leading"
+        time.sleep(1.5)  # three lock TTLs: only renewals keep the lock
+        assert client.get(lock) is not None
+        assert 0 < client.pttl(lock) <= 500
+    finally:
+        leader.kill()
+        leader.wait(timeout=10)
+    started = time.monotonic()
+    loader = Loader(b"reloaded")
+    assert RedisCache(client, wait_s=30).fetch("GET:held", 60, loader) == b"reloaded"
+    assert loader.calls == 1
+    assert time.monotonic() - started < 10  # the dead leader's lock expired; no 30 s wait
+
+
 def test_redis_cache_degrades_to_direct_loads_while_redis_is_down(redis_server, redis_url: str) -> None:
     client = redis.Redis.from_url(redis_url, socket_connect_timeout=1, socket_timeout=1)
     cache = RedisCache(client)

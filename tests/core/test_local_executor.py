@@ -87,3 +87,22 @@ async def test_hooks_observe_queue_wait_and_call_time() -> None:
     finally:
         await executor.close()
     assert len(waits) == 1 and len(calls) == 1 and calls[0] >= waits[0] >= 0
+
+
+async def test_start_builds_the_runtime_and_the_tool_tables_before_any_call() -> None:
+    from pwc_mcp_core.catalogue import tools
+    from pwc_mcp_core.validation import _validator
+
+    built: list[object] = []
+    _validator.cache_clear()
+    executor = LocalExecutor(lambda: built.append(object()) or built[-1], max_workers=1, max_response_bytes=1024,
+                             run=lambda c, runtime: b'{"result":{}}')
+    try:
+        await executor.start()
+        assert len(built) == 1
+        # every validator compiled: the first calls of many threads find them all built
+        assert _validator.cache_info().currsize == len(tools())
+        await executor(call())
+        assert len(built) == 1
+    finally:
+        await executor.close()
