@@ -14,7 +14,9 @@ packs with `pack_command` and drops the rest:
   caller alone; a lost connection fails every waiting caller with ``ConnectionError``,
   and the next command connects again (Redis restarts need no process restart);
 * a caller that waits longer than ``timeout_s`` gets ``redis.exceptions.TimeoutError``
-  and the connection is dropped, so a hung Redis fails fast instead of stalling.
+  and the connection is dropped, so a hung Redis fails fast instead of stalling (one
+  timer per pipe, set to the deadline of the oldest unanswered command, replaces a
+  timeout per command).
 
 A blocking command (``BLMPOP``, ``XREADGROUP ... BLOCK``) holds the connection until it
 returns, so it must have a pipe of its own.
@@ -50,9 +52,10 @@ class RedisPipe:
     """
 
     def __init__(self, url: str, *, timeout_s: float | None = 2.0, connect_timeout_s: float = 1.0) -> None:
-        pool = ConnectionPool.from_url(url, socket_connect_timeout=connect_timeout_s, socket_timeout=None,
-                                       health_check_interval=0)
-        self._conn: AbstractConnection = pool.make_connection()
+        self._pool = ConnectionPool.from_url(url, socket_connect_timeout=connect_timeout_s, socket_timeout=None,
+                                             health_check_interval=0)
+        self._conn: AbstractConnection = self._pool.make_connection()
+        self._closing: set[asyncio.Task[None]] = set()
         self._timeout_s = timeout_s
         self._outbox: list[bytes] = []
         self._outbox_waiters: list[asyncio.Future[Any]] = []
@@ -61,6 +64,10 @@ class RedisPipe:
         self._reader: asyncio.Task[None] | None = None
         self._write_lock = asyncio.Lock()
         self._closed = False
+        # (deadline, last waiter of a batch) in submission order; one timer checks the oldest.
+        # A per-call asyncio.timeout cost a tenth of a busy gateway's event loop.
+        self._deadlines: deque[tuple[float, asyncio.Future[Any]]] = deque()
+        self._watchdog: asyncio.TimerHandle | None = None
 
     async def execute(self, *args: Any) -> Any:
         """Run one command (``execute("LPUSH", key, value)``) and return its parsed reply.
@@ -92,19 +99,46 @@ class RedisPipe:
         self._outbox_waiters.extend(waiters)
         if self._flush_task is None:
             self._flush_task = loop.create_task(self._flush())
-        try:
-            async with asyncio.timeout(self._timeout_s):
-                if len(waiters) == 1:
-                    return [await waiters[0]]
-                return list(await asyncio.gather(*waiters))
-        except TimeoutError:
-            await self._drop(RedisTimeoutError("no reply from Redis in time"))
-            raise RedisTimeoutError("no reply from Redis in time") from None
+        if self._timeout_s is not None:
+            deadline = loop.time() + self._timeout_s
+            self._deadlines.append((deadline, waiters[-1]))  # replies come in order: the last is the latest
+            if self._watchdog is None:
+                self._watchdog = loop.call_at(deadline, self._check_deadlines)
+        if len(waiters) == 1:
+            return [await waiters[0]]
+        return list(await asyncio.gather(*waiters))
+
+    def _check_deadlines(self) -> None:
+        """Timer callback: fail everything once the oldest unanswered batch is past its deadline."""
+        self._watchdog = None
+        deadlines = self._deadlines
+        while deadlines and deadlines[0][1].done():
+            deadlines.popleft()
+        if not deadlines:
+            return
+        loop = asyncio.get_running_loop()
+        if deadlines[0][0] > loop.time():
+            self._watchdog = loop.call_at(deadlines[0][0], self._check_deadlines)
+            return
+        # Redis stopped answering. Replies come in order, so every command already written is
+        # stuck too: dropping the connection fails them; commands not yet written go out on a
+        # new connection, under the watch of this timer again.
+        error = RedisTimeoutError("no reply from Redis in time")
+        now = loop.time()
+        while deadlines and deadlines[0][0] <= now:
+            _fail(deadlines.popleft()[1], error)
+        self._abandon(error)
+        if deadlines:
+            self._watchdog = loop.call_at(deadlines[0][0], self._check_deadlines)
 
     async def close(self) -> None:
         """Fail waiting callers and close the connection; later commands raise ``ConnectionError``."""
         self._closed = True
-        await self._drop(RedisConnectionError("the pipe is closed"))
+        if self._watchdog is not None:
+            self._watchdog.cancel()
+            self._watchdog = None
+        self._abandon(RedisConnectionError("the pipe is closed"))
+        await asyncio.gather(*self._closing)
 
     async def _flush(self) -> None:
         # Everything submitted in the iterations before this step goes out in one write.
@@ -114,19 +148,20 @@ class RedisPipe:
             self._outbox, self._outbox_waiters = [], []
             if not waiters:
                 return
+            conn = self._conn
             try:
-                if not self._conn.is_connected:
-                    await self._conn.connect()
-                    self._reader = asyncio.get_running_loop().create_task(self._read_forever())
+                if not conn.is_connected:
+                    await conn.connect()
+                    self._reader = asyncio.get_running_loop().create_task(self._read_forever(conn))
                 self._pending.extend(waiters)  # before the write: replies may come back at once
-                await self._conn.send_packed_command(data, check_health=False)
+                await conn.send_packed_command(data, check_health=False)
             except (RedisError, OSError) as exc:
                 for waiter in waiters:
                     _fail(waiter, RedisConnectionError(f"Redis unreachable: {type(exc).__name__}"))
-                await self._drop(RedisConnectionError("the connection to Redis was lost"))
+                if conn is self._conn:  # else it was abandoned already (timeout, close)
+                    self._abandon(RedisConnectionError("the connection to Redis was lost"))
 
-    async def _read_forever(self) -> None:
-        conn = self._conn
+    async def _read_forever(self, conn: AbstractConnection) -> None:
         while True:
             try:
                 reply: Any = await conn.read_response(disconnect_on_error=False)
@@ -135,26 +170,32 @@ class RedisPipe:
             except asyncio.CancelledError:
                 raise
             except (RedisError, OSError) as exc:
-                self._reader = None  # this task ends here; _drop must not cancel it
-                await self._drop(RedisConnectionError(f"the connection to Redis was lost: {type(exc).__name__}"))
+                if conn is self._conn:  # else it was abandoned already
+                    self._reader = None  # this task ends here; _abandon must not cancel it
+                    self._abandon(RedisConnectionError(f"the connection to Redis was lost: {type(exc).__name__}"))
                 return
             if self._pending:
                 waiter = self._pending.popleft()
                 if not waiter.done():
                     waiter.set_result(reply)
 
-    async def _drop(self, error: RedisError) -> None:
-        """Fail every caller waiting for a reply and disconnect; the next flush reconnects."""
+    def _abandon(self, error: RedisError) -> None:
+        """Fail every caller waiting for a reply and give the connection up, at once.
+
+        Synchronous on purpose: a command submitted right after must not be written to
+        the abandoned connection. The next flush connects a fresh one; the old one is
+        closed in the background.
+        """
         reader, self._reader = self._reader, None
         if reader is not None and reader is not asyncio.current_task():
             reader.cancel()
-            with contextlib.suppress(asyncio.CancelledError, Exception):
-                await reader
         pending, self._pending = self._pending, deque()
         for waiter in pending:
             _fail(waiter, error)
-        with contextlib.suppress(Exception):
-            await self._conn.disconnect(nowait=True)
+        old, self._conn = self._conn, self._pool.make_connection()
+        task = asyncio.get_running_loop().create_task(_disconnect_quietly(old))
+        self._closing.add(task)
+        task.add_done_callback(self._closing.discard)
 
 
 class SyncPipe:
@@ -225,6 +266,11 @@ def pack_command(args: Sequence[Any]) -> bytes:
             raise DataError(f"a Redis argument cannot be {type(arg).__name__}")
         parts.append(b"$%d\r\n%s\r\n" % (len(data), data))
     return b"".join(parts)
+
+
+async def _disconnect_quietly(conn: AbstractConnection) -> None:
+    with contextlib.suppress(Exception):
+        await conn.disconnect(nowait=True)
 
 
 def _fail(waiter: asyncio.Future[Any], error: Exception) -> None:

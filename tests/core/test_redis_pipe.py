@@ -112,6 +112,28 @@ async def test_a_hung_redis_times_out_and_the_pipe_recovers(redis_server, redis_
         await pipe.close()
 
 
+async def test_a_hang_after_a_stream_of_answered_commands_fails_every_waiter_in_time(redis_server,
+                                                                                    redis_url: str) -> None:
+    """One timer watches the oldest unanswered command: answered ones must not hide a later hang."""
+    pipe = RedisPipe(redis_url, timeout_s=0.3)
+    try:
+        loop = asyncio.get_running_loop()
+        until = loop.time() + 0.8  # past two timeouts: the timer has re-armed over answered commands
+        while loop.time() < until:
+            assert await asyncio.gather(*(pipe.execute("PING") for _ in range(20))) == [b"PONG"] * 20
+        os.kill(redis_server.proc.pid, signal.SIGSTOP)
+        try:
+            started = loop.time()
+            results = await asyncio.gather(*(pipe.execute("PING") for _ in range(5)), return_exceptions=True)
+            assert all(isinstance(r, RedisTimeoutError) for r in results), results
+            assert loop.time() - started < 3  # bounded by the timeout, not by the hang
+        finally:
+            os.kill(redis_server.proc.pid, signal.SIGCONT)
+        assert await pipe.execute("PING") == b"PONG"
+    finally:
+        await pipe.close()
+
+
 async def test_a_closed_pipe_refuses_commands(redis_url: str) -> None:
     pipe = RedisPipe(redis_url)
     await pipe.execute("PING")
