@@ -195,11 +195,9 @@ def read_jobs_sync(pipe: SyncPipe, *, consumer: str, count: int, block_ms: int) 
         raise response
     entries = [(entry_id, dict(zip(flat[::2], flat[1::2])) if flat else None)
                for _stream, items in response or [] for entry_id, flat in items]
-    jobs, malformed = _parse(entries)
-    if malformed:
-        logger.warning("dropped malformed queue entries count=%d", len(malformed))
-        pipe.execute_many([("XACK", keys.calls_stream(), GROUP, *malformed),
-                           ("XDEL", keys.calls_stream(), *malformed)])
+    jobs, drop = _parse(entries)
+    if drop:
+        pipe.execute_many(drop)
     return jobs
 
 
@@ -233,8 +231,13 @@ def reply_commands(job: Job, body: bytes | None) -> list[tuple[Any, ...]]:
     return commands
 
 
-def _parse(entries: list) -> tuple[list[Job], list[bytes]]:
-    """Split Stream entries into jobs and the ids of malformed entries (missing or non-text fields)."""
+def _parse(entries: list) -> tuple[list[Job], list[tuple[Any, ...]]]:
+    """Split Stream entries into jobs and the commands that acknowledge and delete the
+    malformed ones (missing or non-text fields); logs how many there were.
+
+    Nothing this project writes is malformed, but a stray or corrupted entry must not
+    kill every worker that reads it (it would stay pending and be reclaimed forever).
+    """
     jobs: list[Job] = []
     malformed: list[bytes] = []
     for entry_id, fields in entries:
@@ -247,21 +250,19 @@ def _parse(entries: list) -> tuple[list[Job], list[bytes]]:
                             lease=(lease[0], lease[1]) if lease is not None else None))
         except (KeyError, UnicodeDecodeError, IndexError, AttributeError):
             malformed.append(entry_id)
-    return jobs, malformed
+    if not malformed:
+        return jobs, []
+    logger.warning("dropped malformed queue entries count=%d", len(malformed))
+    return jobs, [("XACK", keys.calls_stream(), GROUP, *malformed), ("XDEL", keys.calls_stream(), *malformed)]
 
 
 async def _claimed_jobs(redis: Redis, entries: list) -> list[Job]:
-    """The well-formed jobs among claimed ``entries``; malformed ones are acknowledged and deleted.
-
-    Nothing this project writes is malformed, but a stray or corrupted entry must not
-    kill every worker that reads it (it would stay pending and be reclaimed forever).
-    """
-    jobs, malformed = _parse(entries)
-    if malformed:
-        logger.warning("dropped malformed queue entries count=%d", len(malformed))
+    """The well-formed jobs among claimed ``entries``; malformed ones are acknowledged and deleted."""
+    jobs, drop = _parse(entries)
+    if drop:
         async with redis.pipeline(transaction=True) as pipe:
-            pipe.xack(keys.calls_stream(), GROUP, *malformed)
-            pipe.xdel(keys.calls_stream(), *malformed)
+            for command in drop:
+                pipe.execute_command(*command)
             await pipe.execute()
     return jobs
 

@@ -84,6 +84,19 @@ async def test_calls_of_a_dead_worker_are_claimed_by_a_live_one(
     assert b"dead" not in names
 
 
+async def test_malformed_entries_are_dropped_whether_read_or_claimed(redis: Redis, sync_pipe: SyncPipe) -> None:
+    for n in range(2):
+        await redis.xadd(keys.calls_stream(), {"junk": str(n)})
+    # One is read by a consumer thread; the other was read (raw) by a worker that then died.
+    assert await redis.xreadgroup(queue.GROUP, "dead", {keys.calls_stream(): ">"}, count=1)
+    assert await _read(sync_pipe, consumer="live", count=5, block_ms=100) == []
+    await redis.zadd(keys.workers_set(), {"dead": int((time.time() - keys.HEARTBEAT_TTL_S - 1) * 1000)})
+    await queue.heartbeat(redis, "live")
+    assert await queue.claim_orphans(redis, consumer="live", count=10) == []
+    assert await redis.xlen(keys.calls_stream()) == 0
+    assert (await redis.xpending(keys.calls_stream(), queue.GROUP))["pending"] == 0
+
+
 async def test_live_workers_ignores_stale_heartbeats(redis: Redis) -> None:
     await queue.heartbeat(redis, "w-live")
     await redis.zadd(keys.workers_set(), {"w-old": int((time.time() - 60) * 1000)})
