@@ -14,6 +14,7 @@ from collections.abc import AsyncIterator, Mapping, Sequence
 from typing import Any
 
 from aiohttp import web
+from pwc_mcp_core.gc_tuning import settle_after_startup
 from pwc_mcp_core.server import McpServer
 
 from gateway import metrics, wellknown
@@ -28,7 +29,7 @@ from gateway.limits import Limiter, MemoryLimiter, RedisLimiter
 from gateway.security import SecurityPolicy
 from gateway.settings import GatewaySettings
 
-__all__ = ["EXECUTOR", "HEALTH", "LIMITER", "app_factory", "create_app"]
+__all__ = ["EXECUTOR", "HEALTH", "LIMITER", "app_factory", "create_app", "serving_app"]
 
 logger = logging.getLogger(__name__)
 
@@ -117,10 +118,23 @@ async def _lifecycle(app: web.Application) -> AsyncIterator[None]:
         await limiter.close()
 
 
+def serving_app(settings: GatewaySettings) -> web.Application:
+    """``create_app`` for a server process: once started, its heap is settled
+    (``gc_tuning.settle_after_startup``). Tests build apps with ``create_app``, which
+    leaves the test process's collector alone."""
+    app = create_app(settings)
+    app.on_startup.append(_settle_heap)  # runs after _lifecycle has started everything
+    return app
+
+
+async def _settle_heap(app: web.Application) -> None:
+    settle_after_startup()
+
+
 async def app_factory() -> web.Application:
     """Entry point for gunicorn (``gateway.app:app_factory``): settings from the environment."""
     from pwc_mcp_core.logs import configure_logging
 
     settings = GatewaySettings.from_env(os.environ)
     configure_logging(settings.core.log_level)
-    return create_app(settings)
+    return serving_app(settings)

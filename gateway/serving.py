@@ -66,9 +66,9 @@ def run_gateway(settings: GatewaySettings, *, processes: int = 1) -> None:
     if processes <= 1:
         from aiohttp import web
 
-        from gateway.app import create_app
+        from gateway.app import serving_app
 
-        app = create_app(settings)
+        app = serving_app(settings)
         logger.info("pwc-mcp gateway listening on %s", bind_address(core.host, core.port))
         web.run_app(app, host=core.host, port=core.port, access_log=None, print=None)
         return

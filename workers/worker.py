@@ -25,6 +25,7 @@ from redis.asyncio import Redis
 from redis.exceptions import RedisError
 
 from pwc_mcp_core import keys, queue
+from pwc_mcp_core.gc_tuning import settle_after_startup
 from pwc_mcp_core.redis_pipe import SyncPipe
 from workers.runner import Runner
 from workers.settings import WorkerSettings
@@ -85,6 +86,7 @@ class Worker:
     async def _supervise(self) -> None:
         """Warm up, become ready, start the consumer threads, then reclaim dead workers' calls until stopped."""
         await asyncio.to_thread(self._runner.warm)  # before any heartbeat: no call waits on it
+        settle_after_startup()
         backoff = 0.1
         ready = False
         while not self._stopping.is_set():

@@ -178,3 +178,10 @@ async def test_mcp_replies_are_json(client) -> None:
     response = await client.post("/mcp", data=rpc("ping"), headers=JSON_HEADERS)
     assert response.content_type == "application/json"
     assert json.loads(await response.read()) == {"jsonrpc": "2.0", "id": 1, "result": {}}
+
+
+def test_a_serving_app_settles_its_heap_once_everything_has_started() -> None:
+    from gateway.app import _settle_heap, serving_app
+
+    app = serving_app(make_settings())
+    assert app.on_startup[-1] is _settle_heap  # after the lifecycle context started the executor
