@@ -174,6 +174,8 @@ class RedisPipe:
                     self._reader = None  # this task ends here; _abandon must not cancel it
                     self._abandon(RedisConnectionError(f"the connection to Redis was lost: {type(exc).__name__}"))
                 return
+            if conn is not self._conn:  # abandoned: its replies belong to callers already failed
+                return
             if self._pending:
                 waiter = self._pending.popleft()
                 if not waiter.done():
