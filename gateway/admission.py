@@ -104,8 +104,14 @@ class Admission:
         Returns the concurrency lease to release (``None`` when ``lease`` is False: the
         request is counted but holds no slot), or the refusal to send.
         """
+        return await self.check_client_limits(self.client_hash(request), semantic=semantic, lease=lease)
+
+    async def check_client_limits(self, client_hash: str, *, semantic: bool,
+                                  lease: bool = True) -> Lease | None | web.Response:
+        """Check 5 for a client whose identity (check 4, `client_hash`) is already known;
+        returns as `check_limits`."""
         try:
-            decision = await self.limiter.acquire(self.client_hash(request), semantic=semantic, lease=lease)
+            decision = await self.limiter.acquire(client_hash, semantic=semantic, lease=lease)
         except LimitsUnavailable:
             return self.limits_unavailable()
         return decision.lease if decision.allowed else self.refusal(decision)

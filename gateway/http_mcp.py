@@ -148,7 +148,8 @@ class McpEndpoint:
         if ticket.refusal is not None:
             return self.admission.refusal(ticket.refusal)
         if not ticket.admitted:  # handling ended before the executor admitted it: check now
-            refused = await self.admission.check_limits(request, semantic=info.is_semantic_search, lease=False)
+            refused = await self.admission.check_client_limits(client_hash, semantic=info.is_semantic_search,
+                                                               lease=False)
             if isinstance(refused, web.Response):
                 return refused
         return response

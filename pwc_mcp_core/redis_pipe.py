@@ -117,14 +117,14 @@ class RedisPipe:
         if not deadlines:
             return
         loop = asyncio.get_running_loop()
-        if deadlines[0][0] > loop.time():
+        now = loop.time()
+        if deadlines[0][0] > now:
             self._watchdog = loop.call_at(deadlines[0][0], self._check_deadlines)
             return
         # Redis stopped answering. Replies come in order, so every command already written is
         # stuck too: dropping the connection fails them; commands not yet written go out on a
         # new connection, under the watch of this timer again.
         error = RedisTimeoutError("no reply from Redis in time")
-        now = loop.time()
         while deadlines and deadlines[0][0] <= now:
             _fail(deadlines.popleft()[1], error)
         self._abandon(error)
