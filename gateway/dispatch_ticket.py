@@ -1,5 +1,6 @@
-"""The admission of one dispatched call (``tools/call``, ``resources/read``), carried from
-the ``/mcp`` endpoint to the Redis executor in a context variable.
+"""The admission of one dispatched call (``tools/call``, ``resources/read``), handed by the
+``/mcp`` endpoint to the executor as its explicit ``admission`` argument
+(``McpServer.handle(..., admission=ticket)`` → ``executor(call, ticket)``).
 
 It does two jobs, both to save Redis round trips on the path of every tool call:
 
@@ -18,12 +19,11 @@ It does two jobs, both to save Redis round trips on the path of every tool call:
 
 from __future__ import annotations
 
-from contextvars import ContextVar
 from dataclasses import dataclass
 
 from gateway.limits import AdmissionScript, Decision, Lease
 
-__all__ = ["CURRENT", "DispatchTicket"]
+__all__ = ["DispatchTicket"]
 
 
 @dataclass
@@ -60,5 +60,3 @@ class DispatchTicket:
         """A call whose admission the Redis executor runs with the enqueue."""
         return cls(lease=script.lease, deferred=True, script=script)
 
-
-CURRENT: ContextVar[DispatchTicket | None] = ContextVar("pwc_mcp_dispatch_ticket", default=None)

@@ -1,6 +1,7 @@
 """Executors: where ``tools/call`` and ``resources/read`` run (ARCHITECTURE.md §2–3).
 
-An executor is ``async (Call) -> bytes`` (the JSON-RPC body without ``jsonrpc``/``id``).
+An executor is ``async (Call, admission) -> bytes`` (the JSON-RPC body without
+``jsonrpc``/``id``; ``admission`` is the endpoint's `DispatchTicket`, or ``None``).
 Embedded mode uses core's ``LocalExecutor`` (a bounded thread pool in the gateway
 process, feeding the gateway's metrics); Redis mode uses ``gateway.redis_executor.RedisExecutor`` (workers over Redis),
 imported lazily by :func:`build_executor` so embedded mode never needs it.
@@ -15,14 +16,19 @@ from pwc_mcp_core.call import Call
 from pwc_mcp_core.local_executor import LocalExecutor
 
 from gateway import metrics
+from gateway.dispatch_ticket import DispatchTicket
 
 __all__ = ["Executor", "build_embedded_executor", "build_executor"]
 
 
 class Executor(Protocol):
-    """``async (Call) -> bytes``; raises the typed ``ExecutorError`` subclasses."""
+    """``async (Call, admission) -> bytes``; raises the typed ``ExecutorError`` subclasses.
 
-    async def __call__(self, call: Call) -> bytes: ...
+    ``admission`` is the endpoint's `gateway.dispatch_ticket.DispatchTicket` for the call,
+    or ``None`` (a call the endpoint did not admit with a lease, or stdio).
+    """
+
+    async def __call__(self, call: Call, admission: DispatchTicket | None = None) -> bytes: ...
 
 
 def build_embedded_executor(core: Any) -> LocalExecutor:

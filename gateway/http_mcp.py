@@ -19,7 +19,7 @@ from pwc_mcp_core.eras import PROTOCOL_HEADER, Classification, protocol_label
 from pwc_mcp_core.server import McpServer
 from pwc_mcp_core.version import SERVER_VERSION
 
-from gateway import dispatch_ticket, metrics
+from gateway import metrics
 from gateway.admission import Admission, compact_dumps, json_error
 from gateway.dispatch_ticket import DispatchTicket
 
@@ -119,11 +119,9 @@ class McpEndpoint:
         if lease_or_error is None:
             return await self._handle(request, body, info)
         ticket = DispatchTicket.admitted_with(lease_or_error)
-        token = dispatch_ticket.CURRENT.set(ticket)
         try:
-            return await self._handle(request, body, info)
+            return await self._handle(request, body, info, ticket)
         finally:
-            dispatch_ticket.CURRENT.reset(token)
             if not ticket.released_by_worker:
                 await self.admission.limiter.release(lease_or_error)
 
@@ -136,11 +134,9 @@ class McpEndpoint:
         client_hash = self.admission.client_hash(request)
         ticket = DispatchTicket.deferred_with(
             self.admission.limiter.admission_script(client_hash, semantic=info.is_semantic_search))
-        token = dispatch_ticket.CURRENT.set(ticket)
         try:
-            response = await self._handle(request, body, info)
+            response = await self._handle(request, body, info, ticket)
         finally:
-            dispatch_ticket.CURRENT.reset(token)
             if ticket.lease_taken and not ticket.released_by_worker:
                 await self.admission.limiter.release(ticket.lease)
         if ticket.limits_unavailable:
@@ -154,13 +150,15 @@ class McpEndpoint:
                 return refused
         return response
 
-    async def _handle(self, request: web.Request, body: bytes, info: Classification) -> web.Response:
+    async def _handle(self, request: web.Request, body: bytes, info: Classification,
+                      ticket: DispatchTicket | None = None) -> web.Response:
+        """Accept/Content-Type, then the MCP server; ``ticket`` goes to the executor with the call."""
         if not accepts_json(request.headers.get("Accept")):
             return _jsonrpc_error(406, -32600, "Not Acceptable: Client must accept application/json")
         if not is_json_content(request.headers.get("Content-Type")):
             return _jsonrpc_error(415, -32000, "Unsupported Media Type: Content-Type must be application/json")
         try:  # McpServer.handle never raises by contract; executor failures come back as replies
-            reply = await self.server.handle(body, request.headers, parsed=info.message)
+            reply = await self.server.handle(body, request.headers, parsed=info.message, admission=ticket)
         except Exception as exc:  # a bug must not leak a traceback to the client
             logger.error("mcp handler failure type=%s", type(exc).__name__)
             return _jsonrpc_error(500, -32603, "Internal error")

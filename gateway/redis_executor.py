@@ -32,7 +32,7 @@ from pwc_mcp_core import keys, queue
 from pwc_mcp_core.redis_pipe import RedisPipe
 from pwc_mcp_core.errors import ExecutorTimeout, ExecutorUnavailable, ResponseTooLarge
 
-from gateway import dispatch_ticket, metrics
+from gateway import metrics
 from gateway.dispatch_ticket import DispatchTicket
 from gateway.limits import decision_from_code
 
@@ -53,8 +53,9 @@ class RedisExecutor:
         max_response_bytes: largest reply body forwarded (2 MiB, seed "Safety and operations").
         observe: optional hook ``(seconds from enqueue to reply) -> None`` for metrics.
 
-    A call whose `DispatchTicket` is deferred is admitted against the limits and queued in
-    one script; ``runs_deferred_admission`` tells the endpoint it may defer.
+    The endpoint passes each call's `DispatchTicket` as the executor's ``admission``
+    argument. A deferred ticket is admitted against the limits and queued in one script;
+    ``runs_deferred_admission`` tells the endpoint it may defer.
     """
 
     runs_deferred_admission = True
@@ -120,8 +121,14 @@ class RedisExecutor:
         await self._pipe.close()
         await self._reply_pipe.close()
 
-    async def __call__(self, call: object) -> bytes:
+    async def __call__(self, call: object, ticket: DispatchTicket | None = None) -> bytes:
         """Run ``call`` on some worker and return its serialized response body.
+
+        Args:
+            call: the `Call`.
+            ticket: the endpoint's admission state for the call (the `server.Executor`
+                ``admission`` argument); updated in place so the endpoint can answer a
+                deferred refusal and knows whether the worker released the lease.
 
         Raises:
             ExecutorUnavailable: no live worker, Redis unreachable, or backlog full.
@@ -134,7 +141,6 @@ class RedisExecutor:
         if remaining <= 0:
             raise ExecutorTimeout("the call deadline passed before it was queued")
         rid = uuid.uuid4().hex
-        ticket = dispatch_ticket.CURRENT.get()
         future: asyncio.Future[bytes] = asyncio.get_running_loop().create_future()
         self._waiting[rid] = future
         started = time.monotonic()
@@ -169,7 +175,7 @@ class RedisExecutor:
         return body
 
     async def _admit_and_enqueue(self, ticket: DispatchTicket, rid: str, call_json: bytes | str) -> None:
-        """Run the ticket's deferred admission and the enqueue as one script (dispatch_ticket).
+        """Run the ticket's deferred admission and the enqueue as one script (`gateway.dispatch_ticket`).
 
         Raises:
             queue.QueueFull: admitted, but the backlog is full.

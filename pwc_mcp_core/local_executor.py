@@ -80,8 +80,11 @@ class LocalExecutor:
         warm()
         self._get_runtime()
 
-    async def __call__(self, call: Call) -> bytes:
+    async def __call__(self, call: Call, admission: object = None) -> bytes:
         """Run ``call`` on a thread before ``call.deadline``.
+
+        ``admission`` (the `server.Executor` argument) is ignored: the embedded edge
+        admits a call fully before handing it over, so there is nothing to carry.
 
         Raises:
             ExecutorUnavailable: the executor is closed.

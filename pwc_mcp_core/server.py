@@ -3,7 +3,9 @@
 The gateway (and `stdio`) hands it a raw body and the request headers and
 gets a `Reply` back. Static results are serialized once at construction;
 ``tools/call`` and ``resources/read`` go to the executor, an
-``async (Call) -> bytes`` callable returning a body without ``jsonrpc``/``id``.
+``async (Call, admission) -> bytes`` callable returning a body without ``jsonrpc``/``id``.
+``admission`` is the edge's handle on how the call was admitted (see `Executor`); the
+server passes it through untouched and never inspects it.
 
 Status rules (mcp-protocol.md §1.2, §2, §6.2; table `jsonrpc.HTTP_STATUS`):
 
@@ -67,7 +69,15 @@ __all__ = ["Classification", "Executor", "McpServer", "Reply", "classify"]
 
 logger = logging.getLogger(__name__)
 
-Executor = Callable[[Call], Awaitable[bytes]]
+Executor = Callable[[Call, Any], Awaitable[bytes]]
+"""``async (call, admission) -> bytes``.
+
+``admission`` is what the edge passed to `McpServer.handle` for this request: ``None``
+when the edge has nothing to hand over (stdio, the embedded pool, static methods), or an
+edge-defined object such as the gateway's ``DispatchTicket``, whose executor admits and
+queues the call in one Redis round trip. It is an explicit argument so the whole contract
+between the endpoint and the executor is visible in this signature.
+"""
 _JSON: Final = {"Content-Type": "application/json"}
 _LIST_METHODS: Final = frozenset({"tools/list", "resources/list", "resources/templates/list", "prompts/list"})
 _EXECUTED: Final = frozenset({"tools/call", "resources/read"})
@@ -93,7 +103,8 @@ class McpServer:
 
     Args:
         settings: `CoreSettings` (call deadline, response bound).
-        executor: ``async (Call) -> bytes`` running ``tools/call``/``resources/read``; raises
+        executor: ``async (Call, admission) -> bytes`` (`Executor`) running
+            ``tools/call``/``resources/read``; raises
             `ExecutorUnavailable`, `ExecutorTimeout` or `ResponseTooLarge`.
         tools: the ``tools`` list of the ``tools/list`` result; default
             `catalogue.tool_list_result()` (imported lazily).
@@ -129,7 +140,8 @@ class McpServer:
             return Classification(method=None, tool=None, is_semantic_search=False, era="invalid",
                                   protocol_label="unknown")
 
-    async def handle(self, body: bytes, headers: Mapping[str, str], *, parsed: Any = UNPARSED) -> Reply:
+    async def handle(self, body: bytes, headers: Mapping[str, str], *, parsed: Any = UNPARSED,
+                     admission: Any = None) -> Reply:
         """Answer one POSTed JSON-RPC message. Never raises.
 
         Args:
@@ -137,6 +149,8 @@ class McpServer:
             headers: request headers; aiohttp's case-insensitive mapping or a plain dict.
             parsed: ``body`` already parsed (`Classification.message`), so it is not
                 parsed twice; `UNPARSED` (default) parses it here.
+            admission: handed to the executor with a dispatched call (`Executor`); ``None``
+                when the edge has none.
         """
         headers = lower_headers(headers)
         version = headers.get(PROTOCOL_HEADER)
@@ -172,19 +186,19 @@ class McpServer:
                 return _unsupported_version(params, version or "", id_json)
             if era == "modern":
                 check_modern_request(message, headers)
-            return await self._dispatch(era, method, params, id_json, version or LATEST_LEGACY_VERSION)
+            return await self._dispatch(era, method, params, id_json, version or LATEST_LEGACY_VERSION, admission)
         except ProtocolError as exc:
             return _error(era, id_json, exc.code, exc.message, exc.data)
 
     async def _dispatch(self, era: Era, method: str, params: dict[str, Any], id_json: bytes,
-                        protocol: str) -> Reply:
+                        protocol: str, admission: Any) -> Reply:
         static = self._static[era].get(method)
         if static is not None:
             if method in _LIST_METHODS and params.get("cursor") is not None:
                 raise ProtocolError(INVALID_PARAMS, "Invalid cursor: every list fits one page")
             return Reply(200, splice_id(id_json, static), _JSON)
         if method in _EXECUTED:
-            return await self._execute(self._call(era, method, params, protocol), id_json)
+            return await self._execute(self._call(era, method, params, protocol), id_json, admission)
         if era == "legacy":
             if method == "initialize":
                 return Reply(200, splice_id(id_json, self._initialize[initialize_version(params)]), _JSON)
@@ -218,9 +232,9 @@ class McpServer:
             raise ProtocolError(INVALID_PARAMS, f"Unknown tool: {name}")
         return Call("tools/call", name, arguments, era, protocol, deadline)
 
-    async def _execute(self, call: Call, id_json: bytes) -> Reply:
+    async def _execute(self, call: Call, id_json: bytes, admission: Any) -> Reply:
         try:
-            body = await self._executor(call)
+            body = await self._executor(call, admission)
         except ExecutorUnavailable:
             reply = _error(call.era, id_json, INTERNAL_ERROR,
                            "The tool service is temporarily unavailable; retry shortly")

@@ -26,7 +26,7 @@ class FakeExecutor:
     def __init__(self, body: bytes = TOOL_RESULT, error: Exception | None = None) -> None:
         self.body, self.error, self.calls = body, error, []
 
-    async def __call__(self, call: Call) -> bytes:
+    async def __call__(self, call: Call, admission: object = None) -> bytes:
         self.calls.append(call)
         if self.error is not None:
             raise self.error

@@ -22,7 +22,7 @@ from tests.core.test_server import FAKE_TOOLS
 ECHO_TOOLS = [{**t, "inputSchema": {"type": "object", "properties": {"q": {"type": "string"}}}} for t in FAKE_TOOLS]
 
 
-async def echo_executor(call: Call) -> bytes:
+async def echo_executor(call: Call, admission: object = None) -> bytes:
     """Answer tool calls with an echo of the call and resources with their URI."""
     if call.kind == "resources/read":
         return (b'{"result":{"contents":[{"uri":"%s","mimeType":"application/json","text":"{}"}]}}'

@@ -46,7 +46,7 @@ class FakeExecutor:
         if not blocking:
             self.gate.set()
 
-    async def __call__(self, call: Call) -> bytes:
+    async def __call__(self, call: Call, admission: object = None) -> bytes:
         async with self.started:
             self.calls.append(call)
             self.started.notify_all()

@@ -1,0 +1,60 @@
+"""No hidden state between layers: nothing in the server packages uses a ``ContextVar``.
+
+The endpoint hands a call's admission to the executor as an explicit argument
+(``McpServer.handle(..., admission=...)`` → ``executor(call, admission)``, ARCHITECTURE.md §2);
+a context variable would make that contract invisible again.
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parent.parent
+PACKAGES = ("pwc", "pwc_mcp_core", "gateway", "workers")
+
+
+def _sources() -> list[Path]:
+    return sorted(p for pkg in PACKAGES for p in (REPO / pkg).rglob("*.py"))
+
+
+def _uses_contextvars(path: Path) -> bool:
+    tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import) and any(a.name == "contextvars" for a in node.names):
+            return True
+        if isinstance(node, ast.ImportFrom) and node.module == "contextvars":
+            return True
+    return False
+
+
+def test_the_scan_sees_the_packages() -> None:
+    assert len(_sources()) > 50
+
+
+@pytest.mark.parametrize("path", _sources(), ids=lambda p: str(p.relative_to(REPO)))
+def test_no_module_imports_contextvars(path: Path) -> None:
+    assert not _uses_contextvars(path), f"{path.relative_to(REPO)} imports contextvars"
+
+
+async def test_the_executor_receives_the_admission_argument() -> None:
+    from pwc_mcp_core.call import Call
+    from pwc_mcp_core.server import McpServer
+    from pwc_mcp_core.settings import CoreSettings
+
+    seen: list[object] = []
+
+    async def executor(call: Call, admission: object) -> bytes:
+        seen.append(admission)
+        return b'{"result":{"content":[]}}'
+
+    tools = [{"name": "echo", "inputSchema": {"type": "object"}}]
+    server = McpServer(CoreSettings(cursor_keys=("k",)), executor, tools=tools)
+    marker = object()
+    body = b'{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","arguments":{}}}'
+    reply = await server.handle(body, {}, admission=marker)
+    assert reply.status == 200
+    await server.handle(body, {})
+    assert seen == [marker, None]
