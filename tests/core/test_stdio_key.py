@@ -17,6 +17,7 @@ from pathlib import Path
 import pytest
 from mcp import Client
 from mcp.client.stdio import StdioServerParameters
+from mcp.types import PromptReference
 
 from pwc_mcp_core.stdio import _with_stored_key
 from pwc_mcp_core.stdio_key import KEY_FILE_NAME, default_key_path, load_or_create_key
@@ -84,6 +85,10 @@ async def test_a_cursor_from_one_stdio_process_continues_in_another(catalog_url:
     async with asyncio.timeout(60):
         async with Client(params, mode="legacy") as first:
             chunk1 = (await first.call_tool("read_paper", {"paper": "1706.03762"})).structured_content
+            # Completion from the catalog works over stdio too (its executor is the process's thread pool).
+            completed = await first.complete(PromptReference(type="ref/prompt", name="survey_task"),
+                                             {"name": "task", "value": "Constituency Parsin"})
+            assert completed.completion.values == ["Constituency Parsing"]
         async with Client(params, mode="legacy") as second:
             result = await second.call_tool("read_paper", {"paper": "1706.03762", "cursor": chunk1["next_cursor"]})
     assert chunk1["truncated"] and chunk1["next_cursor"]
