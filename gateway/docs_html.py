@@ -105,11 +105,11 @@ def _connect(doc: Mapping[str, Any]) -> list[str]:
     blocks = [
         ("config-http", "Streamable HTTP (Claude Code <code>.mcp.json</code>, Cursor and other clients)",
          "streamable_http", "claude_code_command"),
-        ("config-stdio", "stdio (the client starts <code>pwc-mcp stdio</code> itself; "
-         "a cursor key is created once in your user state directory)", "stdio", None),
-        ("config-claude-desktop", "Claude Desktop (<code>claude_desktop_config.json</code>, through "
-         "<code>mcp-remote</code>; or Settings → Connectors → Add custom connector with the endpoint URL)",
-         "claude_desktop", None),
+        ("config-stdio", ("stdio (the client starts <code>pwc-mcp stdio</code> itself; "
+                          "a cursor key is created once in your user state directory)"), "stdio", None),
+        ("config-claude-desktop", ("Claude Desktop (<code>claude_desktop_config.json</code>, through "
+                                   "<code>mcp-remote</code>; or Settings → Connectors → Add custom connector "
+                                   "with the endpoint URL)"), "claude_desktop", None),
         ("config-vscode", "VS Code (<code>.vscode/mcp.json</code>)", "vscode", None),
         ("config-inspector", "MCP Inspector", None, "inspector_ui_command"),
     ]
@@ -221,12 +221,12 @@ def render_html(doc: Mapping[str, Any]) -> str:
         '<meta name="viewport" content="width=device-width, initial-scale=1">',
         f"<title>{_esc(doc.get('name', ''))}</title><style>{_STYLE}</style></head><body>",
         f"<h1>{_esc(doc.get('name', ''))}</h1>",
-        f"<p>Version {_esc(doc.get('version', ''))}. Anonymous, read-only MCP server for the Papers With Code "
-        f"catalog. Endpoint: <code>POST {_esc(endpoint_url)}</code>. Machine-readable: "
-        '<a href="/docs?format=json">/docs?format=json</a>.</p>',
-        '<nav><a href="#connect">Connect</a> · <a href="#protocols">Protocol versions</a> · '
-        '<a href="#limits">Limits</a> · <a href="#resource-templates">Resources</a> · '
-        '<a href="#prompts">Prompts</a> · <a href="#tools">Tools</a></nav>',
+        (f"<p>Version {_esc(doc.get('version', ''))}. Anonymous, read-only MCP server for the Papers With Code "
+         f"catalog. Endpoint: <code>POST {_esc(endpoint_url)}</code>. Machine-readable: "
+         '<a href="/docs?format=json">/docs?format=json</a>.</p>'),
+        ('<nav><a href="#connect">Connect</a> · <a href="#protocols">Protocol versions</a> · '
+         '<a href="#limits">Limits</a> · <a href="#resource-templates">Resources</a> · '
+         '<a href="#prompts">Prompts</a> · <a href="#tools">Tools</a></nav>'),
     ]
     parts += _connect(doc) + _protocols(doc) + _limits(doc) + _catalogue(doc)
     parts.append(f'<section id="tools"><h2>Tools ({len(tools)})</h2><ul>')

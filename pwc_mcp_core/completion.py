@@ -155,7 +155,8 @@ def catalog_completion(vocabulary: str, typed: str, client: Client) -> dict[str,
         KeyError: an unknown vocabulary.
         pwc.errors.PwcError: the catalog failed (never cached; the caller answers `EMPTY`).
     """
-    VOCABULARIES[vocabulary]  # KeyError before anything is cached
+    if vocabulary not in VOCABULARIES:
+        raise KeyError(vocabulary)
     digest = hashlib.sha256(json.dumps([vocabulary, typed.lower()]).encode("utf-8")).hexdigest()[:32]
 
     def load() -> bytes:

@@ -183,7 +183,8 @@ async def test_every_documented_example_call_works_on_the_sample_catalog(catalog
     server = start_pwc_mcp("gateway", env={"PWC_API_URL": catalog_url, "PWC_MCP_REQUEST_LIMIT": "10000",
                                            "PWC_MCP_SEMANTIC_LIMIT": "10000"}, log_path=tmp_path / "examples.log")
     try:
-        docs = httpx.get(f"{server.base_url}/docs?format=json", timeout=10).json()
+        async with httpx.AsyncClient(timeout=10) as http:
+            docs = (await http.get(f"{server.base_url}/docs?format=json")).json()
         async with Client(streamable_http_client(docs["endpoint_url"]), mode="legacy") as client:
             for tool in docs["tools"]:
                 result = await client.call_tool(tool["name"], tool["example"])
