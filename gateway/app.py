@@ -17,7 +17,7 @@ from aiohttp import web
 from pwc_mcp_core.gc_tuning import settle_after_startup
 from pwc_mcp_core.server import McpServer
 
-from gateway import metrics, wellknown
+from gateway import metrics
 from gateway.admission import Admission
 from gateway.cors import cors_middleware, preflight_handler
 from gateway.docs import DocsPage
@@ -26,8 +26,10 @@ from gateway.health import HealthState
 from gateway.http_mcp import McpEndpoint
 from gateway.identity import derive_key, parse_networks
 from gateway.limits import Limiter, MemoryLimiter, RedisLimiter
+from gateway.public_url import PublicUrl
 from gateway.security import SecurityPolicy
 from gateway.settings import GatewaySettings
+from gateway.wellknown import WellKnown
 
 __all__ = ["EXECUTOR", "HEALTH", "LIMITER", "app_factory", "create_app", "serving_app"]
 
@@ -93,8 +95,9 @@ def create_app(settings: GatewaySettings, *, executor: Any = None, limiter: Limi
     app.router.add_delete("/mcp", endpoint.not_allowed)
     app.router.add_route("OPTIONS", "/mcp", preflight_handler(policy=policy))
     app.router.add_get("/health", health.handle, allow_head=False)
-    app.router.add_get("/.well-known/mcp", wellknown.handle, allow_head=False)
-    app.router.add_get("/docs", DocsPage(tools).handle, allow_head=False)
+    public_url = PublicUrl(policy, parse_networks(core.trusted_proxy_cidrs), core.port)
+    app.router.add_get("/.well-known/mcp", WellKnown(public_url).handle, allow_head=False)
+    app.router.add_get("/docs", DocsPage(tools, core, public_url).handle, allow_head=False)
     app.router.add_get("/metrics", _metrics, allow_head=False)
     app.cleanup_ctx.append(_lifecycle)
     return app

@@ -8,7 +8,8 @@ Commands (all honour ``PWC_MCP_HOST`` and ``PORT``, default 127.0.0.1:7860):
 * ``worker`` — one worker (``python -m workers`` with the same environment).
 * ``demo`` — the bundled sample catalog plus an embedded server, offline, with an
   ephemeral cursor key.
-* ``stdio`` — MCP over stdin/stdout.
+* ``stdio`` — MCP over stdin/stdout; without ``PWC_MCP_CURSOR_KEY_CURRENT`` it keeps one
+  cursor key in the user state directory (``pwc_mcp_core.stdio_key``).
 * ``smoke URL`` — the deployment smoke test.
 
 A configuration error prints one line and exits 2, never a traceback.

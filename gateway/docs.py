@@ -1,65 +1,172 @@
-"""``GET /docs``: the live tool schemas, as JSON or as a readable HTML page (pwc-mcp.md §1.5).
+"""``GET /docs``: how to connect, and the live tool schemas, as JSON or as a readable HTML page.
 
-JSON (``?format=json``, or an ``Accept`` that does not ask for ``text/html``):
-``{"name", "version", "protocol_version", "endpoint": "/mcp", "tools": [{"name", "title",
-"description", "inputSchema", "outputSchema", "annotations"}]}`` — the same schemas
-``tools/list`` returns. HTML for browsers; every value is escaped.
+JSON (``?format=json``, or an ``Accept`` that does not ask for ``text/html``)::
+
+    {"name", "version", "protocol_version", "protocol_versions", "supported_protocol_versions",
+     "endpoint": "/mcp", "endpoint_url", "docs_url", "configurations", "limits",
+     "resources", "resource_templates", "prompts",
+     "tools": [{"name", "title", "description", "inputSchema", "outputSchema", "annotations",
+                "example"}]}
+
+``tools`` carries the same schemas ``tools/list`` returns; ``example`` is the arguments
+of one working call. ``endpoint_url`` is absolute, built from the request's allowlisted
+``Host`` and scheme (`public_url`). The HTML page (`docs_html`) shows the same facts for a
+person: every value is escaped. Both are rendered once per base URL and kept (a small LRU).
 """
 
 from __future__ import annotations
 
-import html
+import functools
 import json
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, Final
 
 from aiohttp import web
-from pwc_mcp_core.version import LATEST_LEGACY_VERSION, SERVER_VERSION
+from pwc_mcp_core.prompts import prompts_list_result
+from pwc_mcp_core.settings import DEFAULT_API_URL, CoreSettings
+from pwc_mcp_core.templates import RESOURCE_TEMPLATES
+from pwc_mcp_core.version import LATEST_LEGACY_VERSION, MODERN_VERSIONS, SERVER_VERSION, SUPPORTED_VERSIONS
 
-__all__ = ["DocsPage", "docs_document", "render_html"]
+from gateway.docs_html import render_html
+from gateway.public_url import PublicUrl
+
+__all__ = ["EXAMPLE_ARGUMENTS", "DocsPage", "configurations", "docs_document", "example_arguments", "render_html"]
 
 _TOOL_FIELDS = ("name", "title", "description", "inputSchema", "outputSchema", "annotations")
+SERVER_NAME: Final = "pwc"
+
+EXAMPLE_ARGUMENTS: Final[dict[str, dict[str, Any]]] = {
+    "search_papers": {"query": "vision transformer", "limit": 3},
+    "get_paper_info": {"paper": "1706.03762"},
+    "get_paper_evaluations": {"paper": "1706.03762", "limit": 5},
+    "read_paper": {"paper": "1706.03762"},
+    "list_papers": {"task": "Image Classification", "limit": 5},
+    "list_recent_papers": {"limit": 3},
+    "list_trending_papers": {"limit": 3},
+    "get_related_papers": {"paper": "1706.03762"},
+    "get_paper_lineage": {"paper": "1810.04805"},
+    "get_task": {"task": "image-classification"},
+    "list_tasks": {"search": "segmentation", "limit": 5},
+    "get_method": {"method": "Transformer"},
+    "list_methods": {"limit": 5},
+    "get_conference": {"conference": "NeurIPS 2017"},
+    "list_conferences": {},
+    "get_organization": {"organization": "Google"},
+    "list_organizations": {},
+    "get_framework": {"framework": "PyTorch"},
+    "list_frameworks": {},
+    "get_benchmark": {"benchmark": "ImageNet", "limit": 5},
+    "list_benchmarks": {"limit": 5},
+}
+"""One working call per tool (each runs on the bundled sample catalog)."""
 
 
-def docs_document(tools: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
-    """The docs JSON for the ``tools`` of the ``tools/list`` result."""
+def example_arguments(tool: Mapping[str, Any]) -> dict[str, Any]:
+    """`EXAMPLE_ARGUMENTS` for a known tool; otherwise its required parameters with a
+    default, first enum value or a typed placeholder."""
+    known = EXAMPLE_ARGUMENTS.get(str(tool.get("name")))
+    if known is not None:
+        return dict(known)
+    schema = tool.get("inputSchema") if isinstance(tool.get("inputSchema"), dict) else {}
+    properties = schema.get("properties") if isinstance(schema.get("properties"), dict) else {}
+    arguments: dict[str, Any] = {}
+    for name in schema.get("required") or []:
+        spec = properties.get(name) if isinstance(properties.get(name), dict) else {}
+        if "default" in spec:
+            arguments[name] = spec["default"]
+        elif spec.get("enum"):
+            arguments[name] = spec["enum"][0]
+        else:
+            placeholders = {"integer": 1, "number": 1, "boolean": True, "array": [], "object": {}}
+            arguments[name] = placeholders.get(str(spec.get("type")), f"<{name}>")
+    return arguments
+
+
+def _limits(core: CoreSettings) -> dict[str, Any]:
+    return {
+        "requests_per_minute": core.request_limit,
+        "semantic_searches_per_minute": core.semantic_limit,
+        "concurrent_requests_per_client": core.concurrency_limit,
+        "concurrent_requests_total": core.global_concurrency_limit,
+        "max_body_bytes": core.max_body_bytes,
+        "call_deadline_s": core.call_deadline_s,
+        "read_paper_chunk_bytes": min(core.chunk_bytes, 65536),
+        "rows_per_list_call": core.list_limit_cap,
+    }
+
+
+def docs_document(tools: Sequence[Mapping[str, Any]], core: CoreSettings | None = None) -> dict[str, Any]:
+    """The request-independent part of the docs JSON for the ``tools`` of ``tools/list``."""
+    core = core if core is not None else CoreSettings()
     return {
         "name": "Papers With Code MCP",
         "version": SERVER_VERSION,
         "protocol_version": LATEST_LEGACY_VERSION,
+        "protocol_versions": [LATEST_LEGACY_VERSION, *MODERN_VERSIONS],
+        "supported_protocol_versions": sorted(SUPPORTED_VERSIONS, reverse=True),
         "endpoint": "/mcp",
-        "tools": [{key: tool[key] for key in _TOOL_FIELDS if key in tool} for tool in tools],
+        "limits": _limits(core),
+        "resources": [],
+        "resource_templates": [dict(t) for t in RESOURCE_TEMPLATES],
+        "prompts": prompts_list_result()["prompts"],
+        "tools": [{**{key: tool[key] for key in _TOOL_FIELDS if key in tool}, "example": example_arguments(tool)}
+                  for tool in tools],
     }
 
 
-def render_html(doc: dict[str, Any]) -> str:
-    """A self-contained HTML page listing every tool; all text is HTML-escaped."""
-    esc = html.escape
-    parts = [
-        "<!doctype html><html lang=\"en\"><head><meta charset=\"utf-8\">",
-        f"<title>{esc(doc['name'])}</title>",
-        "<style>body{font-family:system-ui,sans-serif;max-width:60rem;margin:2rem auto;padding:0 1rem}"
-        "pre{background:#f5f5f5;padding:.75rem;overflow:auto}code{font-size:.9em}</style></head><body>",
-        f"<h1>{esc(doc['name'])}</h1>",
-        f"<p>Version {esc(str(doc['version']))}, MCP protocol {esc(doc['protocol_version'])}. "
-        f"Endpoint: <code>POST {esc(doc['endpoint'])}</code>. "
-        "Machine-readable: <a href=\"/docs?format=json\">/docs?format=json</a>.</p>",
-        "<h2>Tools</h2><ul>",
-    ]
-    parts += [f"<li><a href=\"#{esc(t['name'])}\">{esc(t['name'])}</a></li>" for t in doc["tools"]]
-    parts.append("</ul>")
-    for tool in doc["tools"]:
-        parts.append(f"<section id=\"{esc(tool['name'])}\"><h3>{esc(tool['name'])}</h3>")
-        if tool.get("title"):
-            parts.append(f"<p><strong>{esc(str(tool['title']))}</strong></p>")
-        parts.append(f"<p>{esc(str(tool.get('description', '')))}</p>")
-        for key, label in (("inputSchema", "Input schema"), ("outputSchema", "Output schema")):
-            if key in tool:
-                text = json.dumps(tool[key], indent=2, ensure_ascii=False)
-                parts.append(f"<details><summary>{label}</summary><pre><code>{esc(text)}</code></pre></details>")
-        parts.append("</section>")
-    parts.append("</body></html>")
-    return "".join(parts)
+def configurations(endpoint_url: str) -> dict[str, Any]:
+    """Copy-paste client configurations for ``endpoint_url`` (values are JSON objects or commands)."""
+    stdio = {"command": "uv", "args": ["run", "--directory", "/path/to/pwc-mcp", "pwc-mcp", "stdio"],
+             "env": {"PWC_API_URL": DEFAULT_API_URL}}
+    return {
+        "streamable_http": {"mcpServers": {SERVER_NAME: {"type": "http", "url": endpoint_url}}},
+        "claude_code_command": f"claude mcp add --transport http {SERVER_NAME} {endpoint_url}",
+        "stdio": {"mcpServers": {SERVER_NAME: stdio}},
+        "claude_desktop": {"mcpServers": {SERVER_NAME: {"command": "npx",
+                                                        "args": ["-y", "mcp-remote", endpoint_url]}}},
+        "vscode": {"servers": {SERVER_NAME: {"type": "http", "url": endpoint_url}}},
+        "inspector_command": f"npx @modelcontextprotocol/inspector --cli {endpoint_url} --transport http "
+                             "--method tools/list",
+        "inspector_ui_command": "npx @modelcontextprotocol/inspector",
+    }
+
+
+class DocsPage:
+    """``GET /docs``: the static part built once at startup, the rest once per base URL.
+
+    Args:
+        tools: the ``tools/list`` tools.
+        core: settings for the limits (defaults when omitted).
+        public_url: builds the absolute base URL of a request; default: ``localhost``
+            with the default Host allowlist.
+    """
+
+    def __init__(self, tools: Sequence[Mapping[str, Any]], core: CoreSettings | None = None,
+                 public_url: PublicUrl | None = None) -> None:
+        from gateway.security import SecurityPolicy
+
+        core = core if core is not None else CoreSettings()
+        self._doc = docs_document(tools, core)
+        self._public_url = public_url or PublicUrl(
+            SecurityPolicy.from_lists(core.allowed_hosts, core.allowed_origins), (), core.port)
+        self._render = functools.lru_cache(maxsize=16)(self._render_for)
+
+    def _render_for(self, base: str) -> tuple[bytes, str]:
+        endpoint_url = f"{base}/mcp"
+        doc = {**self._doc, "endpoint_url": endpoint_url, "docs_url": f"{base}/docs",
+               "configurations": configurations(endpoint_url)}
+        return json.dumps(doc, ensure_ascii=False).encode("utf-8"), render_html(doc)
+
+    def document(self, base: str) -> dict[str, Any]:
+        """The full docs JSON for the base URL ``base`` (``scheme://host``)."""
+        return json.loads(self._render(base)[0])
+
+    async def handle(self, request: web.Request) -> web.Response:
+        """``GET /docs``: HTML for a browser, else JSON (`wants_html`)."""
+        body, page = self._render(self._public_url.base(request))
+        if wants_html(request):
+            return web.Response(text=page, content_type="text/html", charset="utf-8")
+        return web.Response(body=body, content_type="application/json")
 
 
 def wants_html(request: web.Request) -> bool:
@@ -69,17 +176,3 @@ def wants_html(request: web.Request) -> bool:
     if request.query.get("format", "").lower() == "html":
         return True
     return "text/html" in request.headers.get("Accept", "").lower()
-
-
-class DocsPage:
-    """``GET /docs``, rendered once at startup from the live tool list."""
-
-    def __init__(self, tools: Sequence[Mapping[str, Any]]) -> None:
-        doc = docs_document(tools)
-        self._json = json.dumps(doc, ensure_ascii=False).encode("utf-8")
-        self._html = render_html(doc)
-
-    async def handle(self, request: web.Request) -> web.Response:
-        if wants_html(request):
-            return web.Response(text=self._html, content_type="text/html", charset="utf-8")
-        return web.Response(body=self._json, content_type="application/json")

@@ -1,4 +1,9 @@
-"""``GET /.well-known/mcp``: connection metadata for discovery (pwc-mcp.md §1.4)."""
+"""``GET /.well-known/mcp``: connection metadata for discovery.
+
+``documentation_url`` is this server's own ``/docs`` as an absolute URL (built from the
+request's allowlisted ``Host`` and scheme, `public_url`), so a self-hosted deployment
+documents itself rather than pointing at the public site.
+"""
 
 from __future__ import annotations
 
@@ -7,22 +12,30 @@ from typing import Any
 from aiohttp import web
 from pwc_mcp_core.version import LATEST_LEGACY_VERSION, SUPPORTED_VERSIONS
 
-__all__ = ["discovery_document", "handle"]
+from gateway.public_url import PublicUrl
+
+__all__ = ["WellKnown", "discovery_document"]
 
 
-def discovery_document() -> dict[str, Any]:
-    """The static discovery JSON; versions sorted newest first."""
+def discovery_document(base_url: str) -> dict[str, Any]:
+    """The discovery JSON for a server reached at ``base_url`` (``scheme://host``); versions newest first."""
     return {
         "name": "Papers With Code",
         "description": "Anonymous read-only AI research catalog",
         "transport": {"type": "streamable-http", "url": "/mcp"},
         "protocol_version": LATEST_LEGACY_VERSION,
         "supported_protocol_versions": sorted(SUPPORTED_VERSIONS, reverse=True),
-        "documentation_url": "https://paperswithcode.co/mcp/schema",
+        "documentation_url": f"{base_url}/docs",
         "setup_url": "https://paperswithcode.co/mcp",
     }
 
 
-async def handle(request: web.Request) -> web.Response:
-    """``GET /.well-known/mcp``."""
-    return web.json_response(discovery_document())
+class WellKnown:
+    """``GET /.well-known/mcp`` with absolute URLs from `PublicUrl`."""
+
+    def __init__(self, public_url: PublicUrl) -> None:
+        self._public_url = public_url
+
+    async def handle(self, request: web.Request) -> web.Response:
+        """``GET /.well-known/mcp``."""
+        return web.json_response(discovery_document(self._public_url.base(request)))

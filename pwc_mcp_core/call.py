@@ -1,4 +1,5 @@
-"""`Call`: one `tools/call` or `resources/read` handed to an executor (ARCHITECTURE.md §2).
+"""`Call`: one `tools/call`, `resources/read` or catalog-backed `completion/complete` handed to an
+executor (ARCHITECTURE.md §2).
 
 The gateway serializes it onto the Redis queue (`to_json`), a worker rebuilds
 it (`from_json`) and runs `execution.execute(call, runtime)`.
@@ -14,8 +15,8 @@ from pwc_mcp_core.jsonrpc import utf8
 
 __all__ = ["Call", "CallKind"]
 
-CallKind = Literal["tools/call", "resources/read"]
-_KINDS: Final = ("tools/call", "resources/read")
+CallKind = Literal["tools/call", "resources/read", "completion/complete"]
+_KINDS: Final = ("tools/call", "resources/read", "completion/complete")
 _ERAS: Final = ("legacy", "modern")
 SCHEMA_VERSION: Final = 1
 
@@ -25,9 +26,11 @@ class Call:
     """An executable request.
 
     Attributes:
-        kind: ``"tools/call"`` or ``"resources/read"``.
-        name: the tool name, or the resource URI for ``resources/read``.
-        arguments: the tool arguments (``{}`` for resources), not yet validated.
+        kind: ``"tools/call"``, ``"resources/read"`` or ``"completion/complete"``.
+        name: the tool name, the resource URI for ``resources/read``, or the vocabulary
+            (`completion.VOCABULARIES`) for ``completion/complete``.
+        arguments: the tool arguments (``{}`` for resources, ``{"value": typed}`` for a
+            completion), not yet validated.
         era: ``"legacy"`` (2025-11-25 and older) or ``"modern"`` (2026-07-28); decides
             error codes (-32002 vs -32602) and the modern result fields.
         protocol: the protocol version string the client spoke.

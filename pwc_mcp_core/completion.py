@@ -1,86 +1,73 @@
-"""`completion/complete` for prompt arguments and resource-template variables (mcp-protocol.md §4.6).
+"""`completion/complete` for prompt arguments and resource-template variables, from the catalog.
 
-Completion runs in the gateway without a catalog round trip, so it draws on a
-small static vocabulary of well-known task, benchmark, method and paper names
-in the catalogue. Matching: case-insensitive prefix matches first, then
-substring matches, each group in vocabulary order; at most 100 values.
+Spec: https://modelcontextprotocol.io/specification/2025-11-25/server/utilities/completion
+(``values`` at most 100, optional ``total``, ``hasMore``).
+
+Two halves, so the layering stays one-directional (ARCHITECTURE.md §2):
+
+* `target` runs in the server (gateway or stdio, on the event loop): it checks the
+  ``ref``/``argument`` shape and names the vocabulary (``task``, ``benchmark``,
+  ``topic`` = tasks and methods, ``paper`` = titles and arXiv IDs), or ``None`` when
+  the ref takes no such argument (no values, no catalog call).
+* `catalog_completion` runs where tool calls run (the executor: a thread of the
+  embedded process, or a worker in Redis mode), as a ``Call`` of kind
+  ``completion/complete``. It asks the catalog through the runtime's cached
+  transport, so the gateway never holds a catalog client, a slow catalog never
+  blocks the event loop, and in Redis mode the answer is shared through the
+  workers' Redis cache. Each answer is cached for the taxonomy TTL
+  (`pwc.cache.TAXONOMY_TTL_S`, 600 s) under its own key.
+
+Only names the catalog returned are offered. Matching is case-insensitive:
+values starting with the typed text first, then values containing it, each group
+in catalog order, duplicates dropped, at most 100. The catalog's own name search
+(``q`` on ``tasks/``, ``datasets/``, ``methods/``; ``search`` on ``papers/``) selects
+the candidates, one page of at most 100 per source; when a source has more
+matches than that page, ``hasMore`` is true and ``total`` is omitted.
 """
 
 from __future__ import annotations
 
+import hashlib
+import json
+import re
+from collections.abc import Iterable
 from typing import Any, Final
 
+from pwc.cache import TAXONOMY_TTL_S
+from pwc.render import result_list
+from pwc.transport import Client
 from pwc_mcp_core.errors import ProtocolError
 from pwc_mcp_core.jsonrpc import INVALID_PARAMS
 from pwc_mcp_core.prompts import PROMPTS
 from pwc_mcp_core.templates import TEMPLATE_VARIABLES
 
-__all__ = ["MAX_VALUES", "VOCABULARY", "complete", "suggest"]
+__all__ = ["EMPTY", "MAX_VALUES", "VOCABULARIES", "catalog_completion", "rank", "target"]
 
 MAX_VALUES: Final = 100
+MAX_VALUE_CHARS: Final = 200
+"""Typed text beyond this is cut before it is sent to the catalog."""
+EMPTY: Final[dict[str, Any]] = {"values": [], "total": 0, "hasMore": False}
 
-TASKS: Final = (
-    "image-classification", "object-detection", "semantic-segmentation", "instance-segmentation",
-    "panoptic-segmentation", "pose-estimation", "3d-human-pose-estimation", "depth-estimation",
-    "image-generation", "text-to-image-generation", "image-captioning", "visual-question-answering",
-    "video-classification", "action-recognition", "optical-flow-estimation", "super-resolution",
-    "image-super-resolution", "face-recognition", "person-re-identification", "multi-object-tracking",
-    "language-modelling", "machine-translation", "question-answering", "reading-comprehension",
-    "natural-language-inference", "sentiment-analysis", "text-classification", "named-entity-recognition",
-    "text-summarization", "abstractive-text-summarization", "code-generation", "mathematical-reasoning",
-    "common-sense-reasoning", "speech-recognition", "speech-synthesis", "audio-classification",
-    "reinforcement-learning", "atari-games", "continuous-control", "node-classification",
-    "link-prediction", "graph-classification", "graph-property-prediction", "time-series-forecasting",
-    "anomaly-detection", "recommendation-systems", "domain-adaptation", "few-shot-learning",
-    "zero-shot-learning", "self-supervised-learning", "document-layout-analysis", "table-detection",
-)
-BENCHMARKS: Final = (
-    "imagenet", "imagenet-1k", "cifar-10", "cifar-100", "mnist", "coco", "coco-minival", "coco-test-dev",
-    "ade20k", "cityscapes", "pascal-voc-2012", "kitti", "nyu-depth-v2", "kinetics-400", "ucf101",
-    "squad1-1", "squad2-0", "glue", "superglue", "mmlu", "hellaswag", "gsm8k", "math", "humaneval", "mbpp",
-    "wmt2014-english-german", "wmt2014-english-french", "wikitext-103", "penn-treebank", "snli", "multinli",
-    "conll-2003", "librispeech-test-clean", "librispeech-test-other", "ogbn-arxiv", "ogbn-products",
-    "ogbg-molhiv", "cora", "citeseer", "pubmed", "chexpert", "coqa", "hotpotqa", "record", "docbank",
-    "publaynet", "doclaynet",
-)
-METHODS: Final = (
-    "transformer", "attention", "multi-head-attention", "bert", "gpt", "vision-transformer", "resnet",
-    "convolution", "batch-normalization", "layer-normalization", "dropout", "adam", "lstm", "gru",
-    "graph-convolutional-network", "diffusion", "variational-autoencoder", "generative-adversarial-network",
-    "mixture-of-experts", "lora", "contrastive-learning", "knowledge-distillation",
-)
-PAPERS: Final = (
-    "1706.03762", "Attention Is All You Need", "1810.04805", "1512.03385", "2010.11929", "2005.14165",
-    "1804.07821", "2101.03961", "2203.01017", "2206.01062", "2305.03393", "2310.06825", "2412.19437",
-    "2501.00089",
-)
-
-VOCABULARY: Final[dict[str, tuple[str, ...]]] = {
-    "topic": TASKS + METHODS,
-    "task": TASKS,
-    "benchmark": BENCHMARKS,
-    "paper": PAPERS,
+# Vocabulary → catalog list sources: (path, search parameter, fields offered).
+_PAPERS: Final = ("papers/", "search", ("arxiv_id", "title"))
+VOCABULARIES: Final[dict[str, tuple[tuple[str, str, tuple[str, ...]], ...]]] = {
+    "task": (("tasks/", "q", ("name",)),),
+    "benchmark": (("datasets/", "q", ("name",)),),
+    "topic": (("tasks/", "q", ("name",)), ("methods/", "q", ("name",))),
+    "paper": (_PAPERS,),
 }
-"""Argument or template-variable name → candidate values."""
+"""Argument or template-variable name → the catalog lists its values come from."""
 
+_ARXIV_PREFIX = re.compile(r"\d{4}\.\d{0,5}(v\d+)?")
 _PROMPT_ARGUMENTS: Final = {p.name: p.argument for p in PROMPTS}
 
 
-def suggest(vocabulary: tuple[str, ...], prefix: str) -> dict[str, Any]:
-    """``{"values": […≤100], "total": n, "hasMore": bool}`` for ``prefix`` over ``vocabulary``."""
-    needle = prefix.strip().lower()
-    starts = [v for v in vocabulary if v.lower().startswith(needle)]
-    contains = [v for v in vocabulary if needle in v.lower() and not v.lower().startswith(needle)]
-    matches = starts + contains
-    return {"values": matches[:MAX_VALUES], "total": len(matches), "hasMore": len(matches) > MAX_VALUES}
-
-
-def complete(params: dict[str, Any]) -> dict[str, Any]:
-    """The ``completion/complete`` result for ``params`` (``{ref, argument, context?}``).
+def target(params: dict[str, Any]) -> tuple[str | None, str]:
+    """``(vocabulary, typed value)`` for ``completion/complete`` ``params`` (``{ref, argument, context?}``).
 
     ``ref`` is ``{"type": "ref/prompt", "name"}`` or ``{"type": "ref/resource", "uri"}``
     (a URI template of `templates`). An unknown prompt or template, or an argument the
-    ref does not take, completes to no values: completion is a hint, never a failure.
+    ref does not take, gives vocabulary ``None``: completion is a hint, never a failure.
 
     Raises:
         ProtocolError: -32602 for a malformed ``ref``/``argument``.
@@ -104,6 +91,76 @@ def complete(params: dict[str, Any]) -> dict[str, Any]:
         expected = TEMPLATE_VARIABLES.get(uri)
     else:
         raise ProtocolError(INVALID_PARAMS, "completion/complete 'ref.type' must be ref/prompt or ref/resource")
-    if expected is None or name != expected:
-        return {"completion": {"values": [], "total": 0, "hasMore": False}}
-    return {"completion": suggest(VOCABULARY[expected], value)}
+    if expected is None or name != expected or expected not in VOCABULARIES:
+        return None, value
+    return expected, value.strip()[:MAX_VALUE_CHARS]
+
+
+def rank(candidates: Iterable[str], typed: str, *, more: bool = False) -> dict[str, Any]:
+    """``{"values": […≤100], "total": n, "hasMore": bool}`` for ``typed`` over ``candidates``.
+
+    Prefix matches first, then substring matches (case-insensitive), each in the given
+    order, duplicates dropped. ``more``: the candidates are a truncated page, so there
+    may be further matches (``hasMore`` true, ``total`` omitted).
+    """
+    needle = typed.strip().lower()
+    seen: set[str] = set()
+    starts: list[str] = []
+    contains: list[str] = []
+    for value in candidates:
+        key = value.lower()
+        if key in seen or needle not in key:
+            continue
+        seen.add(key)
+        (starts if key.startswith(needle) else contains).append(value)
+    matches = starts + contains
+    result: dict[str, Any] = {"values": matches[:MAX_VALUES], "hasMore": more or len(matches) > MAX_VALUES}
+    if not more:
+        result["total"] = len(matches)
+    return result
+
+
+def _page(client: Client, path: str, param: str, typed: str) -> tuple[list[dict[str, Any]], bool]:
+    params: dict[str, Any] = {"page": 1, "page_size": MAX_VALUES}
+    if typed:
+        params[param] = typed
+    payload = client.get_json(path, params)
+    rows = result_list(payload)
+    count = payload.get("count") if isinstance(payload, dict) else None
+    more = (isinstance(count, int) and count > len(rows)) or (isinstance(payload, dict) and bool(payload.get("next")))
+    return rows, more
+
+
+def _candidates(vocabulary: str, typed: str, client: Client) -> tuple[list[str], bool]:
+    values: list[str] = []
+    more = False
+    for path, param, fields in VOCABULARIES[vocabulary]:
+        rows, truncated = _page(client, path, param, typed)
+        more = more or truncated
+        values += [row[f] for row in rows for f in fields if isinstance(row.get(f), str) and row[f]]
+    if vocabulary == "paper" and _ARXIV_PREFIX.fullmatch(typed):
+        # Titles and abstracts do not hold arXiv IDs; a complete ID is found by keyword search.
+        payload = client.get_json("papers/search", {"q": typed, "mode": "keyword", "page": 1, "page_size": 10})
+        values = [row["arxiv_id"] for row in result_list(payload) if isinstance(row.get("arxiv_id"), str)] + values
+    return values, more
+
+
+def catalog_completion(vocabulary: str, typed: str, client: Client) -> dict[str, Any]:
+    """The ``completion`` object for ``typed`` in ``vocabulary``, from the catalog behind ``client``.
+
+    Cached in ``client.cache`` for `TAXONOMY_TTL_S` under a key of its own (``COMPLETE:``
+    + digest, apart from the transport's ``GET:`` keys).
+
+    Raises:
+        KeyError: an unknown vocabulary.
+        pwc.errors.PwcError: the catalog failed (never cached; the caller answers `EMPTY`).
+    """
+    if vocabulary not in VOCABULARIES:
+        raise KeyError(vocabulary)
+    digest = hashlib.sha256(json.dumps([vocabulary, typed.lower()]).encode("utf-8")).hexdigest()[:32]
+
+    def load() -> bytes:
+        values, more = _candidates(vocabulary, typed, client)
+        return json.dumps(rank(values, typed, more=more), ensure_ascii=False).encode("utf-8")
+
+    return json.loads(client.cache.fetch(f"COMPLETE:{digest}", TAXONOMY_TTL_S, load))

@@ -15,9 +15,11 @@ Decoding order: length/shape → known kid → constant-time HMAC → exact key 
 ``v`` and state validity → expiry → reference check. Tampering and expiry
 therefore win over a reference mismatch.
 
-Placeholders (seed ``pwc-mcp-readme.txt``): a value that is not token-shaped at
-all (``next``, ``start``, ``""``) is not a cursor; :func:`is_placeholder` tells
-``read_paper`` to read from the start instead of refusing it.
+Placeholders: an empty value or one short word (letters only, at most 16
+characters: ``next``, ``start``, ``first``) is not a cursor; :func:`is_placeholder`
+tells ``read_paper`` to read from the start. Anything else is a cursor and must
+verify, so a token cut in half or ``%%%private%%%`` is refused instead of silently
+reading from byte 0 again (an agent would take chunk 1 for chunk 3).
 """
 
 from __future__ import annotations
@@ -53,6 +55,7 @@ MAX_OFFSET = 2**63 - 1
 MAX_REF_CHARS = 500
 _KEYS = frozenset({"v", "ref", "paper", "source", "version", "offset", "limit", "kid", "exp"})
 _TOKEN_RE = re.compile(r"[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+")
+_PLACEHOLDER_RE = re.compile(r"[A-Za-z]{1,16}")
 _VERSION_RE = re.compile(r"[0-9a-f]{64}")
 # Canonical ids: modern arXiv, catalog number, and legacy arXiv (an extension of
 # §4.4 so legacy papers longer than one chunk can be continued too).
@@ -116,17 +119,15 @@ def source_for(paper: str) -> str:
 
 
 def is_placeholder(value: str | None) -> bool:
-    """True when ``value`` is no cursor at all (None, empty, ``next``, ``start`` …).
+    """True when ``value`` is no cursor at all: None, empty or blank, or one word of
+    1–16 ASCII letters (``next``, ``start``, ``first``).
 
-    Anything shaped like ``<base64url>.<base64url>``, and anything longer than
-    the token bound, is treated as a cursor and must then verify.
+    Everything else is treated as a cursor and must then verify (`CursorCodec.decode`).
     """
     if value is None:
         return True
     text = value.strip()
-    if len(text) > MAX_TOKEN_CHARS:
-        return False
-    return _TOKEN_RE.fullmatch(text) is None
+    return not text or _PLACEHOLDER_RE.fullmatch(text) is not None
 
 
 def _b64encode(raw: bytes) -> str:

@@ -95,6 +95,8 @@ def warm() -> None:
 def execute(call: Call, runtime: Runtime) -> bytes:
     """Run ``call`` and return the serialized JSON-RPC response body; never raises."""
     try:
+        if call.kind == "completion/complete":
+            return _dump({"result": {"completion": _completion(call, runtime)}})
         if call.kind == "resources/read":
             return _dump(_resource_body(call, runtime))
         return _fit(_tool_body(call, runtime), runtime.max_bytes - _ENVELOPE_MARGIN, call)
@@ -103,6 +105,20 @@ def execute(call: Call, runtime: Runtime) -> bytes:
         if call.kind == "resources/read":
             return _dump({"error": {"code": -32603, "message": "internal error reading the resource"}})
         return _dump({"result": _finish(error_result(INTERNAL_ERROR), call)})
+
+
+def _completion(call: Call, runtime: Runtime) -> dict[str, Any]:
+    """Catalog values for a completion; a catalog failure is no values, never an error."""
+    from pwc_mcp_core.completion import EMPTY, VOCABULARIES, catalog_completion
+
+    typed = call.arguments.get("value")
+    if call.name not in VOCABULARIES or not isinstance(typed, str):
+        return dict(EMPTY)
+    try:
+        return catalog_completion(call.name, typed, runtime.client)
+    except Exception as exc:  # noqa: BLE001 - completion is a hint
+        logger.warning("completion failed type=%s", type(exc).__name__)
+        return dict(EMPTY)
 
 
 def _finish(result: dict[str, Any], call: Call) -> dict[str, Any]:

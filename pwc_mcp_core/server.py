@@ -83,8 +83,9 @@ _LIST_METHODS: Final = frozenset({"tools/list", "resources/list", "resources/tem
 _EXECUTED: Final = frozenset({"tools/call", "resources/read"})
 _DYNAMIC: Final[dict[str, Callable[[dict[str, Any]], dict[str, Any]]]] = {
     "prompts/get": prompts.get_prompt,
-    "completion/complete": completion.complete,
 }
+COMPLETION_DEADLINE_S: Final = 5.0
+"""A completion is a typing hint: a slower catalog answers no values rather than hold the client."""
 _RESULT_TYPE: Final = b'"resultType":"complete"'
 _TOO_LARGE: Final = b'{"error":"response_too_large"}'
 
@@ -204,6 +205,11 @@ class McpServer:
                 return Reply(200, splice_id(id_json, self._initialize[initialize_version(params)]), _JSON)
             if method == "logging/setLevel":
                 return Reply(200, splice_id(id_json, result_body(set_level(params))), _JSON)
+        if method == "completion/complete":
+            result = await self._complete(params, era, protocol)
+            if era == "modern":
+                result = modern_result(result)
+            return Reply(200, splice_id(id_json, result_body(result)), _JSON)
         handler = _DYNAMIC.get(method)
         if handler is None:
             message = "Method not found" if method not in LEGACY_ONLY_METHODS else \
@@ -213,6 +219,27 @@ class McpServer:
         if era == "modern":
             result = modern_result(result)
         return Reply(200, splice_id(id_json, result_body(result)), _JSON)
+
+    async def _complete(self, params: dict[str, Any], era: Era, protocol: str) -> dict[str, Any]:
+        """``completion/complete``: `completion.target` here, the catalog look-up on the executor.
+
+        The executor runs it where tool calls run (a thread, or a worker in Redis mode), so
+        the event loop never waits on the catalog. Any executor failure is no values.
+        """
+        vocabulary, typed = completion.target(params)  # ProtocolError for a malformed request
+        if vocabulary is None:
+            return {"completion": dict(completion.EMPTY)}
+        deadline = time.time() + min(self._settings.call_deadline_s, COMPLETION_DEADLINE_S)
+        try:
+            body = await self._executor(Call("completion/complete", vocabulary, {"value": typed}, era, protocol,
+                                             deadline), None)  # admitted as a plain request, no lease
+            found = json.loads(body)["result"]["completion"]
+        except Exception as exc:  # noqa: BLE001 - a hint, never an error page
+            logger.warning("completion failed type=%s", type(exc).__name__)
+            return {"completion": dict(completion.EMPTY)}
+        if not isinstance(found, dict) or not isinstance(found.get("values"), list):
+            return {"completion": dict(completion.EMPTY)}
+        return {"completion": found}
 
     def _call(self, era: Era, method: str, params: dict[str, Any], protocol: str) -> Call:
         deadline = time.time() + self._settings.call_deadline_s

@@ -15,8 +15,10 @@ Desktop client configuration (e.g. ``claude_desktop_config.json``)::
         "env": {"PWC_API_URL": "https://paperswithcode.co/api/v1",
                 "PWC_MCP_CURSOR_KEY_CURRENT": "<a long random secret>"}}}}
 
-Without ``PWC_MCP_CURSOR_KEY_CURRENT`` an ephemeral key is generated: reading
-continuations then last only as long as the process.
+Without ``PWC_MCP_CURSOR_KEY_CURRENT`` a random key is created once and kept in
+the user's state directory (`stdio_key`), so a cursor from one ``pwc-mcp stdio``
+process continues in the next (clients that start one process per call). Only if
+that directory is unusable is the key ephemeral, with a warning.
 """
 
 from __future__ import annotations
@@ -37,6 +39,7 @@ from pwc_mcp_core.local_executor import LocalExecutor
 from pwc_mcp_core.logs import configure_logging
 from pwc_mcp_core.server import McpServer
 from pwc_mcp_core.settings import CoreSettings
+from pwc_mcp_core.stdio_key import load_or_create_key
 from pwc_mcp_core.version import PROTOCOL_VERSION_META_KEY
 
 __all__ = ["headers_for", "main", "serve"]
@@ -127,12 +130,28 @@ async def serve(server: McpServer, stdin: BinaryIO, stdout: BinaryIO, *, max_lin
         await asyncio.gather(*pending, return_exceptions=True)
 
 
+def _with_stored_key(environ: Mapping[str, str]) -> tuple[Mapping[str, str], str | None]:
+    """``environ`` with the stored key (`stdio_key`) as ``PWC_MCP_CURSOR_KEY_CURRENT`` when unset.
+
+    Returns the environment and, when the stored key could not be used, the error's
+    type name (the configured key, if any, always wins and touches no file).
+    """
+    if environ.get("PWC_MCP_CURSOR_KEY_CURRENT", "").strip():
+        return environ, None
+    try:
+        key = load_or_create_key()
+    except OSError as exc:
+        return environ, type(exc).__name__
+    return {**environ, "PWC_MCP_CURSOR_KEY_CURRENT": key}, None
+
+
 def main(argv: Sequence[str] | None = None, environ: Mapping[str, str] | None = None) -> int:
     """Run the stdio server until stdin closes. Returns the exit code (0, or 2 for bad configuration)."""
     parser = argparse.ArgumentParser(prog="pwc-mcp stdio",
                                      description="Serve MCP over stdin/stdout (newline-delimited JSON-RPC).")
     parser.parse_args(list(argv) if argv is not None else sys.argv[1:])
     environ = os.environ if environ is None else environ
+    environ, stored_key_error = _with_stored_key(environ)
     try:
         settings = CoreSettings.from_env(environ, allow_ephemeral_cursor_key=True)
     except ConfigError as exc:
@@ -140,7 +159,8 @@ def main(argv: Sequence[str] | None = None, environ: Mapping[str, str] | None = 
         return 2
     configure_logging(settings.log_level, stream=sys.stderr)
     if settings.cursor_key_ephemeral:
-        logger.warning("PWC_MCP_CURSOR_KEY_CURRENT is unset: using an ephemeral cursor key")
+        logger.warning("PWC_MCP_CURSOR_KEY_CURRENT is unset and the user state directory is unusable "
+                       "(error=%s): using an ephemeral cursor key", stored_key_error)
     executor = LocalExecutor(lambda: _runtime(settings),
                              max_workers=min(_MAX_STDIO_THREADS, settings.worker_threads),
                              max_response_bytes=settings.max_body_bytes, thread_name_prefix="pwc-mcp-stdio")

@@ -186,9 +186,15 @@ def test_numeric_and_legacy_papers_can_be_continued() -> None:
     pytest.param("", True, id="empty"),
     pytest.param("next", True, id="next"),
     pytest.param("start", True, id="start"),
-    pytest.param("%%%private%%%", True, id="punctuation"),
+    pytest.param("  first ", True, id="first-padded"),
+    pytest.param("   ", True, id="blank"),
+    pytest.param("abcdefghijklmnop", True, id="sixteen-letters"),
+    pytest.param("abcdefghijklmnopq", False, id="seventeen-letters"),
+    pytest.param("%%%private%%%", False, id="punctuation"),
+    pytest.param("next2", False, id="letters-and-digit"),
+    pytest.param("eyJleHAiOjE3", False, id="half-token"),
     pytest.param("abc.def", False, id="token-shaped"),
     pytest.param("x" * 3000, False, id="over-long"),
 ])
-def test_placeholders_are_values_that_are_not_token_shaped(value: str | None, placeholder: bool) -> None:
+def test_only_an_empty_value_or_a_short_word_is_a_placeholder(value: str | None, placeholder: bool) -> None:
     assert is_placeholder(value) is placeholder

@@ -138,7 +138,7 @@ def test_continuation_reassembles_the_real_document(stub, shared_data, chunk: in
     assert all(limit == chunk for _, _, limit in reads(server))
 
 
-@pytest.mark.parametrize("placeholder", ["next", "", "start", "%%%private%%%", None])
+@pytest.mark.parametrize("placeholder", ["next", "", "start", "first", None])
 def test_a_placeholder_cursor_reads_from_the_start(stub, placeholder) -> None:
     server = stub(read_route({"1706.03762": b"abcdefgh"}))
     result = read_paper({"paper": "1706.03762", "cursor": placeholder}, runtime_for(server.url, chunk=5))
@@ -147,6 +147,20 @@ def test_a_placeholder_cursor_reads_from_the_start(stub, placeholder) -> None:
 
 def first_cursor(runtime: Runtime, reference: str = "1706.03762") -> str:
     return read_paper({"paper": reference}, runtime)["next_cursor"]
+
+
+@pytest.mark.parametrize("mangle", [
+    pytest.param(lambda c: c[: len(c) // 2], id="cut-in-half"),
+    pytest.param(lambda c: c.split(".")[0], id="payload-only"),
+    pytest.param(lambda c: "%%%private%%%", id="punctuation"),
+    pytest.param(lambda c: "page2", id="word-with-digit"),
+])
+def test_a_mangled_cursor_is_refused_not_read_from_the_start(stub, mangle) -> None:
+    server = stub(read_route({"1706.03762": b"abcdefghijklmno"}))
+    runtime = runtime_for(server.url, chunk=5)
+    cursor = first_cursor(runtime)
+    with pytest.raises(ToolError, match="^invalid_argument: invalid continuation cursor;.*omit cursor to start"):
+        read_paper({"paper": "1706.03762", "cursor": mangle(cursor)}, runtime)
 
 
 def test_a_tampered_cursor_is_refused(stub) -> None:

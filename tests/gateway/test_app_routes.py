@@ -98,7 +98,8 @@ async def test_well_known_lists_versions_newest_first(client) -> None:
     assert body["transport"] == {"type": "streamable-http", "url": "/mcp"}
     assert body["protocol_version"] == "2025-11-25"
     assert body["supported_protocol_versions"] == sorted(body["supported_protocol_versions"], reverse=True)
-    assert body["documentation_url"].endswith("/mcp/schema")
+    # This server's own /docs, absolute (issue 12 item 7), not the public site.
+    assert body["documentation_url"] == f"http://{client.host}:{client.port}/docs"
 
 
 @pytest.mark.parametrize("request_kwargs", [

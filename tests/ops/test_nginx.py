@@ -166,3 +166,11 @@ def test_only_the_public_routes_are_published(nginx_url: str, path: str) -> None
 def test_health_and_docs_are_published(nginx_url: str) -> None:
     assert httpx.get(f"{nginx_url}/health", verify=False).status_code in (200, 503)
     assert httpx.get(f"{nginx_url}/docs", verify=False, headers={"Accept": "application/json"}).status_code == 200
+
+
+def test_docs_behind_nginx_name_the_https_endpoint(nginx_url: str) -> None:
+    # nginx forwards Host ($host: no port) and X-Forwarded-Proto; the gateway trusts both from loopback.
+    docs = httpx.get(f"{nginx_url}/docs", verify=False, headers={"Accept": "application/json"}).json()
+    assert docs["endpoint_url"] == "https://localhost/mcp"
+    discovery = httpx.get(f"{nginx_url}/.well-known/mcp", verify=False).json()
+    assert discovery["documentation_url"] == "https://localhost/docs"

@@ -1,0 +1,68 @@
+"""The absolute base URL a client uses to reach this server, for ``/docs`` and ``/.well-known/mcp``.
+
+* Host: the request's ``Host`` header when the Host allowlist admits it (so a forged
+  Host never ends up in a page someone copies a configuration from); otherwise the
+  first exact allowlist entry, else ``localhost:<port>``.
+* Scheme: ``X-Forwarded-Proto`` (``http``/``https`` only) when the socket peer is a
+  proxy we trust (loopback, a unix socket, or ``PWC_MCP_TRUSTED_PROXY_CIDRS``, the same
+  peers `identity` takes ``X-Forwarded-For`` from; our nginx sets it), else the
+  connection's own scheme.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+from dataclasses import dataclass
+from typing import Final
+
+from aiohttp import web
+
+from gateway.identity import TrustedNetworks
+from gateway.security import SecurityPolicy
+
+__all__ = ["PROTO_HEADER", "PublicUrl"]
+
+PROTO_HEADER: Final = "X-Forwarded-Proto"
+_SCHEMES: Final = frozenset({"http", "https"})
+
+
+def _trusted_peer(peer: str | None, trusted: TrustedNetworks) -> bool:
+    if not peer:
+        return True  # a unix-socket peer: only a local proxy can connect
+    try:
+        address = ipaddress.ip_address(peer.strip("[]"))
+    except ValueError:
+        return False
+    if isinstance(address, ipaddress.IPv6Address) and address.ipv4_mapped is not None:
+        address = address.ipv4_mapped
+    return address.is_loopback or any(address in network for network in trusted)
+
+
+@dataclass(frozen=True)
+class PublicUrl:
+    """Builds ``scheme://host`` for a request (see the module docstring).
+
+    Args:
+        policy: the Host allowlist.
+        trusted: networks of trusted reverse proxies (besides loopback).
+        port: the listener port, for the ``localhost`` fallback.
+    """
+
+    policy: SecurityPolicy
+    trusted: TrustedNetworks
+    port: int
+
+    def fallback_host(self) -> str:
+        """The host used when the request's own ``Host`` is absent or not allowlisted."""
+        return min(self.policy.exact_hosts) if self.policy.exact_hosts else f"localhost:{self.port}"
+
+    def base(self, request: web.Request) -> str:
+        """``scheme://host`` without a trailing slash, e.g. ``https://mcp.example.org``."""
+        host = request.headers.get("Host", "").strip()
+        if not self.policy.host_allowed(host):
+            host = self.fallback_host()
+        scheme = request.scheme if request.scheme in _SCHEMES else "http"
+        forwarded = request.headers.get(PROTO_HEADER, "").strip().lower()
+        if forwarded in _SCHEMES and _trusted_peer(request.remote, self.trusted):
+            scheme = forwarded
+        return f"{scheme}://{host.lower()}"
