@@ -27,6 +27,7 @@ from pwc.leaderboard import (
     MetricSelection, check_parameter_limit, fetch_leaderboard, merge_evaluations, metric_summary,
     parameters_cell, parse_metric_list, parse_pareto, parse_parameter_size, parse_sort, parse_threshold,
 )
+from pwc.markdown import md_table
 from pwc.names import BENCHMARK_FIELDS, find_exact, not_found, resolve_area
 from pwc.render import (
     EM_DASH, Output, clean_cell, counted, entity_link, format_table, heading, md_escape, open_cell,
@@ -154,16 +155,15 @@ def render_benchmark(payload: dict[str, Any], args: argparse.Namespace, out: Out
                   row.get("paper_published_date") or EM_DASH, open_cell(row)] for row in rows]
         out.stdout.write(format_table(headers, table, right=("Rank",), aligned=True))
         return
-    out.line("| " + " | ".join(headers) + " |")
-    out.line("| ---: | --- | ---: | --- | --- | --- | --- | :---: |")
+    table = []
     for row in rows:
         ref = row.get("paper_arxiv_id") or row.get("paper_id")
         title = row.get("paper_title") or row.get("paper_arxiv_id") or f"Paper {row.get('paper_id')}"
-        cells = [md_escape(row.get("best_rank")), md_escape(_model(row)), parameters_cell(row.get("num_parameters")),
-                 md_escape(metric_summary(row)), md_escape(row.get("task_name")),
-                 f"[{_md_label(title)}]({site_url('paper', ref)})", md_escape(row.get("paper_published_date")),
-                 open_cell(row)]
-        out.line("| " + " | ".join(cells) + " |")
+        table.append([md_escape(row.get("best_rank")), md_escape(_model(row)),
+                      parameters_cell(row.get("num_parameters")), md_escape(metric_summary(row)),
+                      md_escape(row.get("task_name")), f"[{_md_label(title)}]({site_url('paper', ref)})",
+                      md_escape(row.get("paper_published_date")), open_cell(row)])
+    out.lines(md_table(headers, table, ["---:", "---", "---:", "---", "---", "---", "---", ":---:"]))
 
 
 # ---------------------------------------------------------------- benchmark list

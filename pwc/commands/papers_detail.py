@@ -12,6 +12,7 @@ from typing import Any
 
 from pwc.errors import ResponseError
 from pwc.leaderboard import merge_evaluations, metric_summary
+from pwc.markdown import md_table
 from pwc.references import resolve_paper
 from pwc.render import Output, absolute_url, clean_cell, md_escape, open_cell, paper_url, result_list, result_total
 from pwc.transport import quote_ref
@@ -102,8 +103,7 @@ def evaluation_lines(rows: list[dict[str, Any]]) -> list[str]:
     lines = ["", "## Evaluations", ""]
     if not rows:
         return [*lines, "No evaluations found."]
-    lines += ["| Benchmark | Model | Scores | Rank | Task | Open | Source |",
-              "| --- | --- | --- | ---: | --- | :---: | --- |"]
+    table = []
     for row in rows:
         model = row.get("model_name") or ""
         if row.get("harness"):
@@ -113,8 +113,9 @@ def evaluation_lines(rows: list[dict[str, Any]]) -> list[str]:
                   if url else "—")
         cells = [md_escape(row.get("dataset_name")), md_escape(model), md_escape(metric_summary(row)),
                  md_escape(row.get("best_rank")), md_escape(row.get("task_name")), open_cell(row), source]
-        lines.append("| " + " | ".join(cells) + " |")
-    return lines
+        table.append(cells)
+    return lines + md_table(["Benchmark", "Model", "Scores", "Rank", "Task", "Open", "Source"], table,
+                            ["---", "---", "---", "---:", "---", ":---:", "---"])
 
 
 def _lineage_item(item: dict[str, Any]) -> str:

@@ -1,0 +1,204 @@
+"""The ``content`` text of task, method, benchmark and catalog-entity tools (companion of
+:mod:`pwc_mcp_core.text_papers`, same rules: every fact of the projections, compact Markdown).
+
+Tools without typed projections (conferences, organizations, frameworks, task and
+method lists) render their CLI payload: the facts of ``data`` itself.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from pwc.markdown import md_cell, md_table
+from pwc.render import md_escape, result_list
+from pwc_mcp_core.text_papers import evaluation_table, facts, labelled, next_page_line, references, shown_slug
+
+__all__ = ["benchmark_list_text", "benchmark_text", "method_text", "query_text", "task_text"]
+
+
+def _join(lines: Sequence[str | None]) -> str:
+    return "\n".join(line for line in lines if line is not None)
+
+
+def _line(value: Any) -> str | None:
+    return " ".join(str(value).replace("\r", "").split("\n")) if value not in (None, "") else None
+
+
+def _identity(item: dict[str, Any]) -> str:
+    """``id N · `slug```: the handles an agent passes back (slug only when it differs from the id)."""
+    return facts(labelled("id", item.get("id")), labelled("slug", shown_slug(item)))
+
+
+def _benchmark_rows(items: list[dict[str, Any]]) -> list[str]:
+    rows = [[md_cell(b.get("id")), md_cell(b.get("slug")), md_cell(b.get("name")),
+             md_cell(b.get("full_name") if b.get("full_name") != b.get("name") else ""), md_cell(b.get("paper_count")),
+             md_cell(b.get("split")), md_cell(b.get("hf_url")), md_cell(b.get("description"))] for b in items]
+    return md_table(["id", "slug", "name", "full name", "papers", "split", "HF", "description"], rows, drop_empty=True, compact=True)
+
+
+# ---------------------------------------------------------------- typed projections
+
+
+def task_text(task: dict[str, Any]) -> str:
+    """Text of ``get_task``: identity, area, paper count, description, hierarchy and benchmarks."""
+    area = task.get("area") or {}
+    benchmarks = task.get("benchmarks") or []
+    lines = [f"# {md_escape(task.get('name'))}",
+             facts(_identity(task), labelled("area", f"{area['name']} (id {area['id']})" if area.get("name") else None),
+                   labelled("papers", task.get("paper_count"))),
+             _line(task.get("description")),
+             labelled("Parents:", references(task.get("parents") or [])),
+             labelled("Subtasks:", references(task.get("children") or []))]
+    if benchmarks:
+        lines += [f"## Benchmarks ({len(benchmarks)})", *_benchmark_rows(benchmarks)]
+    return _join(lines)
+
+
+def method_text(method: dict[str, Any]) -> str:
+    """Text of ``get_method``: identity, full name, area, year, paper count, description, source paper."""
+    full = method.get("full_name")
+    source = facts(md_escape(method["source_title"]) if method.get("source_title") else None,
+                   labelled("id", method.get("source_paper_id")), method.get("source_url"))
+    return _join([f"# {md_escape(method.get('name'))}" + (f" ({md_escape(full)})" if full and full != method.get("name")
+                                                           else ""),
+                  facts(_identity(method), labelled("area", method.get("area")),
+                        labelled("introduced", method.get("introduced_year")),
+                        labelled("papers", method.get("paper_count"))),
+                  _line(method.get("description")), labelled("Source:", source or None)])
+
+
+def benchmark_text(result: dict[str, Any]) -> str:
+    """Text of ``get_benchmark``: the benchmark, counts, metric directions, the leaderboard page
+    (ranks with their task scope), notes and ``next_page``."""
+    bench = result.get("benchmark") or {}
+    rows = result.get("evaluations") or []
+    count, matched = result.get("evaluation_count"), result.get("matched_count")
+    directions = ", ".join(f"{md_escape(name)} ({way})" for name, way in (result.get("metric_directions") or {}).items())
+    lines = [f"# {md_escape(bench.get('name'))}" + (f" ({md_escape(bench['full_name'])})" if bench.get("full_name")
+                                                     and bench["full_name"] != bench.get("name") else ""),
+             facts(_identity(bench), labelled("split", bench.get("split")), labelled("papers", bench.get("paper_count")),
+                   bench.get("hf_url")),
+             _line(bench.get("description")),
+             f"{count} evaluation rows" + (f", {matched} matching" if matched is not None and matched != count else "")
+             + f"; page {result.get('page')}: {len(rows)} rows. Ranks are task-scoped (not comparable across tasks).",
+             labelled("Metric directions:", directions),
+             labelled("Note:", result.get("metric_note")),
+             next_page_line(result.get("next_page"))]
+    return _join(lines + (evaluation_table(rows, with_paper=True, with_benchmark=False) if rows else []))
+
+
+def benchmark_list_text(items: list[dict[str, Any]], next_page: int | None, notes: list[str]) -> str:
+    """Text of ``list_benchmarks``: the benchmark table, notes and ``next_page``."""
+    return _join([f"{len(items)} benchmarks. Pass a slug to get_benchmark.",
+                  *(f"Note: {note}" for note in notes), next_page_line(next_page),
+                  *(_benchmark_rows(items) if items else [])])
+
+
+# ---------------------------------------------------------------- CLI payloads (no typed projection)
+
+
+def _count_line(payload: Any, rows: list[dict[str, Any]], noun: str) -> str:
+    count = payload.get("count") if isinstance(payload, dict) else None
+    total = f" of {count}" if isinstance(count, int) and not isinstance(count, bool) and count != len(rows) else ""
+    return f"{len(rows)}{total} {noun}."
+
+
+def _table(payload: Any, noun: str, columns: Sequence[tuple[str, Callable[[dict], Any]]]) -> str:
+    rows = result_list(payload)
+    next_page = payload.get("next_page") if isinstance(payload, dict) else None
+    body = md_table([name for name, _ in columns], [[md_cell(get(row)) for _, get in columns] for row in rows],
+                    drop_empty=True, compact=True) if rows else []
+    return _join([_count_line(payload, rows, noun), next_page_line(next_page if isinstance(next_page, int) else None),
+                  *body])
+
+
+def _key(name: str) -> Callable[[dict], Any]:
+    return lambda row: row.get(name)
+
+
+def _grouped_tasks(payload: Any) -> str:
+    lines = []
+    for area in result_list(payload):
+        lines.append(f"## {md_escape(area.get('name') or 'Uncategorized')}" + (f" (id {area['id']})" if area.get("id")
+                                                                              else ""))
+        tasks = [t for t in area.get("tasks") or [] if isinstance(t, dict)]
+        lines += [f"- {md_escape(t.get('name'))} ({facts(_identity(t), labelled('papers', t.get('paper_count')), labelled('benchmarks', t.get('benchmark_count')), labelled('evals', t.get('evaluation_count')))})"  # noqa: E501
+                  for t in tasks] or ["- None"]
+    return _join(lines)
+
+
+def _conference(item: dict[str, Any]) -> str:
+    dates = "–".join(str(d) for d in (item.get("start_date"), item.get("end_date")) if d)
+    venue = ", ".join(str(v) for v in (item.get("venue"), item.get("location")) if v)
+    return _join([f"# {md_escape(item.get('name'))}",
+                  facts(_identity(item), item.get("year"), labelled("papers", item.get("paper_count")),
+                        labelled("tier", str(item["tier"]).upper() if item.get("tier") else None), dates, venue),
+                  _line(item.get("description")), facts(item.get("url"), item.get("hf_url")) or None])
+
+
+def _organization(item: dict[str, Any]) -> str:
+    years = "–".join(str(y) for y in (item.get("first_paper_year"), item.get("latest_paper_year")) if y is not None)
+    return _join([f"# {md_escape(item.get('name'))}",
+                  facts(_identity(item), labelled("papers", item.get("paper_count")),
+                        labelled("trending rank", item.get("trending_rank")),
+                        "featured" if item.get("is_featured") is True else None, labelled("paper years", years)),
+                  _line(item.get("description")),
+                  facts(item.get("website_url"), item.get("github_url"), item.get("hf_url")) or None])
+
+
+def _framework(item: dict[str, Any]) -> str:
+    platforms = ", ".join(str(p) for p in item.get("platforms") or [])
+    arxiv = item.get("introducing_paper_arxiv_id")
+    return _join([f"# {md_escape(item.get('name'))}",
+                  facts(_identity(item), item.get("domain_name") or item.get("domain_slug"),
+                        item.get("category_name") or item.get("category_slug"), item.get("organization_name"),
+                        labelled("papers", item.get("paper_count"))),
+                  _line(item.get("description")), labelled("When to use:", _line(item.get("when_to_use"))),
+                  labelled("Platforms:", platforms), labelled("Introducing paper: arXiv", arxiv),
+                  facts(item.get("github_url"), item.get("docs_url")) or None])
+
+
+_DETAILS: dict[str, Callable[[dict[str, Any]], str]] = {
+    "get_conference": _conference, "get_organization": _organization, "get_framework": _framework,
+}
+_LISTS: dict[str, tuple[str, Sequence[tuple[str, Callable[[dict], Any]]]]] = {
+    "list_tasks": ("tasks", [("id", _key("id")), ("slug", _key("slug")), ("name", _key("name")),
+                             ("area id", _key("area_id")), ("level", _key("level")), ("papers", _key("paper_count")),
+                             ("benchmarks", _key("benchmark_count")), ("evals", _key("evaluation_count"))]),
+    "list_methods": ("methods", [("id", _key("id")), ("slug", _key("slug")), ("name", _key("name")),
+                                 ("full name", lambda m: m.get("full_name") if m.get("full_name") != m.get("name")
+                                  else None), ("area id", _key("area_id")),
+                                 ("introduced", _key("introduced_year")), ("papers", _key("paper_count"))]),
+    "list_conferences": ("conferences", [("id", _key("id")), ("slug", _key("slug")), ("name", _key("name")),
+                                         ("year", _key("year")), ("papers", _key("paper_count")),
+                                         ("tier", lambda c: str(c["tier"]).upper() if c.get("tier") else None),
+                                         ("dates", lambda c: "–".join(str(d) for d in (c.get("start_date"),
+                                                                                      c.get("end_date")) if d)),
+                                         ("location", _key("location"))]),
+    "list_organizations": ("organizations", [("id", _key("id")), ("slug", _key("slug")), ("name", _key("name")),
+                                             ("papers", _key("paper_count")),
+                                             ("featured", lambda o: "yes" if o.get("is_featured") else "no"),
+                                             ("trending rank", _key("trending_rank"))]),
+    "list_frameworks": ("frameworks", [("id", _key("id")), ("slug", _key("slug")), ("name", _key("name")),
+                                       ("domain", _key("domain_slug")), ("category", _key("category_slug")),
+                                       ("platforms", lambda f: ", ".join(str(p) for p in f.get("platforms") or [])),
+                                       ("papers", _key("paper_count"))]),
+}
+
+
+def query_text(tool: str, payload: Any) -> str:
+    """Text of a tool whose result is the CLI payload alone (``outputSchema`` key ``query``)."""
+    if tool in _DETAILS and isinstance(payload, dict):
+        return _DETAILS[tool](payload)
+    if tool == "list_tasks" and isinstance(payload, dict) and any(
+            isinstance(area, dict) and "tasks" in area for area in payload.get("results") or []):
+        return _grouped_tasks(payload)
+    if tool in _LISTS:
+        noun, columns = _LISTS[tool]
+        try:
+            return _table(payload, noun, columns)
+        except Exception:  # noqa: BLE001 - an unexpected shape still gets a text, never a failure
+            pass
+    name = payload.get("name") if isinstance(payload, dict) else None
+    return f"# {md_escape(name)}" if name else "Result in structuredContent.data."
