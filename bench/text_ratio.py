@@ -2,6 +2,7 @@
 
     uv run python bench/text_ratio.py            # Markdown table on stdout
     uv run python bench/text_ratio.py --json     # one JSON object per tool
+    uv run python bench/text_ratio.py --write    # also replace `## Text size` in BENCHMARKS.md
 
 Starts ``python -m catalog serve --sample`` on a free loopback port, runs every
 tool once through ``pwc_mcp_core.execution.execute`` (the code a worker runs)
@@ -20,6 +21,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import socket
 import subprocess
 import sys
@@ -117,6 +119,43 @@ def markdown(rows: list[dict[str, Any]]) -> str:
     return "\n".join(lines)
 
 
+SECTION = "## Text size"
+
+
+def section(rows: list[dict[str, Any]]) -> str:
+    """The ``## Text size`` section of BENCHMARKS.md: how it was measured, then the table."""
+    commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=REPO, capture_output=True,
+                            text=True).stdout.strip() or "unknown"
+    passed = sum(row["within_target"] for row in rows)
+    return "\n".join([
+        SECTION, "",
+        f"`uv run python bench/text_ratio.py --write` on commit `{commit}`: every tool once on the bundled sample "
+        "catalog (`python -m catalog serve --sample`) through `execute`, the code a worker runs. *Text bytes*: "
+        "the UTF-8 bytes of the result's `content` text. *Projection JSON bytes*: the compact JSON "
+        "(`separators=(\",\", \":\")`, UTF-8) of what the text renders, i.e. `structuredContent` without "
+        "`schema_version` and `data`, or `data` for tools whose result is the CLI payload alone. Target: at most "
+        "70%. `read_paper` carries its chunk and its `next_cursor` byte for byte (a text-only agent must be able "
+        "to read the whole paper), so its whole ratio is about 1; the target applies to the rest.",
+        "", markdown(rows), "",
+        f"{passed} of {len(rows)} tools within the target. Byte counts, not time: the same on any machine for the "
+        "same catalog and commit. `tests/integration/test_text_first.py` asserts the bound per tool.", ""])
+
+
+def write_section(path: Path, rows: list[dict[str, Any]]) -> None:
+    """Replace (or append) the ``## Text size`` section of ``path``, leaving every other section as it is."""
+    text = path.read_text(encoding="utf-8") if path.exists() else "# Benchmarks\n"
+    parts = re.split(r"(?m)^(?=## )", text)
+    new = section(rows)
+    kept = [part for part in parts if not part.startswith(SECTION)]
+    index = next((i for i, part in enumerate(parts) if part.startswith(SECTION)), None)
+    if index is None:
+        kept.append(new)
+    else:
+        kept.insert(index, new + "\n")
+    path.write_text("".join(part if part.endswith("\n") else part + "\n" for part in kept).rstrip() + "\n",
+                    encoding="utf-8")
+
+
 def _free_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
@@ -150,6 +189,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--json", action="store_true", help="one JSON object per tool")
     parser.add_argument("--api-url", help="use this catalog instead of starting the sample")
+    parser.add_argument("--write", action="store_true", help="replace the `## Text size` section of BENCHMARKS.md")
     args = parser.parse_args(argv)
     proc = None
     api_url = args.api_url
@@ -162,6 +202,8 @@ def main(argv: list[str] | None = None) -> int:
             proc.terminate()
             proc.wait(timeout=10)
     print("\n".join(json.dumps(row) for row in rows) if args.json else markdown(rows))
+    if args.write:
+        write_section(REPO / "BENCHMARKS.md", rows)
     return 0 if all(row["within_target"] for row in rows) else 1
 
 

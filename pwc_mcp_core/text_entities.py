@@ -31,10 +31,13 @@ def _identity(item: dict[str, Any]) -> str:
 
 
 def _benchmark_rows(items: list[dict[str, Any]]) -> list[str]:
+    """``BenchmarkSummary`` table (a full name equal to the name is not repeated)."""
     rows = [[md_cell(b.get("id")), md_cell(b.get("slug")), md_cell(b.get("name")),
-             md_cell(b.get("full_name") if b.get("full_name") != b.get("name") else ""), md_cell(b.get("paper_count")),
-             md_cell(b.get("split")), md_cell(b.get("hf_url")), md_cell(b.get("description"))] for b in items]
-    return md_table(["id", "slug", "name", "full name", "papers", "split", "HF", "description"], rows, drop_empty=True, compact=True)
+             md_cell(b.get("full_name") if b.get("full_name") != b.get("name") else ""),
+             md_cell(b.get("paper_count")), md_cell(b.get("split")), md_cell(b.get("hf_url")),
+             md_cell(b.get("description"))] for b in items]
+    return md_table(["id", "slug", "name", "full name", "papers", "split", "HF", "description"], rows,
+                    drop_empty=True, compact=True)
 
 
 # ---------------------------------------------------------------- typed projections
@@ -58,14 +61,16 @@ def task_text(task: dict[str, Any]) -> str:
 def method_text(method: dict[str, Any]) -> str:
     """Text of ``get_method``: identity, full name, area, year, paper count, description, source paper."""
     full = method.get("full_name")
-    source = facts(md_escape(method["source_title"]) if method.get("source_title") else None,
-                   labelled("id", method.get("source_paper_id")), method.get("source_url"))
-    return _join([f"# {md_escape(method.get('name'))}" + (f" ({md_escape(full)})" if full and full != method.get("name")
-                                                           else ""),
+    source = " ".join(p for p in (md_escape(method["source_title"]) if method.get("source_title") else None,
+                                  method.get("source_url")) if p)
+    paper = f"Source paper {method['source_paper_id']}:" if method.get("source_paper_id") else "Source:"
+    title = f"# {md_escape(method.get('name'))}" + (f" ({md_escape(full)})" if full and full != method.get("name")
+                                                     else "")
+    return _join([title,
                   facts(_identity(method), labelled("area", method.get("area")),
                         labelled("introduced", method.get("introduced_year")),
                         labelled("papers", method.get("paper_count"))),
-                  _line(method.get("description")), labelled("Source:", source or None)])
+                  _line(method.get("description")), labelled(paper, source or None)])
 
 
 def benchmark_text(result: dict[str, Any]) -> str:
@@ -74,11 +79,13 @@ def benchmark_text(result: dict[str, Any]) -> str:
     bench = result.get("benchmark") or {}
     rows = result.get("evaluations") or []
     count, matched = result.get("evaluation_count"), result.get("matched_count")
-    directions = ", ".join(f"{md_escape(name)} ({way})" for name, way in (result.get("metric_directions") or {}).items())
-    lines = [f"# {md_escape(bench.get('name'))}" + (f" ({md_escape(bench['full_name'])})" if bench.get("full_name")
-                                                     and bench["full_name"] != bench.get("name") else ""),
-             facts(_identity(bench), labelled("split", bench.get("split")), labelled("papers", bench.get("paper_count")),
-                   bench.get("hf_url")),
+    directions = ", ".join(f"{md_escape(name)} ({way})"
+                           for name, way in (result.get("metric_directions") or {}).items())
+    full = bench.get("full_name")
+    lines = [f"# {md_escape(bench.get('name'))}" + (f" ({md_escape(full)})" if full and full != bench.get("name")
+                                                     else ""),
+             facts(_identity(bench), labelled("split", bench.get("split")),
+                   labelled("papers", bench.get("paper_count")), bench.get("hf_url")),
              _line(bench.get("description")),
              f"{count} evaluation rows" + (f", {matched} matching" if matched is not None and matched != count else "")
              + f"; page {result.get('page')}: {len(rows)} rows. Ranks are task-scoped (not comparable across tasks).",
@@ -117,14 +124,19 @@ def _key(name: str) -> Callable[[dict], Any]:
     return lambda row: row.get(name)
 
 
+def _grouped_task(task: dict[str, Any]) -> str:
+    counts = facts(_identity(task), labelled("papers", task.get("paper_count")),
+                   labelled("benchmarks", task.get("benchmark_count")), labelled("evals", task.get("evaluation_count")))
+    return f"- {md_escape(task.get('name'))} ({counts})"
+
+
 def _grouped_tasks(payload: Any) -> str:
+    """``list_tasks`` grouped by area: one section per area, one line per task."""
     lines = []
     for area in result_list(payload):
-        lines.append(f"## {md_escape(area.get('name') or 'Uncategorized')}" + (f" (id {area['id']})" if area.get("id")
-                                                                              else ""))
-        tasks = [t for t in area.get("tasks") or [] if isinstance(t, dict)]
-        lines += [f"- {md_escape(t.get('name'))} ({facts(_identity(t), labelled('papers', t.get('paper_count')), labelled('benchmarks', t.get('benchmark_count')), labelled('evals', t.get('evaluation_count')))})"  # noqa: E501
-                  for t in tasks] or ["- None"]
+        ident = f" (id {area['id']})" if area.get("id") else ""
+        lines.append(f"## {md_escape(area.get('name') or 'Uncategorized')}{ident}")
+        lines += [_grouped_task(t) for t in area.get("tasks") or [] if isinstance(t, dict)] or ["- None"]
     return _join(lines)
 
 

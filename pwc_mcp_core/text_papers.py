@@ -99,7 +99,7 @@ def paper_rows(items: list[dict[str, Any]]) -> list[str]:
     """The ``PaperSummary`` table: id, arXiv, title, authors, published, citations, code repositories
     (``N official`` when one is official) and a URL column only for URLs that are not the arXiv page."""
     urls = any(not _arxiv_url(item) and item.get("url") for item in items)
-    headers = ["id", "arXiv", "title", "authors", "published", "citations", "code"] + (["url"] if urls else [])
+    headers = ["id", "arXiv", "title", "authors", "published", "citations", "code repos"] + (["url"] if urls else [])
     rows = []
     for item in items:
         row = [md_cell(item.get("id")), md_cell(item.get("arxiv_id") if item.get("arxiv_id") != item.get("id") else ""),
@@ -120,14 +120,18 @@ def paper_list_text(items: list[dict[str, Any]], next_page: int | None, note: st
 # ---------------------------------------------------------------- evaluations
 
 
+def _scope(rank: Any, task: Any) -> str:
+    """``#2 in Image Classification``: a rank is a position within one task's leaderboard."""
+    place = f"#{rank}" if rank is not None else ""
+    where = md_escape(task) if task else ""
+    return f"{place} in {where}" if place and where else place or where
+
+
 def _rank(row: dict[str, Any]) -> str:
     scopes = [s for s in row.get("rank_scopes") or [] if s.get("rank") is not None or s.get("task_name")]
     if scopes:
-        return "; ".join(facts(f"#{s['rank']}" if s.get("rank") is not None else None, md_escape(s.get("task_name"))
-                               if s.get("task_name") else None).replace("; ", " in ") for s in scopes)
-    if row.get("best_rank") is not None:
-        return f"#{row['best_rank']}" + (f" in {md_escape(row['task'])}" if row.get("task") else "")
-    return md_cell(row.get("task"))
+        return "; ".join(_scope(s.get("rank"), s.get("task_name")) for s in scopes)
+    return _scope(row.get("best_rank"), row.get("task"))
 
 
 def _open(value: Any) -> str:
@@ -161,7 +165,8 @@ def evaluation_table(rows: list[dict[str, Any]], *, with_paper: bool, with_bench
     table = []
     for row in rows:
         metrics = metric_summary(row)
-        cells = [_rank(row), _model(row), md_cell("" if metrics == "—" else metrics), _params(row.get("num_parameters")),
+        cells = [_rank(row), _model(row), md_cell("" if metrics == "—" else metrics),
+                 _params(row.get("num_parameters")),
                  md_cell(row.get("split")), md_cell(row.get("shots")), md_cell(row.get("evaluation_protocol")),
                  _open(row.get("is_open")), "yes" if row.get("uses_additional_data") else ""]
         cells += [md_cell(row.get("benchmark"))] if with_benchmark else []
@@ -253,7 +258,7 @@ def lineage_text(fields: dict[str, Any]) -> str:
         items = fields.get(key) or []
         lines.append(f"## {name} ({len(items)})")
         lines += [_lineage_item(item) for item in items] or ["- None recorded"]
-    lines.append("Coverage: explicit catalog links only; an empty list does not mean none exist.")
+    lines.append("Explicit catalog links only: an empty list does not mean none exist.")
     return _join(lines)
 
 
