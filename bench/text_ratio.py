@@ -25,6 +25,7 @@ import re
 import socket
 import subprocess
 import sys
+import textwrap
 import time
 from pathlib import Path
 from typing import Any
@@ -127,18 +128,18 @@ def section(rows: list[dict[str, Any]]) -> str:
     commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=REPO, capture_output=True,
                             text=True).stdout.strip() or "unknown"
     passed = sum(row["within_target"] for row in rows)
-    return "\n".join([
-        SECTION, "",
+    intro = textwrap.fill(
         f"`uv run python bench/text_ratio.py --write` on commit `{commit}`: every tool once on the bundled sample "
         "catalog (`python -m catalog serve --sample`) through `execute`, the code a worker runs. *Text bytes*: "
         "the UTF-8 bytes of the result's `content` text. *Projection JSON bytes*: the compact JSON "
         "(`separators=(\",\", \":\")`, UTF-8) of what the text renders, i.e. `structuredContent` without "
         "`schema_version` and `data`, or `data` for tools whose result is the CLI payload alone. Target: at most "
         "70%. `read_paper` carries its chunk and its `next_cursor` byte for byte (a text-only agent must be able "
-        "to read the whole paper), so its whole ratio is about 1; the target applies to the rest.",
-        "", markdown(rows), "",
+        "to read the whole paper), so its whole ratio is about 1; the target applies to the rest.", width=100)
+    outro = textwrap.fill(
         f"{passed} of {len(rows)} tools within the target. Byte counts, not time: the same on any machine for the "
-        "same catalog and commit. `tests/integration/test_text_first.py` asserts the bound per tool.", ""])
+        "same catalog and commit. `tests/integration/test_text_first.py` asserts the bound per tool.", width=100)
+    return "\n".join([SECTION, "", intro, "", markdown(rows), "", outro, ""])
 
 
 def write_section(path: Path, rows: list[dict[str, Any]]) -> None:
@@ -146,14 +147,9 @@ def write_section(path: Path, rows: list[dict[str, Any]]) -> None:
     text = path.read_text(encoding="utf-8") if path.exists() else "# Benchmarks\n"
     parts = re.split(r"(?m)^(?=## )", text)
     new = section(rows)
-    kept = [part for part in parts if not part.startswith(SECTION)]
-    index = next((i for i, part in enumerate(parts) if part.startswith(SECTION)), None)
-    if index is None:
-        kept.append(new)
-    else:
-        kept.insert(index, new + "\n")
-    path.write_text("".join(part if part.endswith("\n") else part + "\n" for part in kept).rstrip() + "\n",
-                    encoding="utf-8")
+    index = next((i for i, part in enumerate(parts) if part.startswith(SECTION)), len(parts))
+    parts[index:index + 1] = [new]
+    path.write_text("\n\n".join(part.strip("\n") for part in parts if part.strip()) + "\n", encoding="utf-8")
 
 
 def _free_port() -> int:
