@@ -29,7 +29,7 @@ from pwc_mcp_core.cursors import CursorCodec
 from pwc_mcp_core.errors import ResourceError, ToolError
 from pwc_mcp_core.leaderboards import METRIC_SELECTORS, local_page, metric_note, unknown_metric_error
 from pwc_mcp_core.projections_results import public_paper_result, structured
-from pwc_mcp_core.text_papers import paper_list_text, read_paper_text
+from pwc_mcp_core.text_papers import available_at, paper_list_text, read_paper_text
 from pwc_mcp_core.tool_errors import INTERNAL_ERROR, error_result, tool_error_text
 from pwc_mcp_core.validation import compile_validators, validate_arguments
 from pwc_mcp_core.version import RESOURCE_READ_TTL_MS, modern_result_extras
@@ -209,10 +209,10 @@ def _outside_catalog(tool: ToolSpec, effective: dict[str, Any], record: dict[str
     content, _text = structured("paper_page", payload, {"page": 1, "limit": effective.get("limit")}, [])
     links = [link for link in record.get("available_at") or [] if isinstance(link, dict) and link.get("url")]
     content.update(in_catalog=False, note=note, available_at=links)
-    cite = "; ".join(f"{link.get('label') or 'link'}: {link['url']}" for link in links)
+    cite = available_at(links)
     return content, paper_list_text(content["items"], content["next_page"],
-                                    f"Catalog search for the public title; {note}"
-                                    + (f" Available at: {cite}" if cite else ""))
+                                    f"From a catalog search for the paper's public title. {note}"
+                                    + (f" {cite}" if cite else ""))
 
 
 def _read_paper(arguments: dict[str, Any], runtime: Runtime) -> tuple[dict[str, Any], str]:

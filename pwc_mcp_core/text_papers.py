@@ -23,6 +23,7 @@ from pwc.markdown import md_cell, md_table
 from pwc.render import md_escape
 
 __all__ = [
+    "available_at",
     "evaluation_table",
     "facts",
     "lineage_text",
@@ -75,6 +76,10 @@ def references(items: Iterable[dict[str, Any]]) -> str:
 
 def _join(lines: Iterable[str | None]) -> str:
     return "\n".join(line for line in lines if line is not None)
+
+
+def _line(value: Any) -> str | None:
+    return " ".join(str(value).replace("\r", "").split("\n")) if value not in (None, "") else None
 
 
 # ---------------------------------------------------------------- paper lists
@@ -205,9 +210,10 @@ def _resource_lines(paper: dict[str, Any]) -> list[str]:
 
 
 def paper_info_text(paper: dict[str, Any], evaluation_count: int | None, evaluations: list[dict] | None,
-                    frameworks: dict[str, str] | None = None) -> str:
+                    frameworks: dict[str, str] | None = None, *, in_catalog: bool = True) -> str:
     """Text of ``get_paper_info``: identity and counts, authors, links, tasks, methods, abstract,
-    repositories (official flag and framework) and, when requested, the evaluations."""
+    repositories (official flag and framework) and, when requested, the evaluations. Outside the
+    catalog (``in_catalog`` false) code facts are unknown and left out."""
     repos = paper.get("repositories") or []
     code = paper.get("code_repository_count") or 0
     lines = [f"# {md_escape(paper.get('title'))}",
@@ -215,8 +221,8 @@ def paper_info_text(paper: dict[str, Any], evaluation_count: int | None, evaluat
                    labelled("arXiv", paper.get("arxiv_id")),
                    labelled("published", paper.get("published")),
                    labelled("citations", paper.get("citation_count")),
-                   "official code: " + ("yes" if paper.get("has_official_implementation") else "no"),
-                   f"{code} code repositories"),
+                   in_catalog and "official code: " + ("yes" if paper.get("has_official_implementation") else "no"),
+                   in_catalog and f"{code} code repositories"),
              labelled("Authors:", ", ".join(paper.get("authors") or [])),
              facts(labelled("URL:", None if _arxiv_url(paper) else paper.get("url")),
                    labelled("PDF:", None if _arxiv_pdf(paper) else paper.get("pdf_url"))) or None,
@@ -236,8 +242,14 @@ def paper_info_text(paper: dict[str, Any], evaluation_count: int | None, evaluat
 
 def public_paper_text(paper: dict[str, Any], note: str, links: list[dict[str, Any]]) -> str:
     """Text of a paper outside the catalog: its public metadata, the note and the links to cite."""
-    cite = "; ".join(f"{link.get('label') or 'link'}: {link['url']}" for link in links)
-    return _join([paper_info_text(paper, None, None), note, f"Available at: {cite}" if cite else None])
+    return _join([paper_info_text(paper, None, None, in_catalog=False), note, available_at(links)])
+
+
+def available_at(links: list[dict[str, Any]]) -> str | None:
+    """``Available at: label: URL; …`` for the links to cite, or None."""
+    cite = "; ".join(f"{link.get('label') or 'link'}: {link.get('url')}" for link in links
+                     if isinstance(link, dict) and link.get("url"))
+    return f"Available at: {cite}" if cite else None
 
 
 # ---------------------------------------------------------------- lineage
@@ -269,8 +281,14 @@ def read_paper_text(result: dict[str, Any]) -> str:
     """Text of ``read_paper``: the chunk as received, then where it sits and, while more remains,
     the ``next_cursor`` value with the call that continues (a text-only client can read it all)."""
     if result.get("in_catalog") is False:
-        links = "; ".join(f"{link.get('label', 'link')}: {link.get('url')}" for link in result.get("available_at", []))
-        return f"{result.get('note', '')}" + (f"\n\nAvailable at: {links}" if links else "")
+        meta = result.get("public_metadata") or {}
+        authors = meta.get("authors") if isinstance(meta.get("authors"), list) else []
+        return _join([f"# {md_escape(meta['title'])}" if meta.get("title") else None,
+                      facts(labelled("arXiv", meta.get("arxiv_id")), labelled("DOI", meta.get("doi")),
+                            labelled("published", meta.get("published")), labelled("source", meta.get("source"))) or None,
+                      labelled("Authors:", ", ".join(str(a) for a in authors)),
+                      _line(meta.get("abstract")), result.get("note") or None,
+                      available_at(list(result.get("available_at") or []))])
     markdown = result.get("markdown") or ""
     offset = result.get("offset") or 0
     if not result.get("truncated"):

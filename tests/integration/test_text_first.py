@@ -107,3 +107,16 @@ def test_the_same_facts_reach_a_langchain_agent_through_its_tool_messages(server
         assert missing_facts(tool, view["structured"], view["text"]) == [], (tool, view["text"][:2000])
     continued = seen["read_paper"]["continued"]
     assert continued and not continued.startswith("invalid_argument"), continued[:500]
+
+
+@pytest.mark.parametrize("tool", ["get_paper_info", "get_related_papers", "read_paper"])
+def test_a_paper_outside_the_catalog_keeps_its_note_and_links_in_the_text(server: ServerProcess, tool: str) -> None:
+    result = call(server, tool, {"paper": "2309.06180"})
+    structured, text = result["structuredContent"], text_of(result)
+    assert structured["in_catalog"] is False
+    assert structured["note"] in text
+    assert structured["available_at"] and all(link["url"] in text for link in structured["available_at"])
+    assert missing_facts(tool, structured, text) == [], text
+    if tool == "read_paper":
+        metadata = structured["public_metadata"]
+        assert metadata["title"] in text and all(author in text for author in metadata["authors"])
