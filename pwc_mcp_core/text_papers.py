@@ -18,7 +18,7 @@ import re
 from collections.abc import Iterable
 from typing import Any
 
-from pwc.leaderboard import metric_summary, parameters_cell
+from pwc.leaderboard import metric_summary, model_label, parameters_cell
 from pwc.markdown import md_cell, md_table
 from pwc.render import md_escape
 
@@ -143,11 +143,6 @@ def _open(value: Any) -> str:
     return "" if value is None else ("yes" if value else "no")
 
 
-def _model(row: dict[str, Any]) -> str:
-    model = str(row.get("model_name") or "")
-    return md_cell(f"{model} ({row['harness']})" if row.get("harness") else model)
-
-
 def _params(value: Any) -> str:
     cell = parameters_cell(value)
     return "" if cell == "—" else cell
@@ -170,7 +165,7 @@ def evaluation_table(rows: list[dict[str, Any]], *, with_paper: bool, with_bench
     table = []
     for row in rows:
         metrics = metric_summary(row)
-        cells = [_rank(row), _model(row), md_cell("" if metrics == "—" else metrics),
+        cells = [_rank(row), md_cell(model_label(row)), md_cell("" if metrics == "—" else metrics),
                  _params(row.get("num_parameters")),
                  md_cell(row.get("split")), md_cell(row.get("shots")), md_cell(row.get("evaluation_protocol")),
                  _open(row.get("is_open")), "yes" if row.get("uses_additional_data") else ""]
@@ -281,14 +276,7 @@ def read_paper_text(result: dict[str, Any]) -> str:
     """Text of ``read_paper``: the chunk as received, then where it sits and, while more remains,
     the ``next_cursor`` value with the call that continues (a text-only client can read it all)."""
     if result.get("in_catalog") is False:
-        meta = result.get("public_metadata") or {}
-        authors = meta.get("authors") if isinstance(meta.get("authors"), list) else []
-        return _join([f"# {md_escape(meta['title'])}" if meta.get("title") else None,
-                      facts(labelled("arXiv", meta.get("arxiv_id")), labelled("DOI", meta.get("doi")),
-                            labelled("published", meta.get("published")), labelled("source", meta.get("source"))) or None,
-                      labelled("Authors:", ", ".join(str(a) for a in authors)),
-                      _line(meta.get("abstract")), result.get("note") or None,
-                      available_at(list(result.get("available_at") or []))])
+        return _public_read_text(result)
     markdown = result.get("markdown") or ""
     offset = result.get("offset") or 0
     if not result.get("truncated"):
@@ -296,3 +284,14 @@ def read_paper_text(result: dict[str, Any]) -> str:
     paper = json.dumps(result.get("paper"), ensure_ascii=False)
     return (f"{markdown}\n\n[read_paper: truncated; bytes {offset}-{result.get('next_offset')}. To continue, call "
             f"read_paper with paper={paper} and cursor=\"{result.get('next_cursor')}\"]")
+
+
+def _public_read_text(result: dict[str, Any]) -> str:
+    """``read_paper`` outside the catalog: the public metadata, the note and the links to cite."""
+    meta = result.get("public_metadata") or {}
+    authors = meta.get("authors") if isinstance(meta.get("authors"), list) else []
+    identity = facts(labelled("arXiv", meta.get("arxiv_id")), labelled("DOI", meta.get("doi")),
+                     labelled("published", meta.get("published")), labelled("source", meta.get("source")))
+    return _join([f"# {md_escape(meta['title'])}" if meta.get("title") else None, identity or None,
+                  labelled("Authors:", ", ".join(str(a) for a in authors)), _line(meta.get("abstract")),
+                  result.get("note") or None, available_at(list(result.get("available_at") or []))])

@@ -11,7 +11,7 @@ import argparse
 from typing import Any
 
 from pwc.errors import ResponseError
-from pwc.leaderboard import merge_evaluations, metric_summary
+from pwc.leaderboard import merge_evaluations, metric_summary, model_label
 from pwc.markdown import md_table
 from pwc.references import resolve_paper
 from pwc.render import Output, absolute_url, clean_cell, md_escape, open_cell, paper_url, result_list, result_total
@@ -105,9 +105,7 @@ def evaluation_lines(rows: list[dict[str, Any]]) -> list[str]:
         return [*lines, "No evaluations found."]
     table = []
     for row in rows:
-        model = row.get("model_name") or ""
-        if row.get("harness"):
-            model = f"{model} ({row['harness']})"
+        model = model_label(row)
         url = row.get("result_url") or row.get("source_url")
         source = (f"[source](<{absolute_url(str(url)).replace('>', '%3E').replace('|', '%7C')}>)"
                   if url else "—")
