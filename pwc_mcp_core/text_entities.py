@@ -10,23 +10,17 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from pwc.errors import ResponseError
 from pwc.markdown import md_cell, md_table
 from pwc.render import md_escape, result_list
-from pwc_mcp_core.text_papers import evaluation_table, facts, labelled, next_page_line, references, shown_slug
+from pwc_mcp_core.text_papers import (evaluation_table, facts, join_lines, labelled, next_page_line, one_line,
+                                      references, shown_slug)
 
 __all__ = ["benchmark_list_text", "benchmark_text", "method_text", "query_text", "task_text"]
 
 
-def _join(lines: Sequence[str | None]) -> str:
-    return "\n".join(line for line in lines if line is not None)
-
-
-def _line(value: Any) -> str | None:
-    return " ".join(str(value).replace("\r", "").split("\n")) if value not in (None, "") else None
-
-
 def _identity(item: dict[str, Any]) -> str:
-    """``id N · `slug```: the handles an agent passes back (slug only when it differs from the id)."""
+    """``id N; slug S``: the handles an agent passes back (the slug only when the name does not imply it)."""
     return facts(labelled("id", item.get("id")), labelled("slug", shown_slug(item)))
 
 
@@ -50,12 +44,12 @@ def task_text(task: dict[str, Any]) -> str:
     lines = [f"# {md_escape(task.get('name'))}",
              facts(_identity(task), labelled("area", f"{area['name']} (id {area['id']})" if area.get("name") else None),
                    labelled("papers", task.get("paper_count"))),
-             _line(task.get("description")),
+             one_line(task.get("description")),
              labelled("Parents:", references(task.get("parents") or [])),
              labelled("Subtasks:", references(task.get("children") or []))]
     if benchmarks:
         lines += [f"## Benchmarks ({len(benchmarks)})", *_benchmark_rows(benchmarks)]
-    return _join(lines)
+    return join_lines(lines)
 
 
 def method_text(method: dict[str, Any]) -> str:
@@ -66,11 +60,11 @@ def method_text(method: dict[str, Any]) -> str:
     paper = f"Source paper {method['source_paper_id']}:" if method.get("source_paper_id") else "Source:"
     title = f"# {md_escape(method.get('name'))}" + (f" ({md_escape(full)})" if full and full != method.get("name")
                                                      else "")
-    return _join([title,
+    return join_lines([title,
                   facts(_identity(method), labelled("area", method.get("area")),
                         labelled("introduced", method.get("introduced_year")),
                         labelled("papers", method.get("paper_count"))),
-                  _line(method.get("description")), labelled(paper, source or None)])
+                  one_line(method.get("description")), labelled(paper, source or None)])
 
 
 def benchmark_text(result: dict[str, Any]) -> str:
@@ -86,18 +80,18 @@ def benchmark_text(result: dict[str, Any]) -> str:
                                                      else ""),
              facts(_identity(bench), labelled("split", bench.get("split")),
                    labelled("papers", bench.get("paper_count")), bench.get("hf_url")),
-             _line(bench.get("description")),
+             one_line(bench.get("description")),
              f"{count} evaluation rows" + (f", {matched} matching" if matched is not None and matched != count else "")
              + f"; page {result.get('page')}: {len(rows)} rows. Ranks are task-scoped (not comparable across tasks).",
              labelled("Metric directions:", directions),
              labelled("Note:", result.get("metric_note")),
              next_page_line(result.get("next_page"))]
-    return _join(lines + (evaluation_table(rows, with_paper=True, with_benchmark=False) if rows else []))
+    return join_lines(lines + (evaluation_table(rows, with_paper=True, with_benchmark=False) if rows else []))
 
 
 def benchmark_list_text(items: list[dict[str, Any]], next_page: int | None, notes: list[str]) -> str:
     """Text of ``list_benchmarks``: the benchmark table, notes and ``next_page``."""
-    return _join([f"{len(items)} benchmarks. Pass a slug to get_benchmark.",
+    return join_lines([f"{len(items)} benchmarks. Pass a slug to get_benchmark.",
                   *(f"Note: {note}" for note in notes), next_page_line(next_page),
                   *(_benchmark_rows(items) if items else [])])
 
@@ -112,12 +106,17 @@ def _count_line(payload: Any, rows: list[dict[str, Any]], noun: str) -> str:
 
 
 def _table(payload: Any, noun: str, columns: Sequence[tuple[str, Callable[[dict], Any]]]) -> str:
+    """A list payload as ``N of M nouns.``, the next page and one table row per result.
+
+    Raises:
+        ResponseError: the payload holds no result list.
+    """
     rows = result_list(payload)
     next_page = payload.get("next_page") if isinstance(payload, dict) else None
     body = md_table([name for name, _ in columns], [[md_cell(get(row)) for _, get in columns] for row in rows],
                     drop_empty=True, compact=True) if rows else []
-    return _join([_count_line(payload, rows, noun), next_page_line(next_page if isinstance(next_page, int) else None),
-                  *body])
+    following = next_page if isinstance(next_page, int) and not isinstance(next_page, bool) else None
+    return join_lines([_count_line(payload, rows, noun), next_page_line(following), *body])
 
 
 def _key(name: str) -> Callable[[dict], Any]:
@@ -137,36 +136,36 @@ def _grouped_tasks(payload: Any) -> str:
         ident = f" (id {area['id']})" if area.get("id") else ""
         lines.append(f"## {md_escape(area.get('name') or 'Uncategorized')}{ident}")
         lines += [_grouped_task(t) for t in area.get("tasks") or [] if isinstance(t, dict)] or ["- None"]
-    return _join(lines)
+    return join_lines(lines)
 
 
 def _conference(item: dict[str, Any]) -> str:
     dates = "–".join(str(d) for d in (item.get("start_date"), item.get("end_date")) if d)
     venue = ", ".join(str(v) for v in (item.get("venue"), item.get("location")) if v)
-    return _join([f"# {md_escape(item.get('name'))}",
+    return join_lines([f"# {md_escape(item.get('name'))}",
                   facts(_identity(item), item.get("year"), labelled("papers", item.get("paper_count")),
                         labelled("tier", str(item["tier"]).upper() if item.get("tier") else None), dates, venue),
-                  _line(item.get("description")), facts(item.get("url"), item.get("hf_url")) or None])
+                  one_line(item.get("description")), facts(item.get("url"), item.get("hf_url")) or None])
 
 
 def _organization(item: dict[str, Any]) -> str:
     years = "–".join(str(y) for y in (item.get("first_paper_year"), item.get("latest_paper_year")) if y is not None)
-    return _join([f"# {md_escape(item.get('name'))}",
+    return join_lines([f"# {md_escape(item.get('name'))}",
                   facts(_identity(item), labelled("papers", item.get("paper_count")),
                         labelled("trending rank", item.get("trending_rank")),
                         "featured" if item.get("is_featured") is True else None, labelled("paper years", years)),
-                  _line(item.get("description")),
+                  one_line(item.get("description")),
                   facts(item.get("website_url"), item.get("github_url"), item.get("hf_url")) or None])
 
 
 def _framework(item: dict[str, Any]) -> str:
     platforms = ", ".join(str(p) for p in item.get("platforms") or [])
     arxiv = item.get("introducing_paper_arxiv_id")
-    return _join([f"# {md_escape(item.get('name'))}",
+    return join_lines([f"# {md_escape(item.get('name'))}",
                   facts(_identity(item), item.get("domain_name") or item.get("domain_slug"),
                         item.get("category_name") or item.get("category_slug"), item.get("organization_name"),
                         labelled("papers", item.get("paper_count"))),
-                  _line(item.get("description")), labelled("When to use:", _line(item.get("when_to_use"))),
+                  one_line(item.get("description")), labelled("When to use:", one_line(item.get("when_to_use"))),
                   labelled("Platforms:", platforms), labelled("Introducing paper: arXiv", arxiv),
                   facts(item.get("github_url"), item.get("docs_url")) or None])
 
@@ -210,7 +209,7 @@ def query_text(tool: str, payload: Any) -> str:
         noun, columns = _LISTS[tool]
         try:
             return _table(payload, noun, columns)
-        except Exception:  # noqa: BLE001 - an unexpected shape still gets a text, never a failure
+        except ResponseError:  # not a list payload: the generic text below, never a failed call
             pass
     name = payload.get("name") if isinstance(payload, dict) else None
     return f"# {md_escape(name)}" if name else "Result in structuredContent.data."

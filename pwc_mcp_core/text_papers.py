@@ -24,23 +24,28 @@ from pwc.render import md_escape
 
 __all__ = [
     "available_at",
+    "derived_slug",
     "evaluation_table",
+    "evaluations_text",
     "facts",
+    "join_lines",
+    "labelled",
     "lineage_text",
     "next_page_line",
+    "one_line",
     "paper_info_text",
     "paper_list_text",
+    "paper_rows",
     "public_paper_text",
     "read_paper_text",
-    "derived_slug",
     "references",
     "shown_slug",
 ]
 
 
 def facts(*parts: Any) -> str:
-    """The non-empty parts joined with `` · `` (one line of labelled facts)."""
-    return "; ".join(str(part) for part in parts if part not in (None, "", [], False))
+    """The non-empty parts joined with ``; `` (one line of labelled facts)."""
+    return "; ".join(str(part) for part in parts if part is not None and part is not False and part not in ("", []))
 
 
 def labelled(label: str, value: Any) -> str | None:
@@ -74,11 +79,13 @@ def references(items: Iterable[dict[str, Any]]) -> str:
     return "; ".join(out)
 
 
-def _join(lines: Iterable[str | None]) -> str:
+def join_lines(lines: Iterable[str | None]) -> str:
+    """The lines that are not None, newline-joined."""
     return "\n".join(line for line in lines if line is not None)
 
 
-def _line(value: Any) -> str | None:
+def one_line(value: Any) -> str | None:
+    """A free-text value on one line (CR dropped, newlines as spaces); None when missing."""
     return " ".join(str(value).replace("\r", "").split("\n")) if value not in (None, "") else None
 
 
@@ -119,7 +126,7 @@ def paper_rows(items: list[dict[str, Any]]) -> list[str]:
 def paper_list_text(items: list[dict[str, Any]], next_page: int | None, note: str | None = None) -> str:
     """Text of a paper page (search, list, recent, trending, related)."""
     head = f"{len(items)} papers." + (f" {note}" if note else "")
-    return _join([head, next_page_line(next_page), *(paper_rows(items) if items else [])])
+    return join_lines([head, next_page_line(next_page), *(paper_rows(items) if items else [])])
 
 
 # ---------------------------------------------------------------- evaluations
@@ -184,7 +191,7 @@ def evaluations_text(paper: str, count: int, page: int, next_page: int | None, r
     head = f"# Evaluations of {title}" if first else f"# Evaluations of {md_escape(paper)}"
     lines = [head, f"{count} evaluation rows; {len(rows)} on page {page}. Ranks are task-scoped.",
              next_page_line(next_page)]
-    return _join(lines + (evaluation_table(rows, with_paper=False, with_benchmark=True) if rows else []))
+    return join_lines(lines + (evaluation_table(rows, with_paper=False, with_benchmark=True) if rows else []))
 
 
 # ---------------------------------------------------------------- paper detail
@@ -232,12 +239,12 @@ def paper_info_text(paper: dict[str, Any], evaluation_count: int | None, evaluat
     if evaluations is not None:
         lines.append(f"## Evaluations ({evaluation_count})")
         lines += evaluation_table(evaluations, with_paper=False, with_benchmark=True) if evaluations else ["None."]
-    return _join(lines)
+    return join_lines(lines)
 
 
 def public_paper_text(paper: dict[str, Any], note: str, links: list[dict[str, Any]]) -> str:
     """Text of a paper outside the catalog: its public metadata, the note and the links to cite."""
-    return _join([paper_info_text(paper, None, None, in_catalog=False), note, available_at(links)])
+    return join_lines([paper_info_text(paper, None, None, in_catalog=False), note, available_at(links)])
 
 
 def available_at(links: list[dict[str, Any]]) -> str | None:
@@ -266,7 +273,7 @@ def lineage_text(fields: dict[str, Any]) -> str:
         lines.append(f"## {name} ({len(items)})")
         lines += [_lineage_item(item) for item in items] or ["- None recorded"]
     lines.append("Explicit catalog links only: an empty list does not mean none exist.")
-    return _join(lines)
+    return join_lines(lines)
 
 
 # ---------------------------------------------------------------- read_paper
@@ -292,6 +299,6 @@ def _public_read_text(result: dict[str, Any]) -> str:
     authors = meta.get("authors") if isinstance(meta.get("authors"), list) else []
     identity = facts(labelled("arXiv", meta.get("arxiv_id")), labelled("DOI", meta.get("doi")),
                      labelled("published", meta.get("published")), labelled("source", meta.get("source")))
-    return _join([f"# {md_escape(meta['title'])}" if meta.get("title") else None, identity or None,
-                  labelled("Authors:", ", ".join(str(a) for a in authors)), _line(meta.get("abstract")),
+    return join_lines([f"# {md_escape(meta['title'])}" if meta.get("title") else None, identity or None,
+                  labelled("Authors:", ", ".join(str(a) for a in authors)), one_line(meta.get("abstract")),
                   result.get("note") or None, available_at(list(result.get("available_at") or []))])
