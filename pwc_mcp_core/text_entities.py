@@ -2,7 +2,9 @@
 :mod:`pwc_mcp_core.text_papers`, same rules: every fact of the projections, compact Markdown).
 
 Tools without typed projections (conferences, organizations, frameworks, task and
-method lists) render their CLI payload: the facts of ``data`` itself.
+method lists) render their CLI payload: the facts of ``data`` itself, with the CLI's
+own table builders and field formatters (:mod:`pwc.commands.entities`) where the CLI
+shows the same columns.
 """
 
 from __future__ import annotations
@@ -10,6 +12,8 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from pwc.commands.entities import (conference_dates, conference_tier, conference_venue, framework_platforms,
+                                   framework_table, organization_table, paper_years)
 from pwc.errors import ResponseError
 from pwc.markdown import md_cell, md_table
 from pwc.render import md_escape, result_list
@@ -105,7 +109,7 @@ def _count_line(payload: Any, rows: list[dict[str, Any]], noun: str) -> str:
     return f"{len(rows)}{total} {noun}."
 
 
-def _table(payload: Any, noun: str, columns: Sequence[tuple[str, Callable[[dict], Any]]]) -> str:
+def _table(payload: Any, noun: str, table: Callable[[Any], tuple[list[str], list[list]]]) -> str:
     """A list payload as ``N of M nouns.``, the next page and one table row per result.
 
     Raises:
@@ -113,7 +117,8 @@ def _table(payload: Any, noun: str, columns: Sequence[tuple[str, Callable[[dict]
     """
     rows = result_list(payload)
     next_page = payload.get("next_page") if isinstance(payload, dict) else None
-    body = md_table([name for name, _ in columns], [[md_cell(get(row)) for _, get in columns] for row in rows],
+    headers, cells = table(payload)
+    body = md_table(headers, [[md_cell(cell) for cell in row] for row in cells],
                     drop_empty=True, compact=True) if rows else []
     following = next_page if isinstance(next_page, int) and not isinstance(next_page, bool) else None
     return join_lines([_count_line(payload, rows, noun), next_page_line(following), *body])
@@ -140,61 +145,60 @@ def _grouped_tasks(payload: Any) -> str:
 
 
 def _conference(item: dict[str, Any]) -> str:
-    dates = "–".join(str(d) for d in (item.get("start_date"), item.get("end_date")) if d)
-    venue = ", ".join(str(v) for v in (item.get("venue"), item.get("location")) if v)
     return join_lines([f"# {md_escape(item.get('name'))}",
-                  facts(_identity(item), item.get("year"), labelled("papers", item.get("paper_count")),
-                        labelled("tier", str(item["tier"]).upper() if item.get("tier") else None), dates, venue),
-                  one_line(item.get("description")), facts(item.get("url"), item.get("hf_url")) or None])
+                       facts(_identity(item), item.get("year"), labelled("papers", item.get("paper_count")),
+                             labelled("tier", conference_tier(item)), conference_dates(item), conference_venue(item)),
+                       one_line(item.get("description")), facts(item.get("url"), item.get("hf_url")) or None])
 
 
 def _organization(item: dict[str, Any]) -> str:
-    years = "–".join(str(y) for y in (item.get("first_paper_year"), item.get("latest_paper_year")) if y is not None)
     return join_lines([f"# {md_escape(item.get('name'))}",
-                  facts(_identity(item), labelled("papers", item.get("paper_count")),
-                        labelled("trending rank", item.get("trending_rank")),
-                        "featured" if item.get("is_featured") is True else None, labelled("paper years", years)),
-                  one_line(item.get("description")),
-                  facts(item.get("website_url"), item.get("github_url"), item.get("hf_url")) or None])
+                       facts(_identity(item), labelled("papers", item.get("paper_count")),
+                             labelled("trending rank", item.get("trending_rank")),
+                             "featured" if item.get("is_featured") is True else None,
+                             labelled("paper years", paper_years(item))),
+                       one_line(item.get("description")),
+                       facts(item.get("website_url"), item.get("github_url"), item.get("hf_url")) or None])
 
 
 def _framework(item: dict[str, Any]) -> str:
-    platforms = ", ".join(str(p) for p in item.get("platforms") or [])
-    arxiv = item.get("introducing_paper_arxiv_id")
     return join_lines([f"# {md_escape(item.get('name'))}",
-                  facts(_identity(item), item.get("domain_name") or item.get("domain_slug"),
-                        item.get("category_name") or item.get("category_slug"), item.get("organization_name"),
-                        labelled("papers", item.get("paper_count"))),
-                  one_line(item.get("description")), labelled("When to use:", one_line(item.get("when_to_use"))),
-                  labelled("Platforms:", platforms), labelled("Introducing paper: arXiv", arxiv),
-                  facts(item.get("github_url"), item.get("docs_url")) or None])
+                       facts(_identity(item), item.get("domain_name") or item.get("domain_slug"),
+                             item.get("category_name") or item.get("category_slug"), item.get("organization_name"),
+                             labelled("papers", item.get("paper_count"))),
+                       one_line(item.get("description")),
+                       labelled("When to use:", one_line(item.get("when_to_use"))),
+                       labelled("Platforms:", framework_platforms(item)),
+                       labelled("Introducing paper: arXiv", item.get("introducing_paper_arxiv_id")),
+                       facts(item.get("github_url"), item.get("docs_url")) or None])
+
+
+def _columns(spec: Sequence[tuple[str, Callable[[dict], Any]]]) -> Callable[[Any], tuple[list[str], list[list]]]:
+    """A table builder from ``(header, getter)`` pairs, shaped like the CLI's ``*_table`` functions."""
+    return lambda payload: ([name for name, _ in spec], [[get(row) for _, get in spec] for row in result_list(payload)])
 
 
 _DETAILS: dict[str, Callable[[dict[str, Any]], str]] = {
     "get_conference": _conference, "get_organization": _organization, "get_framework": _framework,
 }
-_LISTS: dict[str, tuple[str, Sequence[tuple[str, Callable[[dict], Any]]]]] = {
-    "list_tasks": ("tasks", [("id", _key("id")), ("slug", _key("slug")), ("name", _key("name")),
-                             ("area id", _key("area_id")), ("level", _key("level")), ("papers", _key("paper_count")),
-                             ("benchmarks", _key("benchmark_count")), ("evals", _key("evaluation_count"))]),
-    "list_methods": ("methods", [("id", _key("id")), ("slug", _key("slug")), ("name", _key("name")),
-                                 ("full name", lambda m: m.get("full_name") if m.get("full_name") != m.get("name")
-                                  else None), ("area id", _key("area_id")),
-                                 ("introduced", _key("introduced_year")), ("papers", _key("paper_count"))]),
-    "list_conferences": ("conferences", [("id", _key("id")), ("slug", _key("slug")), ("name", _key("name")),
-                                         ("year", _key("year")), ("papers", _key("paper_count")),
-                                         ("tier", lambda c: str(c["tier"]).upper() if c.get("tier") else None),
-                                         ("dates", lambda c: "–".join(str(d) for d in (c.get("start_date"),
-                                                                                      c.get("end_date")) if d)),
-                                         ("location", _key("location"))]),
-    "list_organizations": ("organizations", [("id", _key("id")), ("slug", _key("slug")), ("name", _key("name")),
-                                             ("papers", _key("paper_count")),
-                                             ("featured", lambda o: "yes" if o.get("is_featured") else "no"),
-                                             ("trending rank", _key("trending_rank"))]),
-    "list_frameworks": ("frameworks", [("id", _key("id")), ("slug", _key("slug")), ("name", _key("name")),
-                                       ("domain", _key("domain_slug")), ("category", _key("category_slug")),
-                                       ("platforms", lambda f: ", ".join(str(p) for p in f.get("platforms") or [])),
-                                       ("papers", _key("paper_count"))]),
+_LISTS: dict[str, tuple[str, Callable[[Any], tuple[list[str], list[list]]]]] = {
+    # The CLI's task and method tables name the area from a lookup the payload lacks: the area ID here.
+    "list_tasks": ("tasks", _columns([("id", _key("id")), ("slug", _key("slug")), ("name", _key("name")),
+                                      ("area id", _key("area_id")), ("level", _key("level")),
+                                      ("papers", _key("paper_count")), ("benchmarks", _key("benchmark_count")),
+                                      ("evals", _key("evaluation_count"))])),
+    "list_methods": ("methods", _columns([("id", _key("id")), ("slug", _key("slug")), ("name", _key("name")),
+                                          ("full name", lambda m: m.get("full_name")
+                                           if m.get("full_name") != m.get("name") else None),
+                                          ("area id", _key("area_id")), ("introduced", _key("introduced_year")),
+                                          ("papers", _key("paper_count"))])),
+    # The CLI's conference table has no id column; the text keeps the ID.
+    "list_conferences": ("conferences", _columns([("id", _key("id")), ("slug", _key("slug")), ("name", _key("name")),
+                                                  ("year", _key("year")), ("papers", _key("paper_count")),
+                                                  ("tier", conference_tier), ("dates", conference_dates),
+                                                  ("location", _key("location"))])),
+    "list_organizations": ("organizations", organization_table),
+    "list_frameworks": ("frameworks", framework_table),
 }
 
 
@@ -206,9 +210,9 @@ def query_text(tool: str, payload: Any) -> str:
             isinstance(area, dict) and "tasks" in area for area in payload.get("results") or []):
         return _grouped_tasks(payload)
     if tool in _LISTS:
-        noun, columns = _LISTS[tool]
+        noun, table = _LISTS[tool]
         try:
-            return _table(payload, noun, columns)
+            return _table(payload, noun, table)
         except ResponseError:  # not a list payload: the generic text below, never a failed call
             pass
     name = payload.get("name") if isinstance(payload, dict) else None
