@@ -58,8 +58,8 @@ def paper_info(payload: Any, arguments: dict[str, Any], _notes: list[str]) -> tu
         evaluations = [paper_evaluation(row) for row in rows]
         count = whole(paper["evaluations"].get("count"))
         count = len(rows) if count is None else count
-    text_ = paper_info_text(detail, count, evaluations, _frameworks(paper))
-    return _envelope(payload, paper=detail, evaluation_count=count, evaluations=evaluations), text_
+    rendered = paper_info_text(detail, count, evaluations, _frameworks(paper))
+    return _envelope(payload, paper=detail, evaluation_count=count, evaluations=evaluations), rendered
 
 
 def public_paper_result(reference: str, record: dict[str, Any]) -> tuple[dict, str]:

@@ -186,9 +186,7 @@ def evaluation_table(rows: list[dict[str, Any]], *, with_paper: bool, with_bench
 
 def evaluations_text(paper: str, count: int, page: int, next_page: int | None, rows: list[dict[str, Any]]) -> str:
     """Text of ``get_paper_evaluations``: the paper once, then its rows (paper columns left out)."""
-    first = rows[0] if rows else {}
-    title = _paper({**first, "paper_id": first.get("paper_id")}) if first else md_escape(paper)
-    head = f"# Evaluations of {title}" if first else f"# Evaluations of {md_escape(paper)}"
+    head = f"# Evaluations of {(_paper(rows[0]) if rows else '') or md_escape(paper)}"
     lines = [head, f"{count} evaluation rows; {len(rows)} on page {page}. Ranks are task-scoped.",
              next_page_line(next_page)]
     return join_lines(lines + (evaluation_table(rows, with_paper=False, with_benchmark=True) if rows else []))
