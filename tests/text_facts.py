@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from pwc.leaderboard import parameters_cell
+from pwc.leaderboard import model_label, parameters_cell
 
 __all__ = ["TOOL_CALLS", "expected_facts", "expected_pairs", "missing_facts", "plain"]
 
@@ -57,7 +57,7 @@ def _paper_facts(facts: list[str], paper: dict[str, Any]) -> None:
 
 
 def _evaluation_facts(facts: list[str], row: dict[str, Any]) -> None:
-    _add(facts, row.get("id"), row.get("model_name"), row.get("split"), row.get("shots"))
+    _add(facts, row.get("id"), model_label(row), row.get("split"), row.get("shots"), row.get("evaluation_protocol"))
     for name, value in (row.get("metrics") or {}).items():
         facts.append(f"{name}: {value}")
     for scope in row.get("rank_scopes") or []:
