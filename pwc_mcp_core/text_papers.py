@@ -35,7 +35,7 @@ __all__ = [
     "one_line",
     "paper_info_text",
     "paper_list_text",
-    "paper_rows",
+    "paper_summary_table",
     "public_paper_text",
     "read_paper_text",
     "references",
@@ -107,7 +107,7 @@ def _arxiv_pdf(item: dict[str, Any]) -> bool:
     return bool(arxiv) and item.get("pdf_url") in (f"https://arxiv.org/pdf/{arxiv}", None)
 
 
-def paper_rows(items: list[dict[str, Any]]) -> list[str]:
+def paper_summary_table(items: list[dict[str, Any]]) -> list[str]:
     """The ``PaperSummary`` table: id, arXiv, title, authors, published, citations, code repositories
     (``N official`` when one is official) and a URL column only for URLs that are not the arXiv page."""
     urls = any(not _arxiv_url(item) and item.get("url") for item in items)
@@ -126,7 +126,7 @@ def paper_rows(items: list[dict[str, Any]]) -> list[str]:
 def paper_list_text(items: list[dict[str, Any]], next_page: int | None, note: str | None = None) -> str:
     """Text of a paper page (search, list, recent, trending, related)."""
     head = f"{len(items)} papers." + (f" {note}" if note else "")
-    return join_lines([head, next_page_line(next_page), *(paper_rows(items) if items else [])])
+    return join_lines([head, next_page_line(next_page), *(paper_summary_table(items) if items else [])])
 
 
 # ---------------------------------------------------------------- evaluations

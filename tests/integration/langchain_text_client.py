@@ -2,7 +2,7 @@
 
 Run in its own environment (the adapters pin their own ``mcp``)::
 
-    uv run --no-project --isolated --with langchain-mcp-adapters python langchain_text_client.py URL < calls.json
+    uv run --no-project --isolated --with langchain-mcp-adapters==0.3.2 python langchain_text_client.py URL < calls.json
 
 ``calls.json`` maps tool name → arguments. Prints one JSON object: tool name →
 ``{"text": <the ToolMessage content as text>, "structured": <its artifact's

@@ -87,6 +87,7 @@ def test_a_text_first_agent_reads_the_whole_paper_by_the_cursor_in_the_text(serv
 
 
 LANGCHAIN_CLIENT = Path(__file__).with_name("langchain_text_client.py")
+LANGCHAIN_ADAPTERS = "langchain-mcp-adapters==0.3.2"  # pinned: its ToolMessage shape is what is tested
 
 
 @pytest.mark.slow
@@ -96,7 +97,7 @@ def test_the_same_facts_reach_a_langchain_agent_through_its_tool_messages(server
     if uv is None:
         pytest.skip("uv is not installed; it builds the isolated langchain-mcp-adapters environment")
     completed = subprocess.run(
-        [uv, "run", "--no-project", "--isolated", "--with", "langchain-mcp-adapters", "python",
+        [uv, "run", "--no-project", "--isolated", "--with", LANGCHAIN_ADAPTERS, "python",
          str(LANGCHAIN_CLIENT), server.mcp_url],
         input=json.dumps(TOOL_CALLS), capture_output=True, text=True, timeout=300, cwd=LANGCHAIN_CLIENT.parent)
     assert completed.returncode == 0, completed.stderr[-4000:]
