@@ -64,11 +64,12 @@ def method_text(method: dict[str, Any]) -> str:
     paper = f"Source paper {method['source_paper_id']}:" if method.get("source_paper_id") else "Source:"
     title = f"# {md_escape(method.get('name'))}" + (f" ({md_escape(full)})" if full and full != method.get("name")
                                                      else "")
+    source_line = f"{paper} {source}" if source else (paper.rstrip(":") if method.get("source_paper_id") else None)
     return join_lines([title,
-                  facts(_identity(method), labelled("area", method.get("area")),
-                        labelled("introduced", method.get("introduced_year")),
-                        labelled("papers", method.get("paper_count"))),
-                  one_line(method.get("description")), labelled(paper, source or None)])
+                       facts(_identity(method), labelled("area", method.get("area")),
+                             labelled("introduced", method.get("introduced_year")),
+                             labelled("papers", method.get("paper_count"))),
+                       one_line(method.get("description")), source_line])
 
 
 def benchmark_text(result: dict[str, Any]) -> str:
@@ -96,8 +97,8 @@ def benchmark_text(result: dict[str, Any]) -> str:
 def benchmark_list_text(items: list[dict[str, Any]], next_page: int | None, notes: list[str]) -> str:
     """Text of ``list_benchmarks``: the benchmark table, notes and ``next_page``."""
     return join_lines([f"{len(items)} benchmarks. Pass a slug to get_benchmark.",
-                  *(f"Note: {note}" for note in notes), next_page_line(next_page),
-                  *(_benchmark_rows(items) if items else [])])
+                       *(f"Note: {note}" for note in notes), next_page_line(next_page),
+                       *(_benchmark_rows(items) if items else [])])
 
 
 # ---------------------------------------------------------------- CLI payloads (no typed projection)

@@ -298,5 +298,5 @@ def _public_read_text(result: dict[str, Any]) -> str:
     identity = facts(labelled("arXiv", meta.get("arxiv_id")), labelled("DOI", meta.get("doi")),
                      labelled("published", meta.get("published")), labelled("source", meta.get("source")))
     return join_lines([f"# {md_escape(meta['title'])}" if meta.get("title") else None, identity or None,
-                  labelled("Authors:", ", ".join(str(a) for a in authors)), one_line(meta.get("abstract")),
-                  result.get("note") or None, available_at(list(result.get("available_at") or []))])
+                       labelled("Authors:", ", ".join(str(a) for a in authors)), one_line(meta.get("abstract")),
+                       result.get("note") or None, available_at(list(result.get("available_at") or []))])
