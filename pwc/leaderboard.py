@@ -26,7 +26,7 @@ from pwc.render import EM_DASH, result_list, result_total
 
 __all__ = [
     "MetricSelection", "PAGE_SIZE", "SCAN_LIMIT", "check_parameter_limit", "fetch_leaderboard",
-    "merge_evaluations", "metric_summary", "metric_value", "parameters_cell", "parse_metric_list",
+    "merge_evaluations", "metric_summary", "metric_value", "model_label", "parameters_cell", "parse_metric_list",
     "parse_pareto", "parse_parameter_size", "parse_sort", "parse_threshold", "shot_count",
 ]
 
@@ -289,6 +289,12 @@ def _pareto_front(rows: Sequence[dict], objectives: Sequence[tuple[str, str]]) -
                    for other in vectors)
 
     return [row for row, vec in zip(rows, vectors) if not dominated(vec)]
+
+
+def model_label(row: Mapping[str, Any]) -> str:
+    """The Model cell: ``model_name``, plus `` (harness)`` when the row names an evaluation harness."""
+    model = _text(row.get("model_name"))
+    return f"{model} ({row['harness']})" if row.get("harness") else model
 
 
 def metric_summary(row: Mapping[str, Any]) -> str:

@@ -7,7 +7,7 @@ response body without ``jsonrpc``/``id``: ``b'{"result": ...}'`` or
 call (failures are ``isError`` results); paper references resolved first
 (pwc-mcp.md §5; outside the catalog → public metadata); the CLI command runs
 in-process (``pwc.queries.query``); the payload becomes ``structuredContent``
-(``data`` + typed projections) with a short text fallback. Failures map
+(``data`` + typed projections) and a Markdown text of the same facts. Failures map
 through :mod:`pwc_mcp_core.tool_errors`.
 """
 
@@ -29,6 +29,7 @@ from pwc_mcp_core.cursors import CursorCodec
 from pwc_mcp_core.errors import ResourceError, ToolError
 from pwc_mcp_core.leaderboards import METRIC_SELECTORS, local_page, metric_note, unknown_metric_error
 from pwc_mcp_core.projections_results import public_paper_result, structured
+from pwc_mcp_core.text_papers import available_at, paper_list_text, read_paper_text
 from pwc_mcp_core.tool_errors import INTERNAL_ERROR, error_result, tool_error_text
 from pwc_mcp_core.validation import compile_validators, validate_arguments
 from pwc_mcp_core.version import RESOURCE_READ_TTL_MS, modern_result_extras
@@ -179,7 +180,7 @@ def run_tool(tool: ToolSpec, arguments: dict[str, Any], runtime: Runtime) -> tup
         payload, notes = _leaderboard(tool, options, int(effective.get("page") or 1), runtime)
     else:
         payload = query(tool.command, options, runtime.client)
-    return structured(tool.output, payload, effective, notes)
+    return structured(tool.output, payload, effective, notes, tool.name)
 
 
 def _leaderboard(tool: ToolSpec, options: dict[str, Any], page: int,
@@ -221,23 +222,20 @@ def _outside_catalog(tool: ToolSpec, effective: dict[str, Any], record: dict[str
                         f"{'evaluations' if tool.name == 'get_paper_evaluations' else 'lineage or related papers'} "
                         "for it. Use get_paper_info for its public metadata.")
     payload = query(("search",), {"query": title.strip()[:500], "limit": effective.get("limit")}, runtime.client)
-    content, text = structured("paper_page", payload, {"page": 1, "limit": effective.get("limit")}, [])
+    content, _text = structured("paper_page", payload, {"page": 1, "limit": effective.get("limit")}, [])
     links = [link for link in record.get("available_at") or [] if isinstance(link, dict) and link.get("url")]
     content.update(in_catalog=False, note=note, available_at=links)
-    return content, f"{text} Catalog search for the public title; {note}"
+    cite = available_at(links)
+    return content, paper_list_text(content["items"], content["next_page"],
+                                    f"From a catalog search for the paper's public title. {note}"
+                                    + (f" {cite}" if cite else ""))
 
 
 def _read_paper(arguments: dict[str, Any], runtime: Runtime) -> tuple[dict[str, Any], str]:
     from pwc_mcp_core.reading import read_paper
 
     result = read_paper(arguments, runtime)
-    if result.get("in_catalog") is False:
-        links = "; ".join(f"{link.get('label', 'link')}: {link.get('url')}" for link in result.get("available_at", []))
-        return result, f"{result.get('note', '')}" + (f"\n\nAvailable at: {links}" if links else "")
-    text = result.get("markdown") or ""
-    if result.get("truncated"):
-        text += "\n\n[truncated: call read_paper again with the same paper and cursor=next_cursor]"
-    return result, text
+    return result, read_paper_text(result)
 
 
 def _resource_body(call: Call, runtime: Runtime) -> dict[str, Any]:

@@ -1,9 +1,9 @@
-"""Whole tool results: ``structuredContent`` (envelope + projections) and the short text fallback.
+"""Whole tool results: ``structuredContent`` (envelope + projections) and the text that carries its facts.
 
 ``structured(output, payload, arguments, ...)`` returns ``(structured, text)``
 for one CLI payload. Envelope: ``{"schema_version": "v1", "data": <payload>,
 ...projections}`` (seed: every result carries the CLI payload as ``data``);
-text summaries follow pwc-mcp.md §3.3.
+the text is a compact Markdown rendering of the projections' facts.
 """
 
 from __future__ import annotations
@@ -11,8 +11,11 @@ from __future__ import annotations
 from typing import Any
 
 from pwc_mcp_core.leaderboards import RANKING_NOTE, evaluation, metric_directions, next_page, paper_evaluation
-from pwc_mcp_core.projections import lineage_result, paper_detail, paper_items, payload_rows, text, whole
+from pwc_mcp_core.projections import lineage_result, paper_detail, paper_items, payload_rows, whole
 from pwc_mcp_core.projections_entities import benchmark_items, benchmark_summary, method_detail, task_detail
+from pwc_mcp_core.text_entities import benchmark_list_text, benchmark_text, method_text, query_text, task_text
+from pwc_mcp_core.text_papers import (evaluations_text, lineage_text, paper_info_text, paper_list_text,
+                                      public_paper_text)
 
 __all__ = ["public_paper_result", "structured"]
 
@@ -33,14 +36,16 @@ def _next(payload: Any, page: int | None, limit: int | None) -> int | None:
     return None
 
 
-def _with_next(line: str, next_page_no: int | None) -> str:
-    return f"{line} Next page: {next_page_no}." if next_page_no else line
+def _frameworks(paper: dict) -> dict[str, str]:
+    """Repository URL → framework, from the CLI payload (the projection keeps url and official flag)."""
+    return {repo["url"]: str(repo["framework"]) for repo in paper.get("repositories") or []
+            if isinstance(repo, dict) and isinstance(repo.get("url"), str) and repo.get("framework")}
 
 
 def paper_page(payload: Any, arguments: dict[str, Any], _notes: list[str]) -> tuple[dict, str]:
     items = paper_items(payload)
     nxt = _next(payload, arguments.get("page", 1), arguments.get("limit"))
-    return _envelope(payload, items=items, next_page=nxt), _with_next(f"Found {len(items)} papers.", nxt)
+    return _envelope(payload, items=items, next_page=nxt), paper_list_text(items, nxt)
 
 
 def paper_info(payload: Any, arguments: dict[str, Any], _notes: list[str]) -> tuple[dict, str]:
@@ -53,9 +58,8 @@ def paper_info(payload: Any, arguments: dict[str, Any], _notes: list[str]) -> tu
         evaluations = [paper_evaluation(row) for row in rows]
         count = whole(paper["evaluations"].get("count"))
         count = len(rows) if count is None else count
-    summary = (f"## {detail['title']}\n\n{detail['code_repository_count']} code repositories; "
-               f"returned {len(detail['repositories'])}.")
-    return _envelope(payload, paper=detail, evaluation_count=count, evaluations=evaluations), summary
+    rendered = paper_info_text(detail, count, evaluations, _frameworks(paper))
+    return _envelope(payload, paper=detail, evaluation_count=count, evaluations=evaluations), rendered
 
 
 def public_paper_result(reference: str, record: dict[str, Any]) -> tuple[dict, str]:
@@ -66,8 +70,7 @@ def public_paper_result(reference: str, record: dict[str, Any]) -> tuple[dict, s
     links = [link for link in record.get("available_at") or [] if isinstance(link, dict) and link.get("url")]
     result = _envelope(record, paper=detail, evaluation_count=None, evaluations=None, in_catalog=False,
                        note=note, available_at=links)
-    cite = "; ".join(f"{link.get('label') or 'link'}: {link['url']}" for link in links)
-    return result, f"## {detail['title']}\n\n{note}" + (f"\n\nAvailable at: {cite}" if cite else "")
+    return result, public_paper_text(detail, note, links)
 
 
 def evaluation_page(payload: Any, arguments: dict[str, Any], _notes: list[str]) -> tuple[dict, str]:
@@ -77,30 +80,24 @@ def evaluation_page(payload: Any, arguments: dict[str, Any], _notes: list[str]) 
     count = len(rows) if count is None else count
     page = whole(data.get("page")) or arguments.get("page", 1)
     nxt = _next(data, page, arguments.get("limit"))
-    result = _envelope(payload, paper=str(arguments.get("paper", "")).strip(), evaluation_count=count,
-                       page=page, next_page=nxt, evaluations=rows)
-    return result, _with_next(f"Found {count} evaluation rows; returned {len(rows)} on page {page}.", nxt)
+    paper = str(arguments.get("paper", "")).strip()
+    result = _envelope(payload, paper=paper, evaluation_count=count, page=page, next_page=nxt, evaluations=rows)
+    return result, evaluations_text(paper, count, page, nxt, rows)
 
 
 def lineage(payload: Any, _arguments: dict[str, Any], _notes: list[str]) -> tuple[dict, str]:
     fields = lineage_result(payload)
-    title = fields["paper"]["title"] or fields["paper"]["reference"] or "paper"
-    summary = (f"## Lineage of {title}\n\n{len(fields['predecessors'])} predecessors; "
-               f"{len(fields['successors'])} successors (explicit catalog links only).")
-    return _envelope(payload, **fields), summary
+    return _envelope(payload, **fields), lineage_text(fields)
 
 
 def task(payload: Any, arguments: dict[str, Any], _notes: list[str]) -> tuple[dict, str]:
     detail = task_detail(payload, benchmark_limit=int(arguments.get("benchmark_limit", 10)))
-    papers = detail["paper_count"] if detail["paper_count"] is not None else "unknown"
-    return (_envelope(payload, task=detail),
-            f"## {detail['name']}\n\n{papers} papers; returned {len(detail['benchmarks'])} benchmarks.")
+    return _envelope(payload, task=detail), task_text(detail)
 
 
 def method(payload: Any, _arguments: dict[str, Any], _notes: list[str]) -> tuple[dict, str]:
     detail = method_detail(payload)
-    papers = detail["paper_count"] if detail["paper_count"] is not None else "unknown"
-    return _envelope(payload, method=detail), f"## {detail['name']}\n\n{papers} papers."
+    return _envelope(payload, method=detail), method_text(detail)
 
 
 def benchmark(payload: Any, arguments: dict[str, Any], notes: list[str]) -> tuple[dict, str]:
@@ -115,13 +112,9 @@ def benchmark(payload: Any, arguments: dict[str, Any], notes: list[str]) -> tupl
                        matched_count=whole(data.get("matched_count")), evaluations=rows,
                        metric_directions=metric_directions(rows), page=page, next_page=nxt,
                        ranking_note=RANKING_NOTE)
-    line = (f"## {summary['name']}\n\n{count if count is not None else len(rows)} evaluation rows; "
-            f"returned {len(rows)} models on page {page}. Ranks are task-scoped.")
     if notes:
         result["metric_note"] = notes[0]
-        line = f"{_with_next(line, nxt)} Note: {notes[0]}."
-        return result, line
-    return result, _with_next(line, nxt)
+    return result, benchmark_text(result)
 
 
 def benchmark_page(payload: Any, arguments: dict[str, Any], notes: list[str]) -> tuple[dict, str]:
@@ -129,21 +122,13 @@ def benchmark_page(payload: Any, arguments: dict[str, Any], notes: list[str]) ->
     items = benchmark_items(payload, grouped=grouped)
     nxt = None if grouped else _next(payload, arguments.get("page", 1), arguments.get("limit"))
     result = _envelope(payload, items=items, next_page=nxt)
-    line = _with_next(f"Found {len(items)} benchmarks.", nxt)
     if notes:
         result["notes"] = list(notes)
-        line += "".join(f" Note: {note}." for note in notes)
-    return result, line
+    return result, benchmark_list_text(items, nxt, list(notes))
 
 
-def query(payload: Any, _arguments: dict[str, Any], _notes: list[str]) -> tuple[dict, str]:
-    if isinstance(payload, dict) and isinstance(payload.get("results"), list):
-        count = whole(payload.get("count"))
-        total = f" of {count}" if count is not None else ""
-        return _envelope(payload), f"Returned {len(payload['results'])}{total} results; see structuredContent.data."
-    name = text(payload.get("name")) if isinstance(payload, dict) else None
-    return _envelope(payload), (f"## {name}\n\nDetails in structuredContent.data." if name
-                                else "Result in structuredContent.data.")
+def query(payload: Any, arguments: dict[str, Any], _notes: list[str], tool: str = "") -> tuple[dict, str]:
+    return _envelope(payload), query_text(tool, payload)
 
 
 _BUILDERS = {
@@ -153,10 +138,16 @@ _BUILDERS = {
 }
 
 
-def structured(output: str, payload: Any, arguments: dict[str, Any], notes: list[str]) -> tuple[dict, str]:
+def structured(output: str, payload: Any, arguments: dict[str, Any], notes: list[str],
+               tool: str = "") -> tuple[dict, str]:
     """``(structuredContent, text)`` of a tool whose ``outputSchema`` key is ``output``.
 
     ``arguments`` are the validated MCP arguments (after fall-back plans); ``notes`` the
-    fall-back explanations (``metric_note`` for get_benchmark, ``notes`` for list_benchmarks).
+    fall-back explanations (``metric_note`` for get_benchmark, ``notes`` for list_benchmarks);
+    ``tool`` the tool name (it picks the text of payload-only results). The text is compact
+    Markdown of the same facts as the projections (:mod:`pwc_mcp_core.text_papers`,
+    :mod:`pwc_mcp_core.text_entities`).
     """
+    if output == "query":
+        return query(payload, arguments, notes, tool)
     return _BUILDERS[output](payload, arguments, notes)

@@ -24,9 +24,10 @@ from urllib.parse import quote
 from pwc.cli import int_range
 from pwc.errors import ResponseError, UsageError
 from pwc.leaderboard import (
-    MetricSelection, check_parameter_limit, fetch_leaderboard, merge_evaluations, metric_summary,
+    MetricSelection, check_parameter_limit, fetch_leaderboard, merge_evaluations, metric_summary, model_label,
     parameters_cell, parse_metric_list, parse_pareto, parse_parameter_size, parse_sort, parse_threshold,
 )
+from pwc.markdown import md_table
 from pwc.names import BENCHMARK_FIELDS, find_exact, not_found, resolve_area
 from pwc.render import (
     EM_DASH, Output, clean_cell, counted, entity_link, format_table, heading, md_escape, open_cell,
@@ -118,11 +119,6 @@ def run_benchmark(args: argparse.Namespace, client: Any) -> dict[str, Any]:
             "results": selected[:args.limit]}
 
 
-def _model(row: dict[str, Any]) -> str:
-    model = str(row.get("model_name") or "")
-    return f"{model} ({row['harness']})" if row.get("harness") else model
-
-
 def _md_label(text: Any) -> str:
     return (str(text).replace("\\", "\\\\").replace("[", "\\[").replace("]", "\\]").replace("|", "\\|")
             .replace("\r", " ").replace("\n", " "))
@@ -148,22 +144,21 @@ def render_benchmark(payload: dict[str, Any], args: argparse.Namespace, out: Out
     out.lines(["", summary, ""])
     headers = ["Rank", "Model", "Parameters", "Scores", "Task", "Paper", "Published", "Open"]
     if out.isatty:
-        table = [[row.get("best_rank") if row.get("best_rank") is not None else EM_DASH, _model(row),
+        table = [[row.get("best_rank") if row.get("best_rank") is not None else EM_DASH, model_label(row),
                   parameters_cell(row.get("num_parameters")), metric_summary(row), row.get("task_name") or EM_DASH,
                   f"{row.get('paper_title') or ''} [{row.get('paper_arxiv_id') or row.get('paper_id')}]".lstrip(),
                   row.get("paper_published_date") or EM_DASH, open_cell(row)] for row in rows]
         out.stdout.write(format_table(headers, table, right=("Rank",), aligned=True))
         return
-    out.line("| " + " | ".join(headers) + " |")
-    out.line("| ---: | --- | ---: | --- | --- | --- | --- | :---: |")
+    table = []
     for row in rows:
         ref = row.get("paper_arxiv_id") or row.get("paper_id")
         title = row.get("paper_title") or row.get("paper_arxiv_id") or f"Paper {row.get('paper_id')}"
-        cells = [md_escape(row.get("best_rank")), md_escape(_model(row)), parameters_cell(row.get("num_parameters")),
-                 md_escape(metric_summary(row)), md_escape(row.get("task_name")),
-                 f"[{_md_label(title)}]({site_url('paper', ref)})", md_escape(row.get("paper_published_date")),
-                 open_cell(row)]
-        out.line("| " + " | ".join(cells) + " |")
+        table.append([md_escape(row.get("best_rank")), md_escape(model_label(row)),
+                      parameters_cell(row.get("num_parameters")), md_escape(metric_summary(row)),
+                      md_escape(row.get("task_name")), f"[{_md_label(title)}]({site_url('paper', ref)})",
+                      md_escape(row.get("paper_published_date")), open_cell(row)])
+    out.lines(md_table(headers, table, ["---:", "---", "---:", "---", "---", "---", "---", ":---:"]))
 
 
 # ---------------------------------------------------------------- benchmark list

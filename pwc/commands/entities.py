@@ -16,7 +16,8 @@ from pwc.names import ENTITY_FIELDS, find_exact, not_found
 from pwc.render import Output, entity_link, heading, result_list, site_url, thousands, write_table
 
 __all__ = [
-    "flatten_frameworks", "register",
+    "conference_dates", "conference_tier", "conference_venue", "flatten_frameworks", "framework_platforms",
+    "framework_table", "organization_table", "paper_years", "register",
     "render_conference", "render_conference_list", "render_framework", "render_framework_list",
     "render_organization", "render_organization_list",
     "run_conference", "run_conference_list", "run_framework", "run_framework_list",
@@ -102,17 +103,32 @@ def run_conference(args: argparse.Namespace, client: Any) -> dict[str, Any]:
 def render_conference(item: dict[str, Any], args: argparse.Namespace, out: Output) -> None:
     """Heading, year · papers · tier, dates, venue, description and links (§2.12)."""
     out.line(heading(item.get("name"), out))
+    tier, dates, venue = conference_tier(item), conference_dates(item), conference_venue(item)
     meta = [str(item["year"]) if item.get("year") is not None else None,
             f"{thousands(item['paper_count'])} papers" if item.get("paper_count") is not None else None,
-            f"Tier: {str(item['tier']).upper()}" if item.get("tier") else None]
-    dates = [str(d) for d in (item.get("start_date"), item.get("end_date")) if d]
-    venue = [str(v) for v in (item.get("venue"), item.get("location")) if v]
-    _write_blocks(out, [" · ".join(p for p in meta if p), "Dates: " + " – ".join(dates) if dates else None,
-                        "Venue: " + ", ".join(venue) if venue else None, _text(item.get("description")),
+            f"Tier: {tier}" if tier else None]
+    _write_blocks(out, [" · ".join(p for p in meta if p), f"Dates: {dates}" if dates else None,
+                        f"Venue: {venue}" if venue else None, _text(item.get("description")),
                         _link("Conference website", item.get("url"), out),
                         _link("Hugging Face", item.get("hf_url"), out),
                         entity_link("View conference", site_url("conference", item.get("slug"), item.get("id")),
                                     out)])
+
+
+def conference_tier(item: dict[str, Any]) -> str | None:
+    """The tier in capitals (``A*``), or None."""
+    return str(item["tier"]).upper() if item.get("tier") else None
+
+
+def conference_dates(item: dict[str, Any]) -> str | None:
+    """``start – end`` (either alone when the other is missing), or None."""
+    dates = [str(d) for d in (item.get("start_date"), item.get("end_date")) if d]
+    return " – ".join(dates) or None
+
+
+def conference_venue(item: dict[str, Any]) -> str | None:
+    """``venue, location`` (either alone), or None."""
+    return ", ".join(str(v) for v in (item.get("venue"), item.get("location")) if v) or None
 
 
 def run_conference_list(args: argparse.Namespace, client: Any) -> dict[str, Any]:
@@ -149,12 +165,18 @@ def render_organization(item: dict[str, Any], args: argparse.Namespace, out: Out
     meta = [f"{thousands(item['paper_count'])} papers" if item.get("paper_count") is not None else None,
             f"Trending rank: {item['trending_rank']}" if item.get("trending_rank") is not None else None,
             "Featured" if item.get("is_featured") is True else None]
-    years = [str(y) for y in (item.get("first_paper_year"), item.get("latest_paper_year")) if y is not None]
-    _write_blocks(out, [" · ".join(p for p in meta if p), "Paper years: " + "–".join(years) if years else None,
+    years = paper_years(item)
+    _write_blocks(out, [" · ".join(p for p in meta if p), f"Paper years: {years}" if years else None,
                         _text(item.get("description")), _link("Website", item.get("website_url"), out),
                         _link("GitHub", item.get("github_url"), out), _link("Hugging Face", item.get("hf_url"), out),
                         entity_link("View organization",
                                     site_url("organization", item.get("slug"), item.get("id")), out)])
+
+
+def paper_years(item: dict[str, Any]) -> str | None:
+    """``first–latest`` paper year of an organization (either alone), or None."""
+    years = [str(y) for y in (item.get("first_paper_year"), item.get("latest_paper_year")) if y is not None]
+    return "–".join(years) or None
 
 
 def run_organization_list(args: argparse.Namespace, client: Any) -> Any:
@@ -164,10 +186,14 @@ def run_organization_list(args: argparse.Namespace, client: Any) -> Any:
 
 def render_organization_list(payload: Any, args: argparse.Namespace, out: Output) -> None:
     """Table ``id, slug, name, papers, featured, trend_rank``; never a ``--page`` hint (quirk fix)."""
-    write_table(out, ["id", "slug", "name", "papers", "featured", "trend_rank"],
-                [[o.get("id"), o.get("slug"), o.get("name"), o.get("paper_count"),
-                  "yes" if o.get("is_featured") else "no", o.get("trending_rank")] for o in result_list(payload)],
-                right=("papers", "trend_rank"))
+    write_table(out, *organization_table(payload), right=("papers", "trend_rank"))
+
+
+def organization_table(payload: Any) -> tuple[list[str], list[list[Any]]]:
+    """Headers and rows of the organization table (shared with the MCP text)."""
+    return (["id", "slug", "name", "papers", "featured", "trend_rank"],
+            [[o.get("id"), o.get("slug"), o.get("name"), o.get("paper_count"),
+              "yes" if o.get("is_featured") else "no", o.get("trending_rank")] for o in result_list(payload)])
 
 
 # ---------------------------------------------------------------- frameworks
@@ -205,10 +231,10 @@ def render_framework(item: dict[str, Any], args: argparse.Namespace, out: Output
     meta = [item.get("domain_name"), item.get("category_name"), item.get("organization_name"),
             f"{thousands(item['paper_count'])} papers" if item.get("paper_count") is not None else None]
     arxiv = item.get("introducing_paper_arxiv_id")
-    platforms = [str(p) for p in item.get("platforms") or []]
+    platforms = framework_platforms(item)
     _write_blocks(out, [" · ".join(str(p) for p in meta if p), _text(item.get("description")),
                         f"When to use: {_text(item['when_to_use'])}" if item.get("when_to_use") else None,
-                        "Platforms: " + ", ".join(platforms) if platforms else None,
+                        f"Platforms: {platforms}" if platforms else None,
                         _link("GitHub", item.get("github_url"), out),
                         _link("Documentation", item.get("docs_url"), out),
                         _link(f"Introducing paper {arxiv}", site_url("paper", arxiv), out) if arxiv else None,
@@ -230,7 +256,16 @@ def run_framework_list(args: argparse.Namespace, client: Any) -> dict[str, Any]:
 
 def render_framework_list(payload: dict[str, Any], args: argparse.Namespace, out: Output) -> None:
     """Table ``id, slug, name, domain, category, platforms, papers`` (domain and category slugs)."""
-    write_table(out, ["id", "slug", "name", "domain", "category", "platforms", "papers"],
-                [[f.get("id"), f.get("slug"), f.get("name"), f.get("domain_slug"), f.get("category_slug"),
-                  ", ".join(str(p) for p in f.get("platforms") or []), f.get("paper_count")]
-                 for f in payload["results"]], right=("papers",))
+    write_table(out, *framework_table(payload), right=("papers",))
+
+
+def framework_platforms(item: dict[str, Any]) -> str:
+    """The platforms, comma-separated (empty when none)."""
+    return ", ".join(str(p) for p in item.get("platforms") or [])
+
+
+def framework_table(payload: dict[str, Any]) -> tuple[list[str], list[list[Any]]]:
+    """Headers and rows of the framework table (shared with the MCP text)."""
+    return (["id", "slug", "name", "domain", "category", "platforms", "papers"],
+            [[f.get("id"), f.get("slug"), f.get("name"), f.get("domain_slug"), f.get("category_slug"),
+              framework_platforms(f), f.get("paper_count")] for f in payload["results"]])

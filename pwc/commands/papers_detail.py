@@ -11,7 +11,8 @@ import argparse
 from typing import Any
 
 from pwc.errors import ResponseError
-from pwc.leaderboard import merge_evaluations, metric_summary
+from pwc.leaderboard import merge_evaluations, metric_summary, model_label
+from pwc.markdown import md_table
 from pwc.references import resolve_paper
 from pwc.render import Output, absolute_url, clean_cell, md_escape, open_cell, paper_url, result_list, result_total
 from pwc.transport import quote_ref
@@ -102,19 +103,17 @@ def evaluation_lines(rows: list[dict[str, Any]]) -> list[str]:
     lines = ["", "## Evaluations", ""]
     if not rows:
         return [*lines, "No evaluations found."]
-    lines += ["| Benchmark | Model | Scores | Rank | Task | Open | Source |",
-              "| --- | --- | --- | ---: | --- | :---: | --- |"]
+    table = []
     for row in rows:
-        model = row.get("model_name") or ""
-        if row.get("harness"):
-            model = f"{model} ({row['harness']})"
+        model = model_label(row)
         url = row.get("result_url") or row.get("source_url")
         source = (f"[source](<{absolute_url(str(url)).replace('>', '%3E').replace('|', '%7C')}>)"
                   if url else "—")
         cells = [md_escape(row.get("dataset_name")), md_escape(model), md_escape(metric_summary(row)),
                  md_escape(row.get("best_rank")), md_escape(row.get("task_name")), open_cell(row), source]
-        lines.append("| " + " | ".join(cells) + " |")
-    return lines
+        table.append(cells)
+    return lines + md_table(["Benchmark", "Model", "Scores", "Rank", "Task", "Open", "Source"], table,
+                            ["---", "---", "---", "---:", "---", ":---:", "---"])
 
 
 def _lineage_item(item: dict[str, Any]) -> str:

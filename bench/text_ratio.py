@@ -1,0 +1,207 @@
+"""Text size versus projection size for all 21 tools on the bundled sample catalog.
+
+    uv run python bench/text_ratio.py            # Markdown table on stdout
+    uv run python bench/text_ratio.py --json     # one JSON object per tool
+    uv run python bench/text_ratio.py --write    # also replace `## Text size` in BENCHMARKS.md
+
+Starts ``python -m catalog serve --sample`` on a free loopback port, runs every
+tool once through ``pwc_mcp_core.execution.execute`` (the code a worker runs)
+with realistic arguments, and compares the UTF-8 bytes of the ``content`` text
+with the compact JSON (``separators=(",", ":")``, UTF-8) of the projections the
+text renders: ``structuredContent`` without ``schema_version`` and ``data``; for
+the tools whose result is the CLI payload alone (no typed projection), ``data``.
+Target: text ≤ 70% of that JSON. ``read_paper`` carries its chunk verbatim (the
+text must let an agent read the whole paper) and its ``next_cursor`` verbatim, so
+its whole ratio is ≈1 by design; the table also gives the ratio of everything
+except those two verbatim values on both sides, the part the target applies to.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import socket
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+from typing import Any
+
+REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO))
+
+from pwc_mcp_core.call import Call  # noqa: E402
+from pwc_mcp_core.execution import Runtime, execute  # noqa: E402
+from pwc_mcp_core.settings import CoreSettings  # noqa: E402
+
+TARGET = 0.70
+# One realistic call per tool (the same arguments the end-to-end client test uses).
+TOOL_CALLS: dict[str, dict[str, Any]] = {
+    "search_papers": {"query": "attention transformer", "mode": "keyword", "limit": 3},
+    "get_paper_info": {"paper": "1706.03762"},
+    "get_paper_evaluations": {"paper": "1706.03762", "limit": 5},
+    "read_paper": {"paper": "1706.03762"},
+    "list_papers": {"limit": 5},
+    "list_recent_papers": {"limit": 3},
+    "list_trending_papers": {"limit": 3},
+    "get_related_papers": {"paper": "1706.03762"},
+    "get_paper_lineage": {"paper": "1810.04805"},
+    "get_task": {"task": "image-classification"},
+    "list_tasks": {"limit": 5},
+    "get_method": {"method": "Transformer"},
+    "list_methods": {"limit": 5},
+    "get_conference": {"conference": "NeurIPS 2017"},
+    "list_conferences": {},
+    "get_organization": {"organization": "Google"},
+    "list_organizations": {},
+    "get_framework": {"framework": "PyTorch"},
+    "list_frameworks": {},
+    "get_benchmark": {"benchmark": "ImageNet", "limit": 5},
+    "list_benchmarks": {"limit": 5},
+}
+
+
+def compact(value: Any) -> int:
+    """Bytes of ``value`` as compact UTF-8 JSON."""
+    return len(json.dumps(value, ensure_ascii=False, separators=(",", ":")).encode("utf-8"))
+
+
+def projections(structured: dict[str, Any]) -> Any:
+    """What the text renders: the typed projections, or ``data`` when a tool has none."""
+    rest = {k: v for k, v in structured.items() if k not in ("schema_version", "data", "data_note")}
+    return rest or structured.get("data")
+
+
+def measure(name: str, result: dict[str, Any]) -> dict[str, Any]:
+    """Per-tool byte counts and ratios of one successful result."""
+    text = "".join(block["text"] for block in result["content"] if block.get("type") == "text")
+    projected = projections(result["structuredContent"])
+    row = {"tool": name, "text_bytes": len(text.encode("utf-8")), "projection_bytes": compact(projected)}
+    row["ratio"] = round(row["text_bytes"] / row["projection_bytes"], 3)
+    markdown = projected.get("markdown") if isinstance(projected, dict) else None
+    if name == "read_paper" and isinstance(markdown, str):
+        # The chunk and the cursor are carried byte for byte; the target applies to the rest.
+        verbatim = len(markdown.encode("utf-8")) + len(str(projected.get("next_cursor") or "").encode("utf-8"))
+        rest_text = row["text_bytes"] - verbatim
+        rest_json = compact({k: v for k, v in projected.items() if k not in ("markdown", "next_cursor")})
+        row["without_chunk"] = {"text_bytes": rest_text, "projection_bytes": rest_json,
+                                "ratio": round(rest_text / rest_json, 3)}
+    row["within_target"] = (row.get("without_chunk") or row)["ratio"] <= TARGET
+    return row
+
+
+def run(api_url: str) -> list[dict[str, Any]]:
+    """Every tool once; raises ``RuntimeError`` when a call fails."""
+    runtime = Runtime.build(CoreSettings(api_url=api_url, cursor_keys=("bench-text-ratio-key",)))
+    rows = []
+    for name, arguments in TOOL_CALLS.items():
+        result = json.loads(execute(Call("tools/call", name, arguments), runtime))["result"]
+        if result.get("isError"):
+            raise RuntimeError(f"{name} failed: {result['content'][0]['text']}")
+        rows.append(measure(name, result))
+    return rows
+
+
+def markdown(rows: list[dict[str, Any]]) -> str:
+    """The BENCHMARKS.md table."""
+    lines = ["| tool | text bytes | projection JSON bytes | text ÷ JSON | within 70% |",
+             "| --- | ---: | ---: | ---: | :---: |"]
+    for row in rows:
+        ratio = f"{row['ratio']:.2f}"
+        rest = row.get("without_chunk")
+        if rest:
+            ratio += (f" (without the verbatim chunk and cursor: {rest['text_bytes']} ÷ {rest['projection_bytes']}"
+                      f" = {rest['ratio']:.2f})")
+        lines.append(f"| `{row['tool']}` | {row['text_bytes']:,} | {row['projection_bytes']:,} | {ratio} | "
+                     f"{'yes' if row['within_target'] else 'NO'} |")
+    return "\n".join(lines)
+
+
+SECTION = "## Text size"
+
+
+def section(rows: list[dict[str, Any]]) -> str:
+    """The ``## Text size`` section of BENCHMARKS.md: how it was measured, then the table."""
+    commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=REPO, capture_output=True,
+                            text=True).stdout.strip() or "unknown"
+    passed = sum(row["within_target"] for row in rows)
+    intro = textwrap.fill(
+        f"`uv run python bench/text_ratio.py --write` on commit `{commit}`: every tool once on the bundled sample "
+        "catalog (`python -m catalog serve --sample`) through `execute`, the code a worker runs. *Text bytes*: "
+        "the UTF-8 bytes of the result's `content` text. *Projection JSON bytes*: the compact JSON "
+        "(`separators=(\",\", \":\")`, UTF-8) of what the text renders, i.e. `structuredContent` without "
+        "`schema_version` and `data`, or `data` for tools whose result is the CLI payload alone. Target: at most "
+        "70%. `read_paper` carries its chunk and its `next_cursor` byte for byte (a text-only agent must be able "
+        "to read the whole paper), so its whole ratio is about 1; the target applies to the rest.", width=100)
+    outro = textwrap.fill(
+        f"{passed} of {len(rows)} tools within the target. Byte counts, not time: the same on any machine for the "
+        "same catalog and commit. `tests/integration/test_text_first.py` asserts the bound per tool.", width=100)
+    return "\n".join([SECTION, "", intro, "", markdown(rows), "", outro, ""])
+
+
+def write_section(path: Path, rows: list[dict[str, Any]]) -> None:
+    """Replace (or append) the ``## Text size`` section of ``path``, leaving every other section as it is."""
+    text = path.read_text(encoding="utf-8") if path.exists() else "# Benchmarks\n"
+    parts = re.split(r"(?m)^(?=## )", text)
+    new = section(rows)
+    index = next((i for i, part in enumerate(parts) if part.startswith(SECTION)), len(parts))
+    parts[index:index + 1] = [new]
+    path.write_text("\n\n".join(part.strip("\n") for part in parts if part.strip()) + "\n", encoding="utf-8")
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def _start_catalog() -> tuple[subprocess.Popen, str]:
+    port = _free_port()
+    proc = subprocess.Popen([sys.executable, "-m", "catalog", "serve", "--sample", "--host", "127.0.0.1",
+                             "--port", str(port)], cwd=REPO, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                            env={**os.environ, "PYTHONUNBUFFERED": "1"})
+    api_url = f"http://127.0.0.1:{port}/api/v1"
+    import httpx
+
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            raise RuntimeError("the sample catalog exited before answering")
+        try:
+            if httpx.get(f"{api_url}/tasks/?page=1&page_size=1", timeout=2).status_code == 200:
+                return proc, api_url
+        except httpx.HTTPError:
+            pass
+        time.sleep(0.1)
+    proc.kill()
+    raise RuntimeError("the sample catalog did not answer within 60 s")
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Print the table (or JSON rows); exit 1 when a tool is over the target."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--json", action="store_true", help="one JSON object per tool")
+    parser.add_argument("--api-url", help="use this catalog instead of starting the sample")
+    parser.add_argument("--write", action="store_true", help="replace the `## Text size` section of BENCHMARKS.md")
+    args = parser.parse_args(argv)
+    proc = None
+    api_url = args.api_url
+    if api_url is None:
+        proc, api_url = _start_catalog()
+    try:
+        rows = run(api_url)
+    finally:
+        if proc is not None:
+            proc.terminate()
+            proc.wait(timeout=10)
+    print("\n".join(json.dumps(row) for row in rows) if args.json else markdown(rows))
+    if args.write:
+        write_section(REPO / "BENCHMARKS.md", rows)
+    return 0 if all(row["within_target"] for row in rows) else 1
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
