@@ -111,6 +111,7 @@ class McpServer:
         self._executor = executor
         self.tool_names: frozenset[str] = frozenset(t["name"] for t in tools_result["tools"])
         self._initialize = initialize_bodies()
+
         self._static: dict[str, dict[str, bytes]] = {
             "legacy": legacy_static_bodies(tools_result),
             "modern": modern_static_bodies(tools_result),
@@ -175,6 +176,11 @@ class McpServer:
             return await self._dispatch(era, method, params, id_json, version or LATEST_LEGACY_VERSION)
         except ProtocolError as exc:
             return _error(era, id_json, exc.code, exc.message, exc.data)
+        except Exception as exc:  # noqa: BLE001 - a handler bug still answers the request, content-free
+            # Every params field is type-checked before any lookup (tests/core/test_server_params.py);
+            # this only keeps a future slip from becoming an HTTP 500.
+            logger.error("mcp handler failure type=%s", type(exc).__name__)
+            return _error(era, id_json, INTERNAL_ERROR, "Internal error: the server failed to handle this request")
 
     async def _dispatch(self, era: Era, method: str, params: dict[str, Any], id_json: bytes,
                         protocol: str) -> Reply:
