@@ -63,8 +63,7 @@ def refusal_response(error: str, *, id_json: bytes = b"null", retry_after: int |
                      limit_bytes: int = 2 * 1024 * 1024, close: bool = False) -> web.Response:
     """The JSON-RPC refusal ``error`` (`pwc_mcp_core.refusals`) with its status and ``Retry-After``.
 
-    ``close`` ends the connection after the answer: used when the body was not read, so
-    aiohttp does not spend time draining it.
+    ``close`` ends the connection after the answer (a body that broke off cannot be drained).
     """
     headers = dict(_JSON_HEADERS)
     if retry_after is not None:
@@ -133,14 +132,16 @@ class Admission:
         """Checks 0 and 1: an uncompressed, bounded, complete body, or its refusal (415, 413, 400)."""
         if not identity_encoded(request.headers.get("Content-Encoding")):
             metrics.record_rejection("content_encoding")
-            return refusal_response("unsupported_content_encoding", close=True)
+            # The unread body is drained by aiohttp (raw bytes, never inflated): closing with
+            # it unread would reset the connection under a proxy still sending it.
+            return refusal_response("unsupported_content_encoding")
         try:
             body = await read_bounded_body(request, self.max_body_bytes)
         except BodyIncomplete:
             return refusal_response("request_incomplete", close=True)
         if body is None:
             metrics.record_rejection("too_large")
-            return refusal_response("request_too_large", limit_bytes=self.max_body_bytes, close=True)
+            return refusal_response("request_too_large", limit_bytes=self.max_body_bytes)
         return body
 
     def check_transport_security(self, request: web.Request) -> web.Response | None:

@@ -58,18 +58,18 @@ class LineFormatter(logging.Formatter):
 
 _THIRD_PARTY: Final = ("aiohttp", "asyncio")
 _PLACEHOLDER: Final = re.compile(r"%(?:\([^)]*\))?[-#0 +]*\d*(?:\.\d+)?[diouxXeEfFgGcrsa%]")
-# Exceptions a client causes: malformed HTTP, a body cut short, a connection dropped.
+# Exceptions a client causes: malformed HTTP, a body cut short, a connection dropped. The
+# HTTP server's own ones are matched by name, since this layer does not import it.
 _CLIENT_FAULTS: Final[tuple[type[BaseException], ...]] = (ConnectionError, TimeoutError, asyncio.CancelledError,
                                                           EOFError)
+_CLIENT_FAULT_NAMES: Final = frozenset({"HttpProcessingError", "ClientPayloadError"})
 
 
-def _client_fault_types() -> tuple[type[BaseException], ...]:
-    try:  # aiohttp is a gateway dependency only; workers and stdio log without it
-        from aiohttp import ClientPayloadError
-        from aiohttp.http_exceptions import HttpProcessingError
-    except ImportError:
-        return _CLIENT_FAULTS
-    return (*_CLIENT_FAULTS, HttpProcessingError, ClientPayloadError)
+def _is_client_fault(exc: BaseException) -> bool:
+    if isinstance(exc, _CLIENT_FAULTS):
+        return True
+    return any(cls.__name__ in _CLIENT_FAULT_NAMES and cls.__module__.startswith("aiohttp")
+               for cls in type(exc).__mro__)
 
 
 class ContentFreeFilter(logging.Filter):
@@ -81,10 +81,6 @@ class ContentFreeFilter(logging.Filter):
     records pass unchanged. Always returns True: nothing is dropped, only reduced.
     """
 
-    def __init__(self) -> None:
-        super().__init__()
-        self._client_faults: tuple[type[BaseException], ...] | None = None
-
     def filter(self, record: logging.LogRecord) -> bool:
         if not record.name.startswith(_THIRD_PARTY):
             return True
@@ -94,9 +90,7 @@ class ContentFreeFilter(logging.Filter):
         text = _PLACEHOLDER.sub("-", template.split("\n", 1)[0])[:120]
         exc = record.exc_info[1] if record.exc_info else None
         if exc is not None:
-            if self._client_faults is None:
-                self._client_faults = _client_fault_types()
-            client_fault = isinstance(exc, self._client_faults)
+            client_fault = _is_client_fault(exc)
             text += f" error={type(exc).__name__}"
             if client_fault:
                 record.levelno, record.levelname = logging.INFO, "INFO"
