@@ -57,6 +57,7 @@ class LineFormatter(logging.Formatter):
 
 
 _THIRD_PARTY: Final = ("aiohttp", "asyncio")
+_LEADING_WORDS: Final = re.compile(r"[A-Za-z ,'-]*")
 _PLACEHOLDER: Final = re.compile(r"%(?:\([^)]*\))?[-#0 +]*\d*(?:\.\d+)?[diouxXeEfFgGcrsa%]")
 # Exceptions a client causes: malformed HTTP, a body cut short, a connection dropped. The
 # HTTP server's own ones are matched by name, since this layer does not import it.
@@ -86,7 +87,7 @@ class ContentFreeFilter(logging.Filter):
             return True
         template = record.msg if isinstance(record.msg, str) else type(record.msg).__name__
         if record.name == "asyncio":  # asyncio pre-formats reprs of tasks and callbacks into msg
-            template = template.split(":", 1)[0].split("\n", 1)[0][:60]
+            template = _LEADING_WORDS.match(template).group(0).strip()[:60]  # type: ignore[union-attr]
         text = _PLACEHOLDER.sub("-", template.split("\n", 1)[0])[:120]
         exc = record.exc_info[1] if record.exc_info else None
         if exc is not None:

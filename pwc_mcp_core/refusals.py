@@ -43,7 +43,7 @@ REFUSALS: Final[dict[str, Refusal]] = {
     "unsupported_content_encoding": Refusal(415, INVALID_REQUEST, "Unsupported Content-Encoding: send the "
                                             "request body uncompressed (identity); do not retry it compressed"),
     "request_incomplete": Refusal(400, INVALID_REQUEST, "Request incomplete: the body ended before its "
-                                  "declared length; send the whole request again"),
+                                  "declared length; retry with the whole body"),
     "rate_limit_exceeded": Refusal(429, SERVER_BUSY, "Rate limit exceeded for this client; retry after "
                                    "{retry} s"),
     "server_saturated": Refusal(503, SERVER_BUSY, "Server saturated: too many requests in progress; "
