@@ -440,11 +440,14 @@ const { StreamableHTTPClientTransport } = require("@modelcontextprotocol/sdk/cli
 
 def test_the_typescript_sdk_surfaces_the_refusal_message_and_code(deployment: Deployment,
                                                                 tmp_path: Path) -> None:
-    node = REPO_ROOT / "conformance" / ".toolbox" / "node_modules" / ".bin" / "node"
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("conformance_run", REPO_ROOT / "conformance" / "run.py")
+    assert spec is not None and spec.loader is not None
+    toolbox = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(toolbox)
+    node = toolbox.ensure_toolbox() / "node"  # Node 22 from npm, shared with the conformance run
     sdk = REPO_ROOT / "tests" / "ops" / ".ts-sdk"
-    if not node.exists():
-        subprocess.run([sys.executable, str(REPO_ROOT / "conformance" / "run.py"), "--help"], check=False,
-                       capture_output=True, timeout=600)
     if not (sdk / "node_modules" / "@modelcontextprotocol" / "sdk").exists():
         sdk.mkdir(exist_ok=True)
         subprocess.run(["npm", "install", "--prefix", str(sdk), "--no-audit", "--no-fund", "--silent",
