@@ -594,3 +594,27 @@ def test_every_gateway_line_is_formatted_and_content_free(deployment: Deployment
             assert marker not in logged, marker
     access = (deployment.edge.site.prefix / "logs" / "pwc-mcp.access.log").read_text()
     assert re.search(r"^\S+ POST /mcp 200 \d+ [\d.]+ 200 HTTP/1.1$", access, re.M), access[-500:]
+
+
+def test_the_embedded_gateway_logs_client_faults_content_free(tmp_path: Path) -> None:
+    """The single-process gateway (``web.run_app``) used to log "Error handling request from 127.0.0.1"
+    with a traceback for each of these."""
+    server = start_pwc_mcp("gateway", env={"PWC_API_URL": "http://127.0.0.1:9/api/v1"},
+                           log_path=tmp_path / "embedded.log")
+    try:
+        for _ in range(20):
+            _abort_mid_body(server.port, ip(79))
+        for payload in (b"GARBAGE /mcp HTTP/1.1\r\n\r\n", b"POST /mcp HTTP/1.1\r\nBad Header\r\n\r\n",
+                        b"POST /mcp HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\nZZ\r\n"):
+            _malformed(server.port, ip(79), payload)
+        status, _ = _raw_post(("127.0.0.1", server.port), b"\x1f\x8b\x08\x00garbage",
+                              {**HEADERS, "Content-Encoding": "gzip"}, source=ip(79))
+        assert status == 415
+        time.sleep(0.5)
+    finally:
+        server.stop()
+    text = server.log_text()
+    assert "mcp_request tool=unknown status=415" in text
+    for marker in ("Traceback", "Logging error", ip(79), "127.0.0.1 "):
+        assert marker not in text, marker
+    assert all(LINE.match(line) for line in text.splitlines() if line.strip()), text[-2000:]
