@@ -76,7 +76,6 @@ def gunicorn_logger_class() -> type:
     return GunicornLogger
 
 
-
 def bind_address(host: str, port: int) -> str:
     """``host:port`` for gunicorn, with IPv6 hosts bracketed."""
     return f"[{host}]:{port}" if ":" in host and not host.startswith("[") else f"{host}:{port}"
