@@ -2,21 +2,28 @@
 
 Fixed order (pwc-mcp.md §2.3 with the seed's changes; the first failing check answers):
 
+0. ``Content-Encoding`` absent or ``identity``, before a byte of the body is read →
+   415 ``unsupported_content_encoding``. MCP clients never compress requests, and the
+   server does not inflate (aiohttp's ``auto_decompress`` is off, ``gateway.serving``), so a
+   compressed body, valid or a bomb, costs no CPU and delays no other client.
 1. Body at most ``max_body_bytes`` (2 MiB): ``Content-Length`` checked first, then the
-   bytes actually read are counted (chunked bodies) → 413 ``{"error":"request_too_large"}``.
+   bytes actually read are counted (chunked bodies) → 413 ``request_too_large``; a body
+   that ends early (the client aborted) → 400 ``request_incomplete``, logged as one line.
 2. ``Host`` allowlist → 421 ``Invalid Host header``.
 3. ``Origin`` allowlist (absent allowed, ``null`` refused) → 403 ``Invalid Origin header``.
 4. Client identity (:mod:`gateway.identity`), hashed with a key derived from the cursor secret.
 5. Limits, checked and recorded atomically (:mod:`gateway.limits`):
-   global concurrency → 503 ``{"error":"server_saturated"}``, ``Retry-After: 1``;
+   global concurrency → 503 ``server_saturated``, ``Retry-After: 1``;
    requests/min, semantic-or-hybrid searches/min, per-client concurrency →
-   429 ``{"error":"rate_limit_exceeded"}``, ``Retry-After`` = seconds until the window frees;
-   limit store unreachable → 503 ``{"error":"limits_unavailable"}``, ``Retry-After: 1``
+   429 ``rate_limit_exceeded``, ``Retry-After`` = seconds until the window frees;
+   limit store unreachable → 503 ``limits_unavailable``, ``Retry-After: 1``
    (fail closed: no request is served without being counted).
 
 Then :mod:`gateway.http_mcp` checks Accept (406) and Content-Type (415), runs the MCP
-server, and replaces a response body over 2 MiB with 503 ``{"error":"response_too_large"}``.
-Limit answers are plain JSON, not JSON-RPC. Rejected requests are not recorded.
+server, and replaces a response body over 2 MiB with 503 ``response_too_large``.
+Every refusal above (0, 1, 5 and the response bound) is a JSON-RPC error object with the
+request id (``null`` when the body was not read) and ``data: {"error": <code>,
+"retry_after_s": n}`` (:mod:`pwc_mcp_core.refusals`). Rejected requests are not recorded.
 Behind Redis, a tool call's check 5 may run later, inside the script that queues the
 call (:mod:`gateway.dispatch_ticket`); every answer stays the one this order gives.
 """
@@ -27,14 +34,17 @@ import functools
 import json
 import socket
 from dataclasses import dataclass
+from typing import Final
 
-from aiohttp import web
+from aiohttp import ClientPayloadError, web
+from pwc_mcp_core.refusals import REFUSALS, refusal_body
 
 from gateway import identity, metrics
 from gateway.limits import Decision, Lease, Limiter, LimitsUnavailable
 from gateway.security import SecurityPolicy
 
-__all__ = ["Admission", "compact_dumps", "json_error", "read_bounded_body"]
+__all__ = ["Admission", "BodyIncomplete", "compact_dumps", "identity_encoded", "json_error", "read_bounded_body",
+           "refusal_response"]
 
 # Compact like the reference server's bodies: {"error":"rate_limit_exceeded"}.
 compact_dumps = functools.partial(json.dumps, separators=(",", ":"), ensure_ascii=False)
@@ -46,21 +56,60 @@ def json_error(status: int, code: str, *, retry_after: int | None = None) -> web
     return web.json_response({"error": code}, status=status, headers=headers, dumps=compact_dumps)
 
 
+_JSON_HEADERS: Final = {"Content-Type": "application/json"}
+
+
+def refusal_response(error: str, *, id_json: bytes = b"null", retry_after: int | None = None,
+                     limit_bytes: int = 2 * 1024 * 1024, close: bool = False) -> web.Response:
+    """The JSON-RPC refusal ``error`` (`pwc_mcp_core.refusals`) with its status and ``Retry-After``.
+
+    ``close`` ends the connection after the answer (a body that broke off cannot be drained).
+    """
+    headers = dict(_JSON_HEADERS)
+    if retry_after is not None:
+        headers["Retry-After"] = str(retry_after)
+    body = refusal_body(error, id_json=id_json, retry_after_s=retry_after, limit_bytes=limit_bytes)
+    response = web.Response(status=REFUSALS[error].status, body=body, headers=headers)
+    if close:
+        response.force_close()
+    return response
+
+
+def identity_encoded(content_encoding: str | None) -> bool:
+    """True when ``Content-Encoding`` is absent or only ``identity`` (any case, any repetition)."""
+    if content_encoding is None:
+        return True
+    return all(token.strip().lower() in ("", "identity") for token in content_encoding.split(","))
+
+
+class BodyIncomplete(Exception):
+    """The request body ended before its declared length (the client aborted or timed out)."""
+
+
 async def read_bounded_body(request: web.Request, max_bytes: int) -> bytes | None:
-    """Read the request body, or return None as soon as it exceeds ``max_bytes``."""
-    length = request.content_length
-    if length is not None:
-        # The usual case: a declared length within the bound is read in one go (aiohttp
-        # stops at the declared length, and client_max_size is the same bound).
-        return None if length > max_bytes else await request.read()
-    chunks: list[bytes] = []
-    total = 0
-    async for chunk in request.content.iter_chunked(65536):
-        total += len(chunk)
-        if total > max_bytes:
-            return None
-        chunks.append(chunk)
-    return b"".join(chunks)
+    """Read the request body, or return None as soon as it exceeds ``max_bytes``.
+
+    Raises:
+        BodyIncomplete: the body ended early (client abort) or was malformed (bad chunking).
+    """
+    try:
+        length = request.content_length
+        if length is not None:
+            # The usual case: a declared length within the bound is read in one go (aiohttp
+            # stops at the declared length, and client_max_size is the same bound).
+            return None if length > max_bytes else await request.read()
+        chunks: list[bytes] = []
+        total = 0
+        async for chunk in request.content.iter_chunked(65536):
+            total += len(chunk)
+            if total > max_bytes:
+                return None
+            chunks.append(chunk)
+        return b"".join(chunks)
+    except web.HTTPRequestEntityTooLarge:  # aiohttp's own bound (client_max_size): the same 413
+        return None
+    except (ClientPayloadError, ConnectionError) as exc:  # a client's fault: no traceback
+        raise BodyIncomplete from exc
 
 
 def _is_unix_peer(request: web.Request) -> bool:
@@ -80,11 +129,19 @@ class Admission:
     identity_key: bytes
 
     async def check_body(self, request: web.Request) -> bytes | web.Response:
-        """Check 1: the bounded body, or a 413."""
-        body = await read_bounded_body(request, self.max_body_bytes)
+        """Checks 0 and 1: an uncompressed, bounded, complete body, or its refusal (415, 413, 400)."""
+        if not identity_encoded(request.headers.get("Content-Encoding")):
+            metrics.record_rejection("content_encoding")
+            # The unread body is drained by aiohttp (raw bytes, never inflated): closing with
+            # it unread would reset the connection under a proxy still sending it.
+            return refusal_response("unsupported_content_encoding")
+        try:
+            body = await read_bounded_body(request, self.max_body_bytes)
+        except BodyIncomplete:
+            return refusal_response("request_incomplete", close=True)
         if body is None:
             metrics.record_rejection("too_large")
-            return json_error(413, "request_too_large")
+            return refusal_response("request_too_large", limit_bytes=self.max_body_bytes)
         return body
 
     def check_transport_security(self, request: web.Request) -> web.Response | None:
@@ -97,24 +154,25 @@ class Admission:
             return web.Response(status=403, text="Invalid Origin header")
         return None
 
-    async def check_limits(self, request: web.Request, *, semantic: bool,
-                           lease: bool = True) -> Lease | None | web.Response:
+    async def check_limits(self, request: web.Request, *, semantic: bool, lease: bool = True,
+                           id_json: bytes = b"null") -> Lease | None | web.Response:
         """Checks 4 and 5: identity, then every limit atomically.
 
         Returns the concurrency lease to release (``None`` when ``lease`` is False: the
         request is counted but holds no slot), or the refusal to send.
         """
-        return await self.check_client_limits(self.client_hash(request), semantic=semantic, lease=lease)
+        return await self.check_client_limits(self.client_hash(request), semantic=semantic, lease=lease,
+                                              id_json=id_json)
 
-    async def check_client_limits(self, client_hash: str, *, semantic: bool,
-                                  lease: bool = True) -> Lease | None | web.Response:
+    async def check_client_limits(self, client_hash: str, *, semantic: bool, lease: bool = True,
+                                  id_json: bytes = b"null") -> Lease | None | web.Response:
         """Check 5 for a client whose identity (check 4, `client_hash`) is already known;
-        returns as `check_limits`."""
+        returns as `check_limits` (``id_json``: the request id a refusal carries)."""
         try:
             decision = await self.limiter.acquire(client_hash, semantic=semantic, lease=lease)
         except LimitsUnavailable:
-            return self.limits_unavailable()
-        return decision.lease if decision.allowed else self.refusal(decision)
+            return self.limits_unavailable(id_json)
+        return decision.lease if decision.allowed else self.refusal(decision, id_json)
 
     def client_hash(self, request: web.Request) -> str:
         """Check 4: the request's client identity, as the keyed hash the limits are stored under."""
@@ -123,15 +181,15 @@ class Admission:
         return identity.hash_identity(self.identity_key, client)
 
     @staticmethod
-    def refusal(decision: Decision) -> web.Response:
+    def refusal(decision: Decision, id_json: bytes = b"null") -> web.Response:
         """The answer to a refused request: 503 ``server_saturated`` or 429, with ``Retry-After``."""
         metrics.record_rejection(decision.kind)
         if decision.kind == "global":
-            return json_error(503, "server_saturated", retry_after=1)
-        return json_error(429, "rate_limit_exceeded", retry_after=max(1, decision.retry_after_s))
+            return refusal_response("server_saturated", id_json=id_json, retry_after=1)
+        return refusal_response("rate_limit_exceeded", id_json=id_json, retry_after=max(1, decision.retry_after_s))
 
     @staticmethod
-    def limits_unavailable() -> web.Response:
+    def limits_unavailable(id_json: bytes = b"null") -> web.Response:
         """The answer when the limit store is unreachable (fail closed): 503, ``Retry-After: 1``."""
         metrics.record_rejection("limits_unavailable")
-        return json_error(503, "limits_unavailable", retry_after=1)
+        return refusal_response("limits_unavailable", id_json=id_json, retry_after=1)

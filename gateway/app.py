@@ -134,10 +134,18 @@ async def _settle_heap(app: web.Application) -> None:
     settle_after_startup()
 
 
-async def app_factory() -> web.Application:
-    """Entry point for gunicorn (``gateway.app:app_factory``): settings from the environment."""
+async def app_factory() -> web.AppRunner:
+    """Entry point for gunicorn (``gateway.app:app_factory``): settings from the environment.
+
+    Returns a runner, not the bare app, so gunicorn's aiohttp worker serves with the
+    gateway's own server settings (``gateway.serving.server_options``: no request
+    decompression, the idle timeout above the proxy's, the content-free server logger).
+    """
     from pwc_mcp_core.logs import configure_logging
+
+    from gateway.serving import server_options
 
     settings = GatewaySettings.from_env(os.environ)
     configure_logging(settings.core.log_level)
-    return serving_app(settings)
+    graceful_s = int(settings.core.call_deadline_s) + 5
+    return web.AppRunner(serving_app(settings), shutdown_timeout=graceful_s * 0.95, **server_options())

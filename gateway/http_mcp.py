@@ -1,9 +1,10 @@
 """The ``/mcp`` endpoint: stateless Streamable HTTP in JSON-response mode (mcp-protocol.md §1, §10).
 
-``POST /mcp`` runs :mod:`gateway.admission` (413 → 421 → 403 → identity → 429/503),
-then Accept (406) and Content-Type (415), then hands the body to
-``McpServer.handle``; a response body over the bound becomes 503
-``{"error":"response_too_large"}``. ``GET``/``DELETE /mcp`` → 405 with ``Allow: POST``.
+``POST /mcp`` runs :mod:`gateway.admission` (415 encoding → 413 → 421 → 403 → identity →
+429/503), then Accept (406) and Content-Type (415), then hands the body to
+``McpServer.handle``; a response body over the bound becomes the 503
+``response_too_large`` refusal. Refusals are JSON-RPC errors carrying the request id
+(:mod:`pwc_mcp_core.refusals`). ``GET``/``DELETE /mcp`` → 405 with ``Allow: POST``.
 One content-free line per request goes to logger ``pwc_mcp.requests`` (pwc-mcp.md §2.6).
 """
 
@@ -16,11 +17,12 @@ from typing import Any, Final
 
 from aiohttp import web
 from pwc_mcp_core.eras import PROTOCOL_HEADER, Classification, protocol_label
+from pwc_mcp_core.refusals import request_id_json
 from pwc_mcp_core.server import McpServer
 from pwc_mcp_core.version import SERVER_VERSION
 
 from gateway import metrics
-from gateway.admission import Admission, compact_dumps, json_error
+from gateway.admission import Admission, compact_dumps, refusal_response
 from gateway.dispatch_ticket import DispatchTicket
 
 __all__ = ["McpEndpoint", "method_not_allowed"]
@@ -113,7 +115,7 @@ class McpEndpoint:
         if dispatched and self.defer_admission and _media_types_ok(request):
             return await self._deferred(request, body, info)
         lease_or_error = await self.admission.check_limits(request, semantic=info.is_semantic_search,
-                                                           lease=dispatched)
+                                                           lease=dispatched, id_json=request_id_json(info.message))
         if isinstance(lease_or_error, web.Response):
             return lease_or_error
         if lease_or_error is None:
@@ -139,13 +141,14 @@ class McpEndpoint:
         finally:
             if ticket.lease_taken and not ticket.released_by_worker:
                 await self.admission.limiter.release(ticket.lease)
+        id_json = request_id_json(info.message)
         if ticket.limits_unavailable:
-            return self.admission.limits_unavailable()
+            return self.admission.limits_unavailable(id_json)
         if ticket.refusal is not None:
-            return self.admission.refusal(ticket.refusal)
+            return self.admission.refusal(ticket.refusal, id_json)
         if not ticket.admitted:  # handling ended before the executor admitted it: check now
             refused = await self.admission.check_client_limits(client_hash, semantic=info.is_semantic_search,
-                                                               lease=False)
+                                                               lease=False, id_json=id_json)
             if isinstance(refused, web.Response):
                 return refused
         return response
@@ -167,6 +170,7 @@ class McpEndpoint:
             return web.Response(status=reply.status, headers=headers)
         if len(reply.body) > self.max_response_bytes:
             metrics.record_rejection("response_too_large")
-            return json_error(503, "response_too_large")
+            return refusal_response("response_too_large", id_json=request_id_json(info.message),
+                                    limit_bytes=self.max_response_bytes)
         headers.setdefault("Content-Type", _JSON)
         return web.Response(status=reply.status, body=reply.body, headers=headers)

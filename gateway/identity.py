@@ -12,6 +12,10 @@ Rules (seed "Safety and operations"; pwc-mcp.md §2.2 with the seed's right-most
    garbage can only ever share the proxy's bucket). ``X-PwC-MCP-Client`` is never honoured.
 3. Anyone else: the socket peer; headers are ignored.
 
+Several ``X-Forwarded-For`` field lines are combined, in order, into one comma-joined
+value before any rule is applied (RFC 9110 §5.3): reading only the first line would let a
+client's forged first line win over the line a trusted proxy appended.
+
 Identities leave this module only as keyed hashes (:func:`hash_identity`).
 """
 
@@ -63,6 +67,12 @@ def _parse_ip(value: str) -> IPAddress | None:
 
 
 def _header(headers: Mapping[str, str], name: str) -> str | None:
+    getall = getattr(headers, "getall", None)
+    if getall is not None:  # aiohttp's multidict: every field line of the name
+        lines = getall(name, ())
+        # Several field lines are one comma-joined value (RFC 9110 §5.3), so a trusted proxy
+        # that appends its own X-Forwarded-For line keeps the right-most position.
+        return ",".join(lines) if lines else None
     value = headers.get(name)
     if value is None:
         value = headers.get(name.lower())

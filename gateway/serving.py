@@ -1,5 +1,19 @@
 """Running the gateway: one aiohttp process, or several under gunicorn (``pwc-mcp gateway``).
 
+Both paths serve with the same HTTP server settings (`server_options`):
+
+* ``auto_decompress=False``: request bodies are never inflated; ``gateway.admission``
+  refuses any ``Content-Encoding`` but ``identity`` before reading, so a gzip bomb costs
+  nothing and an invalid compressed body cannot reach a decoder.
+* ``keepalive_timeout`` = `IDLE_TIMEOUT_S` (75 s), longer than nginx's upstream
+  ``keepalive_timeout`` (60 s in ``nginx/pwc-mcp.conf``): the proxy always closes an idle
+  connection first, so the gateway never closes one onto which nginx has just written a
+  POST (nginx never replays a POST, so that race surfaced as 502s after any stall).
+* aiohttp's server logger is ``aiohttp.server``, whose records ``pwc_mcp_core.logs``
+  reduces to a content-free line (no address, no traceback for a client's fault).
+
+gunicorn's own lines go through the same handler and format (`gunicorn_logger_class`).
+
 With more than one process, Prometheus multiprocess mode is switched on (a fresh
 ``PROMETHEUS_MULTIPROC_DIR`` unless one is set) so ``/metrics`` from any process
 shows the sum of all of them; a dead process's files are marked dead on exit.
@@ -12,17 +26,54 @@ import os
 import sys
 import tempfile
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, Final
 
 from pwc_mcp_core.errors import ConfigError
 
 from gateway.settings import GatewaySettings
 
-__all__ = ["bind_address", "config_error", "run_gateway", "serve_from_env"]
+__all__ = ["IDLE_TIMEOUT_S", "bind_address", "config_error", "run_gateway", "gunicorn_logger_class",
+           "serve_from_env", "server_options"]
 
 logger = logging.getLogger(__name__)
 
 WORKER_CLASS = "aiohttp.GunicornWebWorker"
+IDLE_TIMEOUT_S: Final = 75
+"""Seconds an idle client connection stays open; must exceed the proxy's upstream keep-alive (60 s)."""
+
+
+def server_options() -> dict[str, Any]:
+    """The aiohttp server settings of every gateway process (see the module docstring)."""
+    return {
+        "auto_decompress": False,
+        "keepalive_timeout": IDLE_TIMEOUT_S,
+        "access_log": None,
+        "logger": logging.getLogger("aiohttp.server"),
+    }
+
+
+def gunicorn_logger_class() -> type:
+    """`GunicornLogger`, built lazily so that importing this module does not import gunicorn."""
+    from gunicorn.glogging import Logger
+
+    class GunicornLogger(Logger):  # type: ignore[misc]
+        """gunicorn's logger, writing through the root handler ``configure_logging`` installed.
+
+        gunicorn's default handlers use their own format (``%(process)d`` …) on stderr; here its
+        ``gunicorn.error`` records ("Booting worker", "Worker timeout", "was sent SIGKILL")
+        propagate to the content-free line format of every pwc-mcp process, and its access
+        log (addresses, paths) stays off.
+        """
+
+        def setup(self, cfg: Any) -> None:
+            super().setup(cfg)
+            for log in (self.error_log, self.access_log):
+                for handler in list(log.handlers):
+                    log.removeHandler(handler)
+            self.error_log.propagate = True
+            self.access_log.disabled = True
+
+    return GunicornLogger
 
 
 def bind_address(host: str, port: int) -> str:
@@ -70,7 +121,7 @@ def run_gateway(settings: GatewaySettings, *, processes: int = 1) -> None:
 
         app = serving_app(settings)
         logger.info("pwc-mcp gateway listening on %s", bind_address(core.host, core.port))
-        web.run_app(app, host=core.host, port=core.port, access_log=None, print=None)
+        web.run_app(app, host=core.host, port=core.port, print=None, **server_options())
         return
     if not os.environ.get("PROMETHEUS_MULTIPROC_DIR"):
         os.environ["PROMETHEUS_MULTIPROC_DIR"] = tempfile.mkdtemp(prefix="pwc-mcp-metrics-")
@@ -80,6 +131,8 @@ def run_gateway(settings: GatewaySettings, *, processes: int = 1) -> None:
         "workers": processes,
         "worker_class": WORKER_CLASS,
         "accesslog": None,
+        "logger_class": gunicorn_logger_class(),
+        "keepalive": IDLE_TIMEOUT_S,  # app_factory's runner sets the same on aiohttp's server
         "loglevel": core.log_level.lower(),
         "graceful_timeout": int(core.call_deadline_s) + 5,
         "timeout": max(60, int(core.call_deadline_s) * 2),

@@ -18,7 +18,8 @@ Status rules (mcp-protocol.md §1.2, §2, §6.2; table `jsonrpc.HTTP_STATUS`):
 * executor failures: `ExecutorUnavailable` → 503 -32603 with ``Retry-After: 1``;
   `ExecutorTimeout` → 200 -32603 "the tool call timed out" (a JSON-RPC answer the client
   session can match to its request; proxies would turn a 504 into an opaque failure);
-  `ResponseTooLarge` → 503 ``{"error":"response_too_large"}`` (pwc-mcp.md §2.4).
+  `ResponseTooLarge` → 503 JSON-RPC refusal ``data.error = "response_too_large"``
+  (`refusals.refusal_body`, with the request id).
 """
 
 from __future__ import annotations
@@ -60,6 +61,7 @@ from pwc_mcp_core.jsonrpc import (
     result_body,
     splice_id,
 )
+from pwc_mcp_core.refusals import refusal_body
 from pwc_mcp_core.server_legacy import initialize_bodies, initialize_version, legacy_static_bodies, set_level
 from pwc_mcp_core.server_modern import LEGACY_ONLY_METHODS, modern_result, modern_static_bodies
 from pwc_mcp_core.settings import CoreSettings
@@ -87,7 +89,6 @@ _DYNAMIC: Final[dict[str, Callable[[dict[str, Any]], dict[str, Any]]]] = {
 COMPLETION_DEADLINE_S: Final = 5.0
 """A completion is a typing hint: a slower catalog answers no values rather than hold the client."""
 _RESULT_TYPE: Final = b'"resultType":"complete"'
-_TOO_LARGE: Final = b'{"error":"response_too_large"}'
 
 
 @dataclass(frozen=True, slots=True)
@@ -123,6 +124,7 @@ class McpServer:
         self._executor = executor
         self.tool_names: frozenset[str] = frozenset(t["name"] for t in tools_result["tools"])
         self._initialize = initialize_bodies()
+
         self._static: dict[str, dict[str, bytes]] = {
             "legacy": legacy_static_bodies(tools_result),
             "modern": modern_static_bodies(tools_result),
@@ -190,6 +192,11 @@ class McpServer:
             return await self._dispatch(era, method, params, id_json, version or LATEST_LEGACY_VERSION, admission)
         except ProtocolError as exc:
             return _error(era, id_json, exc.code, exc.message, exc.data)
+        except Exception as exc:  # noqa: BLE001 - a handler bug still answers the request, content-free
+            # Every params field is type-checked before any lookup (tests/core/test_server_params.py);
+            # this only keeps a future slip from becoming an HTTP 500.
+            logger.error("mcp handler failure type=%s", type(exc).__name__)
+            return _error(era, id_json, INTERNAL_ERROR, "Internal error: the server failed to handle this request")
 
     async def _dispatch(self, era: Era, method: str, params: dict[str, Any], id_json: bytes,
                         protocol: str, admission: Any) -> Reply:
@@ -269,17 +276,21 @@ class McpServer:
         except ExecutorTimeout:
             return _error(call.era, id_json, INTERNAL_ERROR, "the tool call timed out")
         except ResponseTooLarge:
-            return Reply(503, _TOO_LARGE, _JSON)
+            return self._too_large(id_json)
         except Exception as exc:  # never leak exception text to the client
             logger.error("executor failed kind=%s error=%s", call.kind, type(exc).__name__)
             return _error(call.era, id_json, INTERNAL_ERROR, "Internal error")
         if len(body) > self._settings.max_body_bytes:
-            return Reply(503, _TOO_LARGE, _JSON)
+            return self._too_large(id_json)
         if has_result_object(body):
             if call.era == "modern" and b'"resultType"' not in body:
                 body = insert_into_result(body, _RESULT_TYPE)
             return Reply(200, splice_id(id_json, body), _JSON)
         return Reply(_error_status(call.era, body), splice_id(id_json, body), _JSON)
+
+    def _too_large(self, id_json: bytes) -> Reply:
+        body = refusal_body("response_too_large", id_json=id_json, limit_bytes=self._settings.max_body_bytes)
+        return Reply(503, body, _JSON)
 
 
 def _error(era: Era, id_json: bytes, code: int, message: str, data: Any = None) -> Reply:

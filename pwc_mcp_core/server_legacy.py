@@ -64,15 +64,18 @@ def legacy_static_bodies(tools_result: dict[str, Any]) -> dict[str, bytes]:
 def initialize_version(params: dict[str, Any]) -> str:
     """The version answered to ``initialize``: the requested one if we speak it, else the latest."""
     requested = params.get("protocolVersion")
-    return requested if requested in LEGACY_VERSIONS else LATEST_LEGACY_VERSION
+    # Only a string can name a version; any other JSON value gets the latest (never a lookup error).
+    return requested if isinstance(requested, str) and requested in LEGACY_VERSIONS else LATEST_LEGACY_VERSION
 
 
 def set_level(params: dict[str, Any]) -> dict[str, Any]:
     """``logging/setLevel``: accept a valid level (stateless, so nothing persists) and return ``{}``.
 
     Raises:
-        ProtocolError: -32602 for a missing or unknown level.
+        ProtocolError: -32602 for a missing, non-string or unknown level.
     """
-    if params.get("level") not in LOG_LEVELS:
+    level = params.get("level")
+    # A list or object is unhashable: test the type before the set lookup.
+    if not isinstance(level, str) or level not in LOG_LEVELS:
         raise ProtocolError(INVALID_PARAMS, "Invalid log level: expected one of " + ", ".join(sorted(LOG_LEVELS)))
     return {}

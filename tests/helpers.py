@@ -50,3 +50,19 @@ def stop_process(proc: subprocess.Popen, *, timeout_s: float = 10.0) -> None:
         except subprocess.TimeoutExpired:
             proc.kill()
             proc.wait(timeout=timeout_s)
+
+
+def refusal_error(answer: object) -> str | None:
+    """The ``data.error`` code of a JSON-RPC refusal body (`pwc_mcp_core.refusals`), else None.
+
+    Accepts the parsed body or its raw bytes; checks the JSON-RPC shape on the way.
+    """
+    import json
+
+    if isinstance(answer, (bytes, str)):
+        answer = json.loads(answer)
+    if not isinstance(answer, dict) or answer.get("jsonrpc") != "2.0" or "id" not in answer:
+        return None
+    error = answer.get("error")
+    data = error.get("data") if isinstance(error, dict) else None
+    return data.get("error") if isinstance(data, dict) else None

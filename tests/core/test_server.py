@@ -12,6 +12,7 @@ from pwc_mcp_core.errors import ExecutorTimeout, ExecutorUnavailable, ResponseTo
 from pwc_mcp_core.server import McpServer, Reply
 from pwc_mcp_core.settings import CoreSettings
 from pwc_mcp_core.version import SERVER_INSTRUCTIONS
+from tests.helpers import refusal_error
 
 FAKE_TOOLS = [
     {"name": "search_papers", "description": "Search", "inputSchema": {"type": "object"}},
@@ -219,7 +220,7 @@ async def test_executor_failures_become_clear_errors_without_leaking_exception_t
     assert reply.status == status
     assert b"secret" not in reply.body and b"10.0.0.1" not in reply.body
     if expected is None:
-        assert data == {"error": "response_too_large"}
+        assert refusal_error(data) == "response_too_large"
     else:
         assert data["error"]["code"] == expected and data["id"] == 1
     if isinstance(error, ExecutorUnavailable):
@@ -232,7 +233,7 @@ async def test_an_executor_body_over_the_bound_becomes_response_too_large() -> N
     big = b'{"result":{"content":[{"type":"text","text":"' + b"x" * 5000 + b'"}]}}'
     reply, data = await call(request("tools/call", {"name": "get_task"}),
                              server=make_server(FakeExecutor(big), max_body_bytes=1024))
-    assert (reply.status, data) == (503, {"error": "response_too_large"})
+    assert (reply.status, refusal_error(data)) == (503, "response_too_large")
 
 
 @pytest.mark.parametrize("version", [pytest.param("2099-01-01", id="future"), pytest.param("garbage", id="garbage"),

@@ -1,7 +1,8 @@
 """The properties every answer to a fuzzed ``POST /mcp`` must have.
 
-* never a 5xx other than the documented 503s: plain ``{"error": "server_saturated" |
-  "limits_unavailable" | "response_too_large"}`` or a JSON-RPC -32603 (executor unavailable);
+* never a 5xx other than the documented 503s: JSON-RPC refusals whose ``data.error`` is
+  ``server_saturated`` | ``limits_unavailable`` | ``response_too_large``, or a JSON-RPC
+  -32603 (executor unavailable);
 * never a traceback or an internal detail (file paths, exception class names) — unless the
   request itself carried that text (an echoed argument is not a leak);
 * a JSON-RPC answer carries the request's id (or ``null`` when the id was unreadable).
@@ -64,8 +65,10 @@ def check_answer(response: httpx.Response, request: bytes, request_id: Any = NO_
         body = text
     assert status < 500 or status == 503, f"HTTP {status}: {text[:300]}"
     if status == 503:
-        documented = (isinstance(body, dict) and (body.get("error") in DOCUMENTED_503 or (
-            isinstance(body.get("error"), dict) and body["error"].get("code") == -32603)))
+        error = body.get("error") if isinstance(body, dict) else None
+        data = error.get("data") if isinstance(error, dict) else None
+        documented = isinstance(error, dict) and (
+            (isinstance(data, dict) and data.get("error") in DOCUMENTED_503) or error.get("code") == -32603)
         assert documented, f"undocumented 503: {text[:300]}"
     echoed = request.decode("utf-8", errors="replace")
     for pattern in _LEAK_PATTERNS:

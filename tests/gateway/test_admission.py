@@ -8,6 +8,7 @@ import pytest
 
 from gateway.app import create_app
 from tests.gateway.conftest import FAKE_TOOLS, JSON_HEADERS, FakeExecutor, make_settings, rpc, tool_call
+from tests.helpers import refusal_error
 
 MiB2 = 2 * 1024 * 1024
 
@@ -25,7 +26,7 @@ async def test_body_over_2_mib_by_content_length_is_413(aiohttp_client) -> None:
     client = await aiohttp_client(app_for())
     response = await client.post("/mcp", data=b"x" * (MiB2 + 1), headers=JSON_HEADERS)
     assert response.status == 413
-    assert await response.json() == {"error": "request_too_large"}
+    assert refusal_error(await response.json()) == "request_too_large"
     assert "Retry-After" not in response.headers
 
 
@@ -38,7 +39,7 @@ async def test_chunked_body_over_2_mib_without_length_is_413(aiohttp_client) -> 
 
     response = await client.post("/mcp", data=chunks(), headers=JSON_HEADERS)
     assert response.status == 413
-    assert await response.json() == {"error": "request_too_large"}
+    assert refusal_error(await response.json()) == "request_too_large"
 
 
 async def test_a_body_of_exactly_2_mib_is_read(aiohttp_client) -> None:
@@ -89,7 +90,7 @@ async def test_requests_per_minute_are_limited_exactly(aiohttp_client) -> None:
     assert 429 not in statuses
     response = await client.post("/mcp", data=b"{}", headers=me("a"))
     assert response.status == 429
-    assert await response.read() == b'{"error":"rate_limit_exceeded"}'
+    assert refusal_error(await response.read()) == "rate_limit_exceeded"
     assert 1 <= int(response.headers["Retry-After"]) <= 60
     assert (await client.post("/mcp", data=b"{}", headers=me("b"))).status != 429
     assert 'pwc_mcp_limit_rejections_total{kind="requests"}' in await (await client.get("/metrics")).text()
@@ -141,7 +142,7 @@ async def test_global_concurrency_answers_503_server_saturated(aiohttp_client) -
     response = await client.post("/mcp", data=tool_call(), headers=me("c9"))
     assert response.status == 503
     assert response.headers["Retry-After"] == "1"
-    assert await response.json() == {"error": "server_saturated"}
+    assert refusal_error(await response.json()) == "server_saturated"
     executor.gate.set()
     await asyncio.gather(*held)
 

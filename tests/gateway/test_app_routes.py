@@ -9,6 +9,7 @@ import pytest
 from gateway.app import create_app
 from pwc_mcp_core.errors import ConfigError
 from tests.gateway.conftest import FAKE_TOOLS, JSON_HEADERS, FakeExecutor, make_settings, rpc, tool_call
+from tests.helpers import refusal_error
 
 
 @pytest.fixture
@@ -88,7 +89,7 @@ async def test_a_response_over_the_bound_becomes_503_response_too_large(aiohttp_
     client = await aiohttp_client(create_app(make_settings(), executor=FakeExecutor(big), tools=FAKE_TOOLS))
     response = await client.post("/mcp", data=tool_call(), headers=JSON_HEADERS)
     assert response.status == 503
-    assert await response.json() == {"error": "response_too_large"}
+    assert refusal_error(await response.json()) == "response_too_large"
 
 
 async def test_well_known_lists_versions_newest_first(client) -> None:

@@ -23,6 +23,7 @@ from gateway.redis_executor import RedisExecutor
 from pwc_mcp_core import keys, queue, scripts
 from pwc_mcp_core.redis_pipe import SyncPipe
 from tests.gateway.conftest import FAKE_TOOLS, JSON_HEADERS, TOOL_RESULT, make_settings, rpc, tool_call
+from tests.helpers import refusal_error
 
 
 def me(name: str, **extra: str) -> dict[str, str]:
@@ -119,7 +120,7 @@ async def test_tool_calls_are_deferred_admitted_and_answered_until_the_budget_is
     assert statuses == [200, 200, 200]
     refused = await client.post("/mcp", data=tool_call(), headers=me("a"))
     assert refused.status == 429
-    assert await refused.read() == b'{"error":"rate_limit_exceeded"}'
+    assert refusal_error(await refused.read()) == "rate_limit_exceeded"
     assert 1 <= int(refused.headers["Retry-After"]) <= 60
     assert worker.read == 3  # the refused call was never queued
     assert all(lease is not None for lease in worker.leases)  # each call handed its lease over
@@ -181,7 +182,7 @@ async def test_with_redis_down_a_tool_call_fails_closed_then_recovers(aiohttp_cl
     try:
         down = await client.post("/mcp", data=tool_call(), headers=me("h"))
         assert down.status == 503
-        assert await down.read() == b'{"error":"limits_unavailable"}'
+        assert refusal_error(await down.read()) == "limits_unavailable"
         assert down.headers["Retry-After"] == "1"
     finally:
         redis_server.start()

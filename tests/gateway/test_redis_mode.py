@@ -6,6 +6,7 @@ import asyncio
 
 from gateway.app import create_app
 from tests.gateway.conftest import FAKE_TOOLS, JSON_HEADERS, FakeExecutor, make_settings, rpc, tool_call
+from tests.helpers import refusal_error
 
 
 def me(name: str) -> dict[str, str]:
@@ -51,7 +52,7 @@ async def test_redis_down_fails_closed_then_recovers_without_restart(aiohttp_cli
         response = await client.post("/mcp", data=rpc("ping"), headers=me("a"))
         assert response.status == 503
         assert response.headers["Retry-After"] == "1"
-        assert await response.read() == b'{"error":"limits_unavailable"}'
+        assert refusal_error(await response.read()) == "limits_unavailable"
     finally:
         redis_server.start()
     assert (await client.post("/mcp", data=rpc("ping"), headers=me("a"))).status == 200

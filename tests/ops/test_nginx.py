@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import subprocess
 import time
@@ -39,12 +40,17 @@ def _certificate(directory: Path) -> tuple[Path, Path]:
     return cert, key
 
 
-def render_site(directory: Path, gateway_port: int) -> RenderedSite:
-    """Render the site for loopback ports and throwaway certificates, wrapped in a minimal nginx.conf."""
+def render_site(directory: Path, gateway_port: int, *, https_port: int | None = None,
+                overrides: dict[str, str] | None = None, worker_connections: int = 256) -> RenderedSite:
+    """Render the site for loopback ports and throwaway certificates, wrapped in a minimal nginx.conf.
+
+    ``overrides`` replaces further exact snippets of the shipped file (test limits); each
+    must occur in it. Its logs go to ``directory/logs``.
+    """
     if not Path(NGINX).exists():
         pytest.fail("nginx is not installed; .ci/run installs it")
     cert, key = _certificate(directory)
-    http_port, https_port = free_port(), free_port()
+    http_port, https_port = free_port(), https_port or free_port()
     site = SITE.read_text(encoding="utf-8")
     replacements = {
         "listen 80;": f"listen 127.0.0.1:{http_port};",
@@ -52,6 +58,8 @@ def render_site(directory: Path, gateway_port: int) -> RenderedSite:
         "server 127.0.0.1:7860": f"server 127.0.0.1:{gateway_port}",
         "/etc/letsencrypt/live/mcp.example.org/fullchain.pem": str(cert),
         "/etc/letsencrypt/live/mcp.example.org/privkey.pem": str(key),
+        "/var/log/nginx/": f"{directory}/logs/",
+        **(overrides or {}),
     }
     for old, new in replacements.items():
         assert old in site, f"the shipped site no longer contains {old!r}"
@@ -60,12 +68,15 @@ def render_site(directory: Path, gateway_port: int) -> RenderedSite:
     (directory / "site.conf").write_text(site, encoding="utf-8")
     (directory / "logs").mkdir(exist_ok=True)
     conf = directory / "nginx.conf"
+    # Started as root, nginx's workers would run as nobody, who cannot write the private temp dirs.
+    user = "user root;" if os.geteuid() == 0 else ""
     conf.write_text(
         f"""
+{user}
 pid {directory}/nginx.pid;
 error_log {directory}/logs/error.log warn;
 worker_processes 1;
-events {{ worker_connections 256; }}
+events {{ worker_connections {worker_connections}; }}
 http {{
     access_log off;
     client_body_temp_path {directory}/body;
