@@ -3,7 +3,8 @@
 Modes (ARCHITECTURE.md §3): ``PWC_MCP_REDIS_URL`` unset → embedded (``MemoryLimiter``,
 core's ``LocalExecutor`` with its ``MemoryCache``); set → ``RedisLimiter`` and the
 ``RedisExecutor`` (workers). Routes: ``POST|GET|DELETE|OPTIONS /mcp``, ``GET /health``,
-``GET /.well-known/mcp``, ``GET /docs``, ``GET /metrics``; anything else 404.
+``GET /.well-known/mcp``, ``GET /docs``, ``GET /metrics``, the HTTP+SSE transport
+(``GET /sse``, ``POST /messages``, :mod:`gateway.sse_routes`); anything else 404.
 """
 
 from __future__ import annotations
@@ -28,6 +29,8 @@ from gateway.identity import derive_key, parse_networks
 from gateway.limits import Limiter, MemoryLimiter, RedisLimiter
 from gateway.security import SecurityPolicy
 from gateway.settings import GatewaySettings
+from gateway.sse_routes import add_sse_routes
+from gateway.sse_sessions import SessionHub, build_session_store
 
 __all__ = ["EXECUTOR", "HEALTH", "LIMITER", "app_factory", "create_app", "serving_app"]
 
@@ -97,6 +100,8 @@ def create_app(settings: GatewaySettings, *, executor: Any = None, limiter: Limi
     app.router.add_get("/docs", DocsPage(tools).handle, allow_head=False)
     app.router.add_get("/metrics", _metrics, allow_head=False)
     app.cleanup_ctx.append(_lifecycle)
+    add_sse_routes(app, admission=admission, endpoint=endpoint, policy=policy,
+                   hub=SessionHub(build_session_store(core.redis_url), settings.sse))
     return app
 
 
