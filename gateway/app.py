@@ -4,7 +4,8 @@ Modes (ARCHITECTURE.md §3): ``PWC_MCP_REDIS_URL`` unset → embedded (``MemoryL
 core's ``LocalExecutor`` with its ``MemoryCache``); set → ``RedisLimiter`` and the
 ``RedisExecutor`` (workers). Routes: ``POST|GET|DELETE|OPTIONS /mcp``, ``GET /health``,
 ``GET /.well-known/mcp``, ``GET /docs``, ``GET /metrics``, the HTTP+SSE transport
-(``GET /sse``, ``POST /messages``, :mod:`gateway.sse_routes`); anything else 404.
+(``GET /sse``, ``POST /messages``, :mod:`gateway.sse_routes`), REST (``/v1/tools``,
+:mod:`gateway.rest`) and ``GET /openapi.json``; anything else 404.
 """
 
 from __future__ import annotations
@@ -28,6 +29,8 @@ from gateway.http_mcp import McpEndpoint
 from gateway.identity import derive_key, parse_networks
 from gateway.limits import Limiter, MemoryLimiter, RedisLimiter
 from gateway.security import SecurityPolicy
+from gateway.openapi import OpenApiDocument
+from gateway.rest import RestApi, add_rest_routes
 from gateway.settings import GatewaySettings
 from gateway.sse_routes import add_sse_routes
 from gateway.sse_sessions import SessionHub, build_session_store
@@ -83,7 +86,8 @@ def create_app(settings: GatewaySettings, *, executor: Any = None, limiter: Limi
                           max_body_bytes=settings.max_body_bytes, identity_key=derive_key(core.cursor_keys[0]))
     # Deferred admission needs both halves: the limiter builds the script, the executor runs it.
     defer = bool(getattr(executor, "runs_deferred_admission", False)) and hasattr(limiter, "admission_script")
-    endpoint = McpEndpoint(admission=admission, server=McpServer(core, executor, tools=tools),
+    server = McpServer(core, executor, tools=tools)
+    endpoint = McpEndpoint(admission=admission, server=server,
                            max_response_bytes=settings.max_body_bytes, defer_admission=defer)
 
     # client_max_size bounds any body aiohttp itself reads; /mcp counts its own bytes.
@@ -102,6 +106,8 @@ def create_app(settings: GatewaySettings, *, executor: Any = None, limiter: Limi
     app.cleanup_ctx.append(_lifecycle)
     add_sse_routes(app, admission=admission, endpoint=endpoint, policy=policy,
                    hub=SessionHub(build_session_store(core.redis_url), settings.sse))
+    add_rest_routes(app, RestApi(admission, server, tools))
+    app.router.add_get("/openapi.json", OpenApiDocument(tools).handle, allow_head=False)
     return app
 
 
