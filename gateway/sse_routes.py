@@ -32,6 +32,7 @@ from dataclasses import dataclass
 from typing import Final
 
 from aiohttp import web
+from pwc_mcp_core.version import SERVER_VERSION
 
 from gateway import metrics
 from gateway.admission import Admission, compact_dumps, json_error
@@ -105,8 +106,9 @@ class SseRoutes:
             pass  # the client went away: the session is freed below
         finally:
             await self.hub.close(opened)
-            request_log.info("sse_stream status=200 duration_ms=%d messages=%d routed=%d",
-                             int((time.perf_counter() - started) * 1000), opened.messages, opened.routed)
+            request_log.info("sse_stream status=200 duration_ms=%d messages=%d routed=%d protocol=sse version=%s",
+                             int((time.perf_counter() - started) * 1000), opened.messages, opened.routed,
+                             SERVER_VERSION)
         return response
 
     async def _pump(self, request: web.Request, response: web.StreamResponse, session: Session) -> None:
@@ -155,8 +157,8 @@ class SseRoutes:
 
     @staticmethod
     def _logged(response: web.Response, started: float) -> web.Response:
-        request_log.info("sse_stream status=%d duration_ms=%d messages=0 routed=0", response.status,
-                         int((time.perf_counter() - started) * 1000))
+        request_log.info("sse_stream status=%d duration_ms=%d messages=0 routed=0 protocol=sse version=%s",
+                         response.status, int((time.perf_counter() - started) * 1000), SERVER_VERSION)
         return response
 
 

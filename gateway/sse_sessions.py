@@ -244,9 +244,12 @@ class RedisSessionStore:
             for session in sessions:
                 record_keys += [keys.sse_client_sessions(session.client_hash), keys.sse_session(session.session_id)]
             try:
-                await self._renew(record_keys, [self._ttl_ms, *(s.session_id for s in sessions)])
+                gone = await self._renew(record_keys, [self._ttl_ms, *(s.session_id for s in sessions)])
             except (RedisError, OSError) as exc:
                 logger.warning("sse session renewal failed error=%s", type(exc).__name__)
+                continue
+            for session_id in gone or ():
+                hub.end_local(session_id.decode() if isinstance(session_id, bytes) else str(session_id))
 
     async def _drain_inbox(self, hub: SessionHub) -> None:
         inbox = keys.sse_inbox(self.holder_id)
@@ -306,6 +309,12 @@ class SessionHub:
         session.closed.set()
         if self._local.pop(session.session_id, None) is not None:
             await self.store.close(session.session_id, session.client_hash)
+
+    def end_local(self, session_id: str) -> None:
+        """End the stream of a session the shared store no longer knows (its pump then frees it)."""
+        session = self._local.get(session_id)
+        if session is not None:
+            session.closed.set()
 
     async def holder_of(self, session_id: str, client_hash: str) -> str | None:
         """The holder of ``session_id`` when it is open and was opened by ``client_hash``,

@@ -5,20 +5,21 @@
 -- ARGV[1] session time-to-live, ms
 -- ARGV[2..] the session ids, in the order of the KEYS pairs
 --
--- Returns the number of sessions renewed. A session whose record is gone (expired
--- while the holder was stalled) is not brought back: its stream is ended by the holder.
+-- Returns the ids of the sessions whose record is gone (expired while the holder was
+-- stalled, or Redis lost it): they are not brought back, the holder ends their streams.
 
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 local ttl = tonumber(ARGV[1])
-local renewed = 0
+local gone = {}
 for i = 2, #ARGV do
   local client_key, record_key = KEYS[2 * i - 2], KEYS[2 * i - 1]
   if redis.call('PEXPIRE', record_key, ttl) == 1 then
     redis.call('ZADD', KEYS[1], now + ttl, ARGV[i])
     redis.call('ZADD', client_key, now + ttl, ARGV[i])
     redis.call('PEXPIRE', client_key, ttl)
-    renewed = renewed + 1
+  else
+    gone[#gone + 1] = ARGV[i]
   end
 end
-return renewed
+return gone

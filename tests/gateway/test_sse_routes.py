@@ -155,3 +155,12 @@ async def test_every_message_counts_against_the_client_limits(aiohttp_client, fa
     statuses = [(await client.post(endpoint, data=rpc("ping"), headers=POST_HEADERS)).status for _ in range(3)]
     assert statuses == [202, 202, 429]
     stream.close()
+
+
+def test_sse_settings_come_from_the_environment_and_bad_values_name_the_variable() -> None:
+    from pwc_mcp_core.errors import ConfigError
+
+    settings = SseSettings.from_env({"PWC_MCP_SSE_MAX_STREAMS": "9", "PWC_MCP_SSE_IDLE_TIMEOUT_S": " "})
+    assert (settings.max_streams, settings.idle_timeout_s) == (9, 300.0)
+    with pytest.raises(ConfigError, match="PWC_MCP_SSE_HEARTBEAT_S"):
+        SseSettings.from_env({"PWC_MCP_SSE_HEARTBEAT_S": "soon"})
