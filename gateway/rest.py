@@ -39,9 +39,11 @@ from pwc_mcp_core.version import SERVER_VERSION
 
 from gateway import dispatch_ticket, metrics
 from gateway.admission import Admission
+from gateway.cors import preflight_handler
 from gateway.dispatch_ticket import DispatchTicket
+from gateway.security import SecurityPolicy
 
-__all__ = ["RestApi", "coerce_query", "status_for"]
+__all__ = ["RestApi", "add_rest_routes", "coerce_query", "status_for"]
 
 request_log = logging.getLogger("pwc_mcp.requests")
 
@@ -254,8 +256,10 @@ class RestApi:
         return response
 
 
-def add_rest_routes(app: web.Application, api: RestApi) -> None:
-    """Register ``GET /v1/tools`` and ``GET|POST /v1/tools/{name}``."""
+def add_rest_routes(app: web.Application, api: RestApi, policy: SecurityPolicy) -> None:
+    """Register ``GET /v1/tools``, ``GET|POST /v1/tools/{name}`` and their CORS preflights."""
     app.router.add_get("/v1/tools", api.list_tools, allow_head=False)
     app.router.add_post("/v1/tools/{name}", api.call_post)
     app.router.add_get("/v1/tools/{name}", api.call_get, allow_head=False)
+    for path in ("/v1/tools", "/v1/tools/{name}"):
+        app.router.add_route("OPTIONS", path, preflight_handler(policy=policy))

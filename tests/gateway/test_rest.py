@@ -103,3 +103,11 @@ async def test_openapi_document_is_valid_3_1_and_covers_every_tool(client) -> No
         assert {"200", "404", "422", "429", "502", "503", "504"} <= set(path["get"]["responses"])
     search = {p["name"] for p in document["paths"]["/v1/tools/search_papers"]["get"]["parameters"]}
     assert {"query", "limit", "mode"} <= search
+
+
+async def test_cors_preflight_for_an_allowlisted_origin(client) -> None:
+    response = await client.options("/v1/tools/list_tasks", headers={"Origin": "https://claude.ai",
+                                                                     "Access-Control-Request-Method": "POST"})
+    assert response.status == 200 and "POST" in response.headers["Access-Control-Allow-Methods"]
+    called = await client.post("/v1/tools/list_tasks", json={}, headers={"Origin": "https://claude.ai"})
+    assert called.headers["Access-Control-Allow-Origin"] == "https://claude.ai"
