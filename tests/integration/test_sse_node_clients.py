@@ -1,4 +1,4 @@
-"""The HTTP+SSE transport with the TypeScript SDK's ``SSEClientTransport`` and the MCP Inspector CLI.
+"""The HTTP+SSE transport with the TypeScript SDK's ``SSEClientTransport`` (v1 and v2) and the Inspector CLI.
 
 Both are installed from npm (with Node 22, which the Inspector needs) into a cache directory
 on first use. The cluster: ``pwc-mcp gateway --processes 2`` on Redis and a separately
@@ -24,7 +24,9 @@ from tests.integration.test_sse_clients import SSE_ENV, routed_total, wait_until
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(600)]
 
 TOOLBOX = Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "pwc-mcp-tests" / "node-clients"
-PACKAGES = ("node@22", "@modelcontextprotocol/sdk@1.32.2", "@modelcontextprotocol/inspector@0.22.0")
+# The TypeScript SDK v1 (sdk) and v2 (client), and the Inspector.
+PACKAGES = ("node@22", "@modelcontextprotocol/sdk@1.32.2", "@modelcontextprotocol/client@2.4.0",
+            "@modelcontextprotocol/inspector@0.22.0")
 SCRIPT = Path(__file__).parent / "node" / "sse_sessions.mjs"
 SESSIONS = 16
 
@@ -34,7 +36,7 @@ def node_toolbox() -> Path:
     """The toolbox directory with Node 22, the TS SDK and the Inspector (installed once)."""
     bin_dir = TOOLBOX / "node_modules" / ".bin"
     if not ((bin_dir / "node").exists() and (bin_dir / "mcp-inspector").exists()
-            and (TOOLBOX / "node_modules" / "@modelcontextprotocol" / "sdk").is_dir()):
+            and all((TOOLBOX / "node_modules" / "@modelcontextprotocol" / name).is_dir() for name in ("sdk", "client"))):
         npm = shutil.which("npm")
         if npm is None:
             pytest.fail("npm is required (.ci/run installs it)")
@@ -49,9 +51,9 @@ def node_env(toolbox: Path) -> dict[str, str]:
     return {**os.environ, "PATH": f"{toolbox / 'node_modules' / '.bin'}{os.pathsep}{os.environ['PATH']}"}
 
 
-def run_ts_sessions(toolbox: Path, url: str, sessions: int, **env: str) -> dict:
+def run_ts_sessions(toolbox: Path, url: str, sessions: int, flavour: str, **env: str) -> dict:
     result = subprocess.run([str(toolbox / "node_modules" / ".bin" / "node"), str(toolbox / SCRIPT.name), url,
-                             str(sessions)], capture_output=True, text=True, timeout=120,
+                             str(sessions), flavour], capture_output=True, text=True, timeout=120,
                             env={**node_env(toolbox), **env})
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
     return json.loads(result.stdout.strip().splitlines()[-1])
@@ -79,8 +81,9 @@ def two_process_gateway(cluster_factory: Callable[..., Cluster], tmp_path: Path)
 def test_typescript_sdk_and_inspector_over_sse_across_two_gateway_processes(
         node_toolbox: Path, two_process_gateway: ServerProcess) -> None:
     url = f"{two_process_gateway.base_url}/sse"
-    summary = run_ts_sessions(node_toolbox, url, SESSIONS)
-    assert summary == {"ok": True, "sessions": SESSIONS, "server": "pwc"}
+    for flavour in ("v1", "v2"):
+        summary = run_ts_sessions(node_toolbox, url, SESSIONS, flavour)
+        assert summary == {"ok": True, "sessions": SESSIONS, "server": "pwc"}, flavour
 
     listed = run_inspector(node_toolbox, url, "--method", "tools/list")
     assert len(listed["tools"]) == 21
@@ -89,5 +92,5 @@ def test_typescript_sdk_and_inspector_over_sse_across_two_gateway_processes(
     assert not called.get("isError") and called["structuredContent"]["schema_version"] == "v1"
 
     logs = two_process_gateway.log_text
-    wait_until(lambda: len(re.findall(r"sse_stream status=200", logs())) >= SESSIONS + 2)
+    wait_until(lambda: len(re.findall(r"sse_stream status=200", logs())) >= 2 * SESSIONS + 2)
     assert routed_total(logs()) > 0, "no answer crossed between the two processes"

@@ -1,9 +1,11 @@
 // Many concurrent sessions of the TypeScript SDK's SSEClientTransport against one /sse URL.
-// Usage: node sse_sessions.mjs <sse-url> <sessions>. Prints one JSON summary line; exit 1 on any failure.
-import { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import { SSEClientTransport } from "@modelcontextprotocol/sdk/client/sse.js";
-
-const [url, count] = [process.argv[2], Number(process.argv[3] || "8")];
+// Usage: node sse_sessions.mjs <sse-url> <sessions> [v1|v2]: v1 is @modelcontextprotocol/sdk,
+// v2 its successor @modelcontextprotocol/client. Prints one JSON summary line; exit 1 on any failure.
+const [url, count, flavour] = [process.argv[2], Number(process.argv[3] || "8"), process.argv[4] || "v1"];
+const { Client, SSEClientTransport } = flavour === "v2"
+  ? await import("@modelcontextprotocol/client")
+  : { ...(await import("@modelcontextprotocol/sdk/client/index.js")),
+      ...(await import("@modelcontextprotocol/sdk/client/sse.js")) };
 const headers = { "X-PwC-MCP-Client": "ts-sse" };
 
 async function session(index) {
