@@ -90,6 +90,9 @@ def _scalar_type(schema: Mapping[str, Any]) -> str | None:
 
 
 def _coerce(value: str, schema: Mapping[str, Any]) -> Any:
+    declared = schema.get("type")
+    if value == "" and isinstance(declared, list) and "null" in declared:
+        return None  # an empty value of a nullable parameter means null
     kind = _scalar_type(schema)
     try:
         if kind == "integer":
@@ -101,8 +104,6 @@ def _coerce(value: str, schema: Mapping[str, Any]) -> Any:
     if kind == "boolean":
         lowered = value.strip().lower()
         return {"true": True, "1": True, "false": False, "0": False}.get(lowered, value)
-    if kind == "null" or (value == "" and "null" in (schema.get("type") or ())):
-        return None
     return value
 
 

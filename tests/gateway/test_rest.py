@@ -49,6 +49,7 @@ def test_query_coercion_of_arrays_numbers_and_bad_values() -> None:
     query = MultiDict([("n", "abc"), ("x", "1.5"), ("tags", "a"), ("tags", "b"), ("flag", "0")])
     assert coerce_query(query, schema) == {"n": "abc", "x": 1.5, "tags": ["a", "b"], "flag": False}
     assert coerce_query(MultiDict([("tags", "a,b")]), schema) == {"tags": ["a", "b"]}
+    assert coerce_query(MultiDict([("flag", "")]), schema) == {"flag": None}
 
 
 @pytest.mark.parametrize(("text", "status"), [
