@@ -73,6 +73,7 @@ def set_level(params: dict[str, Any]) -> dict[str, Any]:
     Raises:
         ProtocolError: -32602 for a missing or unknown level.
     """
-    if params.get("level") not in LOG_LEVELS:
+    level = params.get("level")
+    if not isinstance(level, str) or level not in LOG_LEVELS:  # an unhashable level must not raise TypeError
         raise ProtocolError(INVALID_PARAMS, "Invalid log level: expected one of " + ", ".join(sorted(LOG_LEVELS)))
     return {}
