@@ -17,7 +17,7 @@ from typing import Any
 __all__ = ["PRESERVED", "config_dict", "machine_info", "render", "write_preserving_catalog"]
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
-PRESERVED = ("Catalog", "Analysis", "Text size")
+PRESERVED = ("Catalog", "Analysis", "Text size", "REST and SSE")  # bench/text_ratio.py, bench/surfaces.py
 """``## `` sections this generator never writes."""
 
 TOOLS_LIST_TARGET = 6000.0

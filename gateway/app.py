@@ -3,7 +3,9 @@
 Modes (ARCHITECTURE.md §3): ``PWC_MCP_REDIS_URL`` unset → embedded (``MemoryLimiter``,
 core's ``LocalExecutor`` with its ``MemoryCache``); set → ``RedisLimiter`` and the
 ``RedisExecutor`` (workers). Routes: ``POST|GET|DELETE|OPTIONS /mcp``, ``GET /health``,
-``GET /.well-known/mcp``, ``GET /docs``, ``GET /metrics``; anything else 404.
+``GET /.well-known/mcp``, ``GET /docs``, ``GET /metrics``, the HTTP+SSE transport
+(``GET /sse``, ``POST /messages``, :mod:`gateway.sse_routes`), REST (``/v1/tools``,
+:mod:`gateway.rest`) and ``GET /openapi.json``; anything else 404.
 """
 
 from __future__ import annotations
@@ -28,7 +30,11 @@ from gateway.identity import derive_key, parse_networks
 from gateway.limits import Limiter, MemoryLimiter, RedisLimiter
 from gateway.public_url import PublicUrl
 from gateway.security import SecurityPolicy
+from gateway.openapi import OpenApiDocument
+from gateway.rest import RestApi, add_rest_routes
 from gateway.settings import GatewaySettings
+from gateway.sse_routes import add_sse_routes
+from gateway.sse_sessions import SessionHub, build_session_store
 from gateway.wellknown import WellKnown
 
 __all__ = ["EXECUTOR", "HEALTH", "LIMITER", "app_factory", "create_app", "serving_app"]
@@ -82,7 +88,8 @@ def create_app(settings: GatewaySettings, *, executor: Any = None, limiter: Limi
                           max_body_bytes=settings.max_body_bytes, identity_key=derive_key(core.cursor_keys[0]))
     # Deferred admission needs both halves: the limiter builds the script, the executor runs it.
     defer = bool(getattr(executor, "runs_deferred_admission", False)) and hasattr(limiter, "admission_script")
-    endpoint = McpEndpoint(admission=admission, server=McpServer(core, executor, tools=tools),
+    server = McpServer(core, executor, tools=tools)
+    endpoint = McpEndpoint(admission=admission, server=server,
                            max_response_bytes=settings.max_body_bytes, defer_admission=defer)
 
     # client_max_size bounds any body aiohttp itself reads; /mcp counts its own bytes.
@@ -100,6 +107,10 @@ def create_app(settings: GatewaySettings, *, executor: Any = None, limiter: Limi
     app.router.add_get("/docs", DocsPage(tools, core, public_url).handle, allow_head=False)
     app.router.add_get("/metrics", _metrics, allow_head=False)
     app.cleanup_ctx.append(_lifecycle)
+    add_sse_routes(app, admission=admission, endpoint=endpoint, policy=policy,
+                   hub=SessionHub(build_session_store(core.redis_url), settings.sse))
+    add_rest_routes(app, RestApi(admission, server, tools), policy)
+    app.router.add_get("/openapi.json", OpenApiDocument(tools).handle, allow_head=False)
     return app
 
 

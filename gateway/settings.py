@@ -14,6 +14,7 @@ from typing import Final
 from pwc_mcp_core.settings import CoreSettings
 
 from gateway.limits import LimitSettings
+from gateway.sse_sessions import SseSettings
 
 __all__ = ["GatewaySettings", "LEASE_MARGIN_S"]
 
@@ -31,12 +32,14 @@ class GatewaySettings:
         health_ok_interval_s, health_fail_interval_s: catalog readiness probe spacing
             after a success / a failure (30 s / 5 s, pwc-mcp.md §1.3).
         lease_ttl_s: concurrency lease lifetime; default call deadline + 10 s.
+        sse: caps and timers of the HTTP+SSE transport (``PWC_MCP_SSE_*``).
     """
 
     core: CoreSettings
     health_ok_interval_s: float = 30.0
     health_fail_interval_s: float = 5.0
     lease_ttl_s: float | None = None
+    sse: SseSettings = SseSettings()
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str], *, allow_ephemeral_cursor_key: bool = False) -> GatewaySettings:
@@ -45,7 +48,8 @@ class GatewaySettings:
         Raises:
             ConfigError: a variable is invalid or the cursor key is missing; the message names it.
         """
-        return cls(core=CoreSettings.from_env(environ, allow_ephemeral_cursor_key=allow_ephemeral_cursor_key))
+        return cls(core=CoreSettings.from_env(environ, allow_ephemeral_cursor_key=allow_ephemeral_cursor_key),
+                   sse=SseSettings.from_env(environ))
 
     @property
     def max_body_bytes(self) -> int:

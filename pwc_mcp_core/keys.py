@@ -18,6 +18,10 @@ __all__ = [
     "concurrency_global",
     "rate_window",
     "reply_list",
+    "sse_client_sessions",
+    "sse_inbox",
+    "sse_session",
+    "sse_sessions_global",
     "workers_set",
 ]
 
@@ -77,3 +81,32 @@ def concurrency_client(client_hash: str) -> str:
 def concurrency_global() -> str:
     """Sorted set of every in-flight lease, scored by lease expiry (unix ms)."""
     return f"{ROOT}conc:global"
+
+
+# An SSE session's record and its places in the stream caps live this long unless the
+# process holding the stream renews them, so a dead holder's sessions end within seconds.
+SSE_SESSION_TTL_S: Final = 6
+# How often a live holder renews its sessions (a third of their TTL).
+SSE_SESSION_RENEW_S: Final = 2.0
+# Messages for a holder that stopped reading disappear after this long.
+SSE_INBOX_TTL_S: Final = 60
+
+
+def sse_session(session_id: str) -> str:
+    """Hash of one HTTP+SSE session: ``holder`` (process id) and ``client`` (identity hash)."""
+    return f"{ROOT}sse:session:{session_id}"
+
+
+def sse_client_sessions(client_hash: str) -> str:
+    """Sorted set of one client's open SSE session ids, scored by expiry (unix ms)."""
+    return f"{ROOT}sse:client:{client_hash}"
+
+
+def sse_sessions_global() -> str:
+    """Sorted set of every open SSE session id, scored by expiry (unix ms)."""
+    return f"{ROOT}sse:all"
+
+
+def sse_inbox(holder_id: str) -> str:
+    """The list one gateway process reads the messages for the SSE streams it holds from."""
+    return f"{ROOT}sse:inbox:{holder_id}"

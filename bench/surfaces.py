@@ -1,0 +1,219 @@
+"""REST and HTTP+SSE beside Streamable HTTP: one cached tool call over each surface, same run.
+
+Usage: ``uv run python bench/surfaces.py [--seconds 4] [--clients 16] [--out BENCHMARKS.md]``.
+
+For ``embedded`` and ``redis-g1-w1`` (one gateway process, one worker) it starts the
+server on the sample catalog, warms the cache, then measures the same cached call
+(``list_conferences``) as
+* ``POST /mcp`` (Streamable HTTP, JSON response),
+* ``POST /v1/tools/list_conferences`` (REST),
+* an SSE round trip: ``POST /messages`` (202) until its answer arrives on the session's
+  ``GET /sse`` stream;
+with one client (sequential: p50/p95 latency) and with ``--clients`` concurrent clients
+(throughput; each its own identity, and for SSE its own session). The load generator is
+one Python process (aiohttp), the same for the three surfaces, so the ratios against
+``/mcp`` are the comparable figures; absolute numbers are below ``bench/run.py``'s wrk ones.
+Writes the ``## REST and SSE`` section of ``BENCHMARKS.md`` (kept by ``bench/run.py``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import statistics
+import sys
+import time
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+
+import aiohttp
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+from bench.cluster import ProcessGroup, free_port  # noqa: E402
+
+TOOL = "list_conferences"
+CALL = {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": TOOL, "arguments": {}}}
+SURFACES = ("mcp", "rest", "sse")
+ENV = {"PWC_MCP_REQUEST_LIMIT": "10000", "PWC_MCP_SEMANTIC_LIMIT": "10000", "PWC_MCP_CONCURRENCY_LIMIT": "64",
+       "PWC_MCP_GLOBAL_CONCURRENCY_LIMIT": "512", "PWC_MCP_SSE_MAX_STREAMS_PER_CLIENT": "64",
+       "PWC_MCP_CURSOR_KEY_CURRENT": "bench-cursor-key-0123456789abcdef", "PWC_MCP_HOST": "127.0.0.1"}
+SECTION = "## REST and SSE"
+
+Caller = Callable[[], Awaitable[None]]
+
+
+async def mcp_caller(http: aiohttp.ClientSession, base: str, client: str) -> Caller:
+    headers = {"Content-Type": "application/json", "Accept": "application/json", "X-PwC-MCP-Client": client}
+    body = json.dumps(CALL).encode()
+
+    async def call() -> None:
+        async with http.post(f"{base}/mcp", data=body, headers=headers) as response:
+            payload = await response.read()
+            assert response.status == 200 and b'"isError":true' not in payload, response.status
+
+    return call
+
+
+async def rest_caller(http: aiohttp.ClientSession, base: str, client: str) -> Caller:
+    headers = {"Content-Type": "application/json", "X-PwC-MCP-Client": client}
+
+    async def call() -> None:
+        async with http.post(f"{base}/v1/tools/{TOOL}", data=b"{}", headers=headers) as response:
+            await response.read()
+            assert response.status == 200, response.status
+
+    return call
+
+
+async def sse_caller(http: aiohttp.ClientSession, base: str, client: str, streams: list) -> Caller:
+    headers = {"X-PwC-MCP-Client": client}
+    stream = await http.get(f"{base}/sse", headers=headers, timeout=aiohttp.ClientTimeout(total=None))
+    streams.append(stream)
+    assert (await stream.content.readline()).strip() == b"event: endpoint"
+    endpoint = (await stream.content.readline()).decode().strip().removeprefix("data: ")
+    await stream.content.readline()
+    pending: dict[int, asyncio.Future[bytes]] = {}
+
+    async def read_events() -> None:
+        data = b""
+        async for line in stream.content:
+            if line.startswith(b"data: "):
+                data = line[6:].strip()
+            elif line == b"\n" and data:
+                message = json.loads(data)
+                future = pending.pop(message.get("id"), None)
+                if future is not None and not future.done():
+                    future.set_result(data)
+                data = b""
+
+    streams.append(asyncio.create_task(read_events()))
+    ids = iter(range(1, 1 << 62))
+    post_headers = {"Content-Type": "application/json", **headers}
+
+    async def call() -> None:
+        request_id = next(ids)
+        future: asyncio.Future[bytes] = asyncio.get_running_loop().create_future()
+        pending[request_id] = future
+        body = json.dumps({**CALL, "id": request_id}).encode()
+        async with http.post(f"{base}{endpoint}", data=body, headers=post_headers) as response:
+            assert response.status == 202, response.status
+        assert b'"isError":true' not in await asyncio.wait_for(future, 30)
+
+    return call
+
+
+async def make_caller(surface: str, http: aiohttp.ClientSession, base: str, client: str, streams: list) -> Caller:
+    if surface == "sse":
+        return await sse_caller(http, base, client, streams)
+    return await (mcp_caller if surface == "mcp" else rest_caller)(http, base, client)
+
+
+async def measure(base: str, surface: str, seconds: float, clients: int) -> dict[str, float]:
+    """p50/p95 ms with one sequential client, and calls/s with ``clients`` concurrent ones."""
+    streams: list = []
+    connector = aiohttp.TCPConnector(limit=0)
+    async with aiohttp.ClientSession(connector=connector) as http:
+        try:
+            single = await make_caller(surface, http, base, f"bench-{surface}-single", streams)
+            for _ in range(50):
+                await single()
+            latencies = []
+            deadline = time.perf_counter() + seconds
+            while time.perf_counter() < deadline:
+                started = time.perf_counter()
+                await single()
+                latencies.append((time.perf_counter() - started) * 1000)
+            callers = [await make_caller(surface, http, base, f"bench-{surface}-{i}", streams)
+                       for i in range(clients)]
+            done = 0
+
+            async def loop(call: Caller, until: float) -> None:
+                nonlocal done
+                while time.perf_counter() < until:
+                    await call()
+                    done += 1
+
+            started = time.perf_counter()
+            await asyncio.gather(*(loop(c, started + seconds) for c in callers))
+            elapsed = time.perf_counter() - started
+        finally:
+            for item in streams:
+                if isinstance(item, asyncio.Task):
+                    item.cancel()
+                else:
+                    item.close()
+    quantiles = statistics.quantiles(latencies, n=100)
+    return {"p50": statistics.median(latencies), "p95": quantiles[94], "rate": done / elapsed}
+
+
+def run(seconds: float, clients: int) -> dict[str, dict[str, dict[str, float]]]:
+    results: dict[str, dict[str, dict[str, float]]] = {}
+    log_dir = Path("/tmp/pwc-mcp-bench-surfaces")
+    log_dir.mkdir(exist_ok=True)
+    with ProcessGroup(log_dir) as group:
+        _, api = group.start_catalog("catalog", "--sample")
+        redis_url = group.start_redis()
+        for config in ("embedded", "redis-g1-w1"):
+            env = {**ENV, "PWC_API_URL": api, "PORT": str(free_port())}
+            procs = []
+            if config != "embedded":
+                env["PWC_MCP_REDIS_URL"] = redis_url
+                procs.append(group.start_pwc_mcp(f"{config}-worker", "worker", ["worker"], env, wait_path=None))
+            procs.append(group.start_pwc_mcp(f"{config}-gateway", "gateway", ["gateway"], env, wait_path="/health"))
+            base = f"http://127.0.0.1:{env['PORT']}"
+            results[config] = {surface: asyncio.run(measure(base, surface, seconds, clients)) for surface in SURFACES}
+            for proc in procs:
+                group.stop(proc)
+    return results
+
+
+def render(results: dict[str, dict[str, dict[str, float]]], seconds: float, clients: int, command: str) -> str:
+    names = {"mcp": "Streamable HTTP `POST /mcp`", "rest": f"REST `POST /v1/tools/{TOOL}`",
+             "sse": "HTTP+SSE round trip (`POST /messages` → stream event)"}
+    lines = [SECTION, "",
+             f"Generated by `{command}`: the cached `{TOOL}` call over each surface, same run, "
+             f"{seconds:g} s per measurement; one Python aiohttp load generator for all three, so compare the "
+             "ratios (÷ `/mcp`) rather than the absolute figures with the wrk tables above.", "",
+             f"| surface | config | p50 ms (1 client) | p95 ms | calls/s ({clients} clients) | rate ÷ /mcp "
+             "| p50 ÷ /mcp |", "| --- | --- | --- | --- | --- | --- | --- |"]
+    for config, by_surface in results.items():
+        base = by_surface["mcp"]
+        for surface in SURFACES:
+            row = by_surface[surface]
+            lines.append(f"| {names[surface]} | `{config}` | {row['p50']:.2f} | {row['p95']:.2f} | "
+                         f"{row['rate']:,.0f} | {row['rate'] / base['rate']:.2f}× | {row['p50'] / base['p50']:.2f}× |")
+    return "\n".join(lines) + "\n"
+
+
+def write_section(path: Path, section: str) -> None:
+    """Replace (or append) the ``## REST and SSE`` section of ``path``."""
+    text = path.read_text(encoding="utf-8") if path.exists() else ""
+    if SECTION in text:
+        head, rest = text.split(SECTION, 1)
+        tail = rest.split("\n## ", 1)
+        text = head + section + ("\n## " + tail[1] if len(tail) > 1 else "")
+    else:
+        marker = "\n## Analysis"
+        text = text.replace(marker, "\n" + section + marker, 1) if marker in text else text + "\n" + section
+    path.write_text(text, encoding="utf-8")
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
+    parser.add_argument("--seconds", type=float, default=4.0)
+    parser.add_argument("--clients", type=int, default=16)
+    parser.add_argument("--out", default="BENCHMARKS.md", help="file to update, or - to print")
+    args = parser.parse_args()
+    command = "uv run python bench/surfaces.py" + (f" --seconds {args.seconds:g}" if args.seconds != 4.0 else "")
+    section = render(run(args.seconds, args.clients), args.seconds, args.clients, command)
+    if args.out == "-":
+        print(section)
+    else:
+        write_section(Path(args.out), section)
+        print(section)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

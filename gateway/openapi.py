@@ -1,0 +1,137 @@
+"""``GET /openapi.json``: an OpenAPI 3.1 document of the REST surface (:mod:`gateway.rest`).
+
+Generated from the same tool list as ``tools/list`` (``catalogue.tool_list_result()``):
+per tool a ``POST /v1/tools/<name>`` whose request body is the tool's ``inputSchema``
+and a ``GET`` whose query parameters are its scalar and array-of-scalar properties;
+both answer 200 with the ``outputSchema`` and document every error status with its
+``Retry-After`` header. Schemas are the tools' JSON Schema 2020-12, the dialect
+OpenAPI 3.1 uses (https://spec.openapis.org/oas/v3.1.0#schema-object).
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Mapping, Sequence
+from typing import Any, Final
+
+import orjson
+from aiohttp import web
+from pwc_mcp_core.version import SERVER_INFO, SERVER_VERSION
+
+__all__ = ["OpenApiDocument", "build_openapi"]
+
+DIALECT: Final = "https://json-schema.org/draft/2020-12/schema"
+_ERROR_STATUSES: Final = {
+    "400": "The body is not a JSON object",
+    "404": "not_found: no such record, or no such tool",
+    "413": "request_too_large: the body is over 2 MiB",
+    "421": "invalid_host: the Host header is not allowed",
+    "403": "invalid_origin: the Origin header is not allowed",
+    "422": "invalid_argument or ambiguous: an argument is wrong; the message says how to fix it",
+    "429": "rate_limited: this client's limits are used up; retry after Retry-After seconds",
+    "502": "upstream_error: the catalog request failed",
+    "503": "unavailable, rate_limited (by the catalog) or response_too_large; retry after Retry-After",
+    "504": "upstream_timeout: the catalog or the tool call timed out",
+}
+_QUERY_TYPES: Final = frozenset({"string", "integer", "number", "boolean"})
+
+
+def _schema(schema: Mapping[str, Any]) -> dict[str, Any]:
+    copied = copy.deepcopy(dict(schema))
+    copied.pop("$schema", None)  # the document's jsonSchemaDialect says it once
+    return copied
+
+
+def _scalar(schema: Mapping[str, Any]) -> bool:
+    kind = schema.get("type")
+    kinds = set(kind) if isinstance(kind, list) else {kind}
+    return bool(kinds - {"null"}) and kinds - {"null"} <= _QUERY_TYPES
+
+
+def _query_parameters(input_schema: Mapping[str, Any]) -> list[dict[str, Any]]:
+    required = set(input_schema.get("required") or ())
+    parameters = []
+    for name, schema in (input_schema.get("properties") or {}).items():
+        is_array = schema.get("type") == "array" and _scalar(schema.get("items") or {})
+        if not (_scalar(schema) or is_array):
+            continue  # objects do not fit a query string: POST them
+        parameter: dict[str, Any] = {"name": name, "in": "query", "required": name in required,
+                                     "schema": _schema(schema)}
+        if "description" in schema:
+            parameter["description"] = schema["description"]
+        if is_array:
+            parameter.update(style="form", explode=True)
+        parameters.append(parameter)
+    return parameters
+
+
+def _responses(output_schema: Mapping[str, Any]) -> dict[str, Any]:
+    responses: dict[str, Any] = {"200": {"description": "The tool's structuredContent",
+                                         "content": {"application/json": {"schema": _schema(output_schema)}}}}
+    responses.update({status: {"$ref": f"#/components/responses/Error{status}"} for status in _ERROR_STATUSES})
+    return responses
+
+
+def build_openapi(tools: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+    """The OpenAPI 3.1 document for ``tools`` (the ``tools/list`` entries)."""
+    paths: dict[str, Any] = {"/v1/tools": {"get": {
+        "operationId": "list_tools", "summary": "List the tools with their input and output schemas",
+        "responses": {"200": {"description": "The tools", "content": {"application/json": {"schema": {
+            "type": "object", "required": ["tools"],
+            "properties": {"tools": {"type": "array", "items": {"type": "object"}}}}}}},
+            "429": {"$ref": "#/components/responses/Error429"},
+            "503": {"$ref": "#/components/responses/Error503"}}}}}
+    for tool in tools:
+        name, title = tool["name"], tool.get("title") or tool["name"]
+        description = tool.get("description") or title
+        common = {"summary": title, "description": description, "tags": ["tools"]}
+        paths[f"/v1/tools/{name}"] = {
+            "post": {**common, "operationId": name,
+                     "requestBody": {"required": False, "content": {"application/json": {
+                         "schema": _schema(tool["inputSchema"])}}},
+                     "responses": _responses(tool["outputSchema"])},
+            "get": {**common, "operationId": f"{name}_get", "parameters": _query_parameters(tool["inputSchema"]),
+                    "responses": _responses(tool["outputSchema"])},
+        }
+    error_schema = {"type": "object", "required": ["error"], "properties": {"error": {
+        "type": "string", "description": "prefix: what was wrong and what to do"}}}
+    retry_after = {"description": "Seconds to wait before retrying (429, 503)", "schema": {"type": "integer"}}
+    return {
+        "openapi": "3.1.0",
+        "jsonSchemaDialect": DIALECT,
+        "info": {"title": f"{SERVER_INFO['title']} REST API", "version": SERVER_VERSION,
+                 "description": SERVER_INFO["description"] + " The same tools as the MCP endpoint /mcp."},
+        "paths": paths,
+        "components": {
+            "schemas": {"Error": error_schema},
+            "headers": {"Retry-After": retry_after},
+            "responses": {f"Error{status}": {
+                "description": text,
+                "headers": {"Retry-After": {"$ref": "#/components/headers/Retry-After"}},
+                "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}},
+            } for status, text in _ERROR_STATUSES.items()},
+        },
+        "tags": [{"name": "tools", "description": "Papers With Code catalog tools"}],
+    }
+
+
+class OpenApiDocument:
+    """Serves the document, serialized once."""
+
+    def __init__(self, tools: Sequence[Mapping[str, Any]]) -> None:
+        self._body = orjson.dumps(build_openapi(tools))
+
+    async def handle(self, request: web.Request) -> web.Response:
+        """``GET /openapi.json``."""
+        return web.Response(body=self._body, content_type="application/json",
+                            headers={"Cache-Control": "public, max-age=3600"})
+
+
+def docs_section_html() -> str:
+    """An HTML section for ``/docs``: the other surfaces next to the MCP view (static, no user text)."""
+    return ("<section id=\"other-surfaces\"><h2>REST, OpenAPI and legacy SSE</h2>"
+            "<p>The same tools as plain JSON: <code>GET /v1/tools</code>, <code>POST /v1/tools/{name}</code> "
+            "with the arguments as a JSON object, or <code>GET /v1/tools/{name}?arg=value</code>. "
+            "OpenAPI 3.1: <a href=\"/openapi.json\">/openapi.json</a>. "
+            "MCP clients that speak only the 2024-11-05 HTTP+SSE transport connect to <code>/sse</code>.</p>"
+            "</section>")

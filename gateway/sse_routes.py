@@ -1,0 +1,186 @@
+"""``GET /sse`` and ``POST /messages``: the HTTP+SSE transport of MCP 2024-11-05.
+
+https://modelcontextprotocol.io/specification/2024-11-05/basic/transports
+
+* ``GET /sse``: Host/Origin allowlists (421/403), the client's identity, one counted
+  request under the per-client limits (429/503), then a place under the stream caps
+  (429 ``too_many_streams`` for the client's cap, 503 for the global one, ``Retry-After``).
+  The stream's first event is ``endpoint`` with ``/messages?session_id=<id>``; answers
+  follow as ``message`` events; a ``: ping`` comment goes out after ``heartbeat_s``
+  without an event. The stream ends after ``idle_timeout_s`` without a message, when
+  the client disconnects (everything the session held is freed) or when the process stops.
+* ``POST /messages?session_id=<id>``: Host/Origin, then the session must be open and
+  opened by the same client, else 404 with a JSON-RPC error body. The message then goes
+  through the ``/mcp`` endpoint itself (:class:`gateway.http_mcp.McpEndpoint`): the same
+  body bound (413), admission and limits (every message counts), the same
+  ``McpServer.handle`` and executors, the same content-free log line. Its JSON-RPC
+  answer is routed to the stream's holder (:class:`gateway.sse_sessions.SessionHub`,
+  through Redis when that is another process) and the POST answers 202 with an empty
+  body; a refusal (413, 429, 503, ...) or a transport-level error answers the POST itself.
+
+The answer is computed where the POST lands, so admission sees the real request and the
+call runs on the same executor path as ``/mcp``; only the finished answer travels.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections.abc import AsyncIterator
+from dataclasses import dataclass
+from typing import Final
+
+from aiohttp import web
+from pwc_mcp_core.version import SERVER_VERSION
+
+from gateway import metrics
+from gateway.admission import Admission, compact_dumps, json_error
+from gateway.cors import preflight_handler
+from gateway.http_mcp import McpEndpoint
+from gateway.limits import LimitsUnavailable
+from gateway.security import SecurityPolicy
+from gateway.sse_sessions import GLOBAL_CAP, Session, SessionHub
+
+__all__ = ["SseRoutes", "add_sse_routes"]
+
+request_log = logging.getLogger("pwc_mcp.requests")
+
+MESSAGES_PATH: Final = "/messages"
+_TICK_S: Final = 1.0  # how often an idle stream checks for a gone client and the idle timeout
+_PING: Final = b": ping\n\n"
+_STREAM_HEADERS: Final = {
+    "Content-Type": "text/event-stream",
+    "Cache-Control": "no-cache, no-transform",
+    "X-Accel-Buffering": "no",  # nginx: never buffer this response
+}
+_SESSION_NOT_FOUND: Final = {"jsonrpc": "2.0", "id": None, "error": {
+    "code": -32600, "message": "Unknown or expired session: open a new stream with GET /sse"}}
+
+
+def _event(name: str, data: bytes) -> bytes:
+    lines = b"".join(b"data: " + line + b"\n" for line in data.split(b"\n"))
+    return b"event: " + name.encode() + b"\n" + lines + b"\n"
+
+
+def _session_not_found() -> web.Response:
+    return web.json_response(_SESSION_NOT_FOUND, status=404, dumps=compact_dumps)
+
+
+@dataclass
+class SseRoutes:
+    """The two handlers; ``endpoint`` is the ``/mcp`` endpoint every message goes through."""
+
+    admission: Admission
+    endpoint: McpEndpoint
+    hub: SessionHub
+
+    async def stream(self, request: web.Request) -> web.StreamResponse:
+        """``GET /sse``: admit, open a session and pump its answers until it ends."""
+        started = time.perf_counter()
+        refused = self.admission.check_transport_security(request)
+        if refused is not None:
+            return self._logged(refused, started)
+        client_hash = self.admission.client_hash(request)
+        counted = await self.admission.check_client_limits(client_hash, semantic=False, lease=False)
+        if isinstance(counted, web.Response):
+            return self._logged(counted, started)
+        try:
+            opened = await self.hub.open(client_hash)
+        except LimitsUnavailable:
+            return self._logged(self.admission.limits_unavailable(), started)
+        if not isinstance(opened, Session):
+            metrics.record_rejection("sse_streams")
+            status = 503 if opened == GLOBAL_CAP else 429
+            return self._logged(json_error(status, "too_many_streams", retry_after=5), started)
+        response = web.StreamResponse(headers=_STREAM_HEADERS)
+        origin = request.headers.get("Origin")
+        if origin is not None:  # allowlisted (checked above); the CORS middleware cannot add it once prepared
+            response.headers["Access-Control-Allow-Origin"] = origin
+            response.headers["Vary"] = "Origin"
+        try:
+            await response.prepare(request)
+            await response.write(_event("endpoint", f"{MESSAGES_PATH}?session_id={opened.session_id}".encode()))
+            await self._pump(request, response, opened)
+        except ConnectionError:
+            pass  # the client went away: the session is freed below
+        finally:
+            await self.hub.close(opened)
+            request_log.info("sse_stream status=200 duration_ms=%d messages=%d routed=%d protocol=sse version=%s",
+                             int((time.perf_counter() - started) * 1000), opened.messages, opened.routed,
+                             SERVER_VERSION)
+        return response
+
+    async def _pump(self, request: web.Request, response: web.StreamResponse, session: Session) -> None:
+        settings = self.hub.settings
+        tick = min(_TICK_S, settings.heartbeat_s)
+        last_event = time.monotonic()
+        while not session.closed.is_set():
+            transport = request.transport
+            if transport is None or transport.is_closing():
+                return
+            now = time.monotonic()
+            if now - session.last_active > settings.idle_timeout_s:
+                return
+            try:
+                body = await asyncio.wait_for(session.outbox.get(), timeout=tick)
+            except TimeoutError:
+                if time.monotonic() - last_event >= settings.heartbeat_s:
+                    await response.write(_PING)
+                    last_event = time.monotonic()
+                continue
+            await response.write(_event("message", body))
+            session.messages += 1
+            last_event = time.monotonic()
+
+    async def message(self, request: web.Request) -> web.Response:
+        """``POST /messages?session_id=…``: check the session, run the message, route the answer."""
+        refused = self.admission.check_transport_security(request)
+        if refused is not None:
+            return refused
+        session_id = request.query.get("session_id", "")
+        client_hash = self.admission.client_hash(request)
+        try:
+            holder = await self.hub.holder_of(session_id, client_hash) if session_id else None
+        except LimitsUnavailable:
+            return self.admission.limits_unavailable()
+        if holder is None:
+            return _session_not_found()
+        response = await self.endpoint.post(request)
+        if not isinstance(response, web.Response) or response.status != 200 or not response.body:
+            return response  # 202 for a notification; refusals and transport errors answer the POST
+        try:
+            delivered = await self.hub.deliver(holder, session_id, bytes(response.body))
+        except LimitsUnavailable:
+            return self.admission.limits_unavailable()
+        return web.Response(status=202) if delivered else _session_not_found()
+
+    @staticmethod
+    def _logged(response: web.Response, started: float) -> web.Response:
+        request_log.info("sse_stream status=%d duration_ms=%d messages=0 routed=0 protocol=sse version=%s",
+                         response.status, int((time.perf_counter() - started) * 1000), SERVER_VERSION)
+        return response
+
+
+def add_sse_routes(app: web.Application, *, admission: Admission, endpoint: McpEndpoint, hub: SessionHub,
+                   policy: SecurityPolicy) -> None:
+    """Register ``GET /sse``, ``POST /messages`` (and their CORS preflights) and the hub's lifecycle."""
+    routes = SseRoutes(admission, endpoint, hub)
+    app.router.add_get("/sse", routes.stream, allow_head=False)
+    app.router.add_post(MESSAGES_PATH, routes.message)
+    for path in ("/sse", MESSAGES_PATH):
+        app.router.add_route("OPTIONS", path, preflight_handler(policy=policy))
+
+    async def lifecycle(app: web.Application) -> AsyncIterator[None]:
+        await hub.start()
+        try:
+            yield
+        finally:
+            await hub.aclose()
+
+    async def end_streams(app: web.Application) -> None:  # open streams must not hold up a shutdown
+        for session in hub.local_sessions():
+            session.closed.set()
+
+    app.cleanup_ctx.append(lifecycle)
+    app.on_shutdown.append(end_streams)

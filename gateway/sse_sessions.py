@@ -1,0 +1,362 @@
+"""Sessions of the HTTP+SSE transport (MCP 2024-11-05), cluster-wide or in one process.
+
+https://modelcontextprotocol.io/specification/2024-11-05/basic/transports: a client
+holds ``GET /sse`` open and POSTs its messages to the session's URL; the answers travel
+on the stream. The POST may reach any gateway process on any host, so a session is
+known in a shared store and the answer is routed to the process that holds the stream:
+
+* :class:`MemorySessionStore` (embedded mode): one process, routing is a queue put.
+* :class:`RedisSessionStore` (Redis mode): a session record ``keys.sse_session`` names
+  its holder and its client; an answer computed elsewhere is pushed onto the holder's
+  inbox list (``keys.sse_inbox``), which the holder drains with one blocking pop loop.
+  The holder renews its records every ``keys.SSE_SESSION_RENEW_S``; when it dies they
+  lapse after ``keys.SSE_SESSION_TTL_S``, the client's stream is gone, and messages for
+  those sessions get 404. No sticky sessions are needed.
+
+Stream caps (per client and in all, :class:`SseSettings`) are checked and taken in one
+atomic step (``sse_open.lua`` behind Redis). A session id is ``secrets.token_urlsafe(32)``
+and bound to the identity hash of the client that opened it: a message from another
+client is answered as if the session did not exist.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import hmac
+import logging
+import secrets
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Final, Protocol
+
+from pwc_mcp_core import keys, scripts
+from pwc_mcp_core.errors import ConfigError
+from pwc_mcp_core.redis_pipe import RedisPipe, ScriptRunner
+from redis.exceptions import RedisError
+
+from gateway.limits import LimitsUnavailable
+
+__all__ = ["MemorySessionStore", "RedisSessionStore", "Session", "SessionHub", "SseSettings", "build_session_store"]
+
+logger = logging.getLogger(__name__)
+
+# Outcomes of opening a session (the codes of sse_open.lua).
+OPENED: Final = 0
+GLOBAL_CAP: Final = 1
+CLIENT_CAP: Final = 2
+# Answers queued for one stream before it counts as a reader that stopped reading.
+_QUEUE_BOUND: Final = 256
+_INBOX_BLOCK_S: Final = 1.0
+
+
+@dataclass(frozen=True)
+class SseSettings:
+    """Caps and timers of the HTTP+SSE transport.
+
+    Attributes:
+        max_streams: open streams in all (cluster-wide behind Redis); ``PWC_MCP_SSE_MAX_STREAMS``, 512.
+        max_streams_per_client: open streams of one client identity;
+            ``PWC_MCP_SSE_MAX_STREAMS_PER_CLIENT``, 8.
+        idle_timeout_s: a stream with no message for this long is closed (seconds);
+            ``PWC_MCP_SSE_IDLE_TIMEOUT_S``, 300.
+        heartbeat_s: an SSE comment is sent after this long without an event (seconds), so
+            proxies keep idle streams open; ``PWC_MCP_SSE_HEARTBEAT_S``, 15.
+    """
+
+    max_streams: int = 512
+    max_streams_per_client: int = 8
+    idle_timeout_s: float = 300.0
+    heartbeat_s: float = 15.0
+
+    @classmethod
+    def from_env(cls, environ: Mapping[str, str]) -> SseSettings:
+        """Read the four variables above; unset or blank ones keep their defaults.
+
+        Raises:
+            ConfigError: a value is not a number in its range; the message names the variable.
+        """
+        return cls(max_streams=int(_number(environ, "PWC_MCP_SSE_MAX_STREAMS", 512, 1, 1_000_000)),
+                   max_streams_per_client=int(_number(environ, "PWC_MCP_SSE_MAX_STREAMS_PER_CLIENT", 8, 1, 100_000)),
+                   idle_timeout_s=_number(environ, "PWC_MCP_SSE_IDLE_TIMEOUT_S", 300.0, 1.0, 86_400.0),
+                   heartbeat_s=_number(environ, "PWC_MCP_SSE_HEARTBEAT_S", 15.0, 0.05, 3_600.0))
+
+
+def _number(environ: Mapping[str, str], name: str, default: float, low: float, high: float) -> float:
+    raw = (environ.get(name) or "").strip()
+    if not raw:
+        return default
+    try:
+        value = float(raw)
+    except ValueError:
+        raise ConfigError(f"{name} must be a number between {low:g} and {high:g}") from None
+    if not low <= value <= high:
+        raise ConfigError(f"{name} must be a number between {low:g} and {high:g}")
+    return value
+
+
+@dataclass(eq=False)
+class Session:
+    """One open stream held by this process.
+
+    Attributes:
+        session_id: the opaque id in the message URL.
+        client_hash: identity hash of the client that opened it (messages must match it).
+        outbox: serialized JSON-RPC messages to send on the stream, in arrival order.
+        last_active: ``time.monotonic()`` of the last message (idle timeout).
+        messages, routed: answers sent, and how many of them came from another process.
+    """
+
+    session_id: str
+    client_hash: str
+    outbox: asyncio.Queue[bytes] = field(default_factory=lambda: asyncio.Queue(_QUEUE_BOUND))
+    last_active: float = field(default_factory=time.monotonic)
+    messages: int = 0
+    routed: int = 0
+    closed: asyncio.Event = field(default_factory=asyncio.Event)
+
+
+class SessionStore(Protocol):
+    """Where sessions are known: this process only, or Redis."""
+
+    holder_id: str
+
+    async def open(self, session_id: str, client_hash: str, settings: SseSettings) -> int:
+        """Take a place under both caps: ``OPENED``, ``GLOBAL_CAP`` or ``CLIENT_CAP``
+        (raises LimitsUnavailable)."""
+
+    async def lookup(self, session_id: str) -> tuple[str, str] | None:
+        """``(holder_id, client_hash)`` of an open session, or None (raises LimitsUnavailable)."""
+
+    async def forward(self, holder_id: str, session_id: str, body: bytes) -> None:
+        """Hand an answer to another process's stream (raises LimitsUnavailable)."""
+
+    async def close(self, session_id: str, client_hash: str) -> None:
+        """Forget a session and free its places; never raises."""
+
+    async def run(self, hub: SessionHub) -> None:
+        """Background work until cancelled: renewals and the inbox (none in memory)."""
+
+    async def aclose(self) -> None:
+        """Release connections."""
+
+
+class MemorySessionStore:
+    """Embedded mode: sessions of this one process."""
+
+    holder_id = "local"
+
+    def __init__(self) -> None:
+        self._clients: dict[str, str] = {}
+        self._per_client: dict[str, int] = {}
+
+    async def open(self, session_id: str, client_hash: str, settings: SseSettings) -> int:
+        if len(self._clients) >= settings.max_streams:
+            return GLOBAL_CAP
+        if self._per_client.get(client_hash, 0) >= settings.max_streams_per_client:
+            return CLIENT_CAP
+        self._clients[session_id] = client_hash
+        self._per_client[client_hash] = self._per_client.get(client_hash, 0) + 1
+        return OPENED
+
+    async def lookup(self, session_id: str) -> tuple[str, str] | None:
+        client = self._clients.get(session_id)
+        return None if client is None else (self.holder_id, client)
+
+    async def forward(self, holder_id: str, session_id: str, body: bytes) -> None:
+        return None  # one process: every session is local, the hub delivers it
+
+    async def close(self, session_id: str, client_hash: str) -> None:
+        if self._clients.pop(session_id, None) is None:
+            return
+        left = self._per_client.get(client_hash, 1) - 1
+        if left > 0:
+            self._per_client[client_hash] = left
+        else:
+            self._per_client.pop(client_hash, None)
+
+    async def run(self, hub: SessionHub) -> None:
+        return None
+
+    async def aclose(self) -> None:
+        return None
+
+
+class RedisSessionStore:
+    """Redis mode: sessions shared by every gateway process (see the module docstring).
+
+    Args:
+        redis_url: ``redis://`` or ``unix://`` URL.
+    """
+
+    def __init__(self, redis_url: str) -> None:
+        self.holder_id = secrets.token_hex(8)
+        self._pipe = RedisPipe(redis_url, timeout_s=2.0, connect_timeout_s=1.0)
+        # BLPOP holds its connection, so the inbox has a pipe of its own.
+        self._inbox_pipe = RedisPipe(redis_url, timeout_s=None, connect_timeout_s=1.0)
+        self._open = ScriptRunner(self._pipe, scripts.load("sse_open"))
+        self._renew = ScriptRunner(self._pipe, scripts.load("sse_renew"))
+        self._ttl_ms = keys.SSE_SESSION_TTL_S * 1000
+
+    async def open(self, session_id: str, client_hash: str, settings: SseSettings) -> int:
+        try:
+            return int(await self._open(
+                [keys.sse_client_sessions(client_hash), keys.sse_sessions_global(), keys.sse_session(session_id)],
+                [session_id, settings.max_streams_per_client, settings.max_streams, self._ttl_ms, self.holder_id,
+                 client_hash]))
+        except (RedisError, OSError) as exc:
+            raise LimitsUnavailable("redis unreachable") from exc
+
+    async def lookup(self, session_id: str) -> tuple[str, str] | None:
+        try:
+            holder, client = await self._pipe.execute("HMGET", keys.sse_session(session_id), "holder", "client")
+        except (RedisError, OSError) as exc:
+            raise LimitsUnavailable("redis unreachable") from exc
+        if holder is None or client is None:
+            return None
+        return holder.decode(), client.decode()
+
+    async def forward(self, holder_id: str, session_id: str, body: bytes) -> None:
+        inbox = keys.sse_inbox(holder_id)
+        try:
+            await self._pipe.execute_many([("RPUSH", inbox, session_id.encode() + b" " + body),
+                                           ("EXPIRE", inbox, keys.SSE_INBOX_TTL_S)])
+        except (RedisError, OSError) as exc:
+            raise LimitsUnavailable("redis unreachable") from exc
+
+    async def close(self, session_id: str, client_hash: str) -> None:
+        with contextlib.suppress(RedisError, OSError):
+            await self._pipe.execute_many([("ZREM", keys.sse_client_sessions(client_hash), session_id),
+                                           ("ZREM", keys.sse_sessions_global(), session_id),
+                                           ("DEL", keys.sse_session(session_id))])
+
+    async def run(self, hub: SessionHub) -> None:
+        await asyncio.gather(self._renew_forever(hub), self._drain_inbox(hub))
+
+    async def _renew_forever(self, hub: SessionHub) -> None:
+        while True:
+            await asyncio.sleep(keys.SSE_SESSION_RENEW_S)
+            sessions = hub.local_sessions()
+            if not sessions:
+                continue
+            record_keys: list[str] = [keys.sse_sessions_global()]
+            for session in sessions:
+                record_keys += [keys.sse_client_sessions(session.client_hash), keys.sse_session(session.session_id)]
+            try:
+                gone = await self._renew(record_keys, [self._ttl_ms, *(s.session_id for s in sessions)])
+            except (RedisError, OSError) as exc:
+                logger.warning("sse session renewal failed error=%s", type(exc).__name__)
+                continue
+            for session_id in gone or ():
+                hub.end_local(session_id.decode() if isinstance(session_id, bytes) else str(session_id))
+
+    async def _drain_inbox(self, hub: SessionHub) -> None:
+        inbox = keys.sse_inbox(self.holder_id)
+        while True:
+            try:
+                item = await self._inbox_pipe.execute("BLPOP", inbox, _INBOX_BLOCK_S)
+            except (RedisError, OSError) as exc:
+                logger.warning("sse inbox read failed error=%s", type(exc).__name__)
+                await asyncio.sleep(0.5)
+                continue
+            if item is None:
+                continue
+            session_id, _, body = item[1].partition(b" ")
+            hub.deliver_local(session_id.decode(), body, routed=True)
+
+    async def aclose(self) -> None:
+        await self._pipe.close()
+        await self._inbox_pipe.close()
+
+
+def build_session_store(redis_url: str | None) -> MemorySessionStore | RedisSessionStore:
+    """The store for the configured mode: Redis when ``redis_url`` is set, else this process."""
+    return RedisSessionStore(redis_url) if redis_url else MemorySessionStore()
+
+
+class SessionHub:
+    """This process's open streams and the routing of answers to any stream in the cluster.
+
+    Args:
+        store: a :class:`MemorySessionStore` or :class:`RedisSessionStore`.
+        settings: the caps and timers.
+    """
+
+    def __init__(self, store: SessionStore, settings: SseSettings) -> None:
+        self.store = store
+        self.settings = settings
+        self._local: dict[str, Session] = {}
+        self._task: asyncio.Task[None] | None = None
+
+    def local_sessions(self) -> list[Session]:
+        """The sessions whose streams this process holds."""
+        return list(self._local.values())
+
+    async def open(self, client_hash: str) -> Session | int:
+        """Open a session for ``client_hash``: the session, or ``GLOBAL_CAP``/``CLIENT_CAP``
+        (raises LimitsUnavailable)."""
+        session_id = secrets.token_urlsafe(32)
+        outcome = await self.store.open(session_id, client_hash, self.settings)
+        if outcome != OPENED:
+            return outcome
+        session = Session(session_id, client_hash)
+        self._local[session_id] = session
+        return session
+
+    async def close(self, session: Session) -> None:
+        """Forget ``session`` everywhere and free its places; never raises."""
+        session.closed.set()
+        if self._local.pop(session.session_id, None) is not None:
+            await self.store.close(session.session_id, session.client_hash)
+
+    def end_local(self, session_id: str) -> None:
+        """End the stream of a session the shared store no longer knows (its pump then frees it)."""
+        session = self._local.get(session_id)
+        if session is not None:
+            session.closed.set()
+
+    async def holder_of(self, session_id: str, client_hash: str) -> str | None:
+        """The holder of ``session_id`` when it is open and was opened by ``client_hash``,
+        else None (raises LimitsUnavailable)."""
+        found = await self.store.lookup(session_id)
+        if found is None or not hmac.compare_digest(found[1], client_hash):
+            return None
+        return found[0]
+
+    async def deliver(self, holder_id: str, session_id: str, body: bytes) -> bool:
+        """Send ``body`` on the session's stream; False when the local stream is gone
+        (raises LimitsUnavailable when Redis cannot take it)."""
+        if holder_id == self.store.holder_id:
+            return self.deliver_local(session_id, body, routed=False)
+        await self.store.forward(holder_id, session_id, body)
+        return True
+
+    def deliver_local(self, session_id: str, body: bytes, *, routed: bool) -> bool:
+        """Queue ``body`` on a stream this process holds; False when it is not here (or
+        its reader stopped reading, which ends the session)."""
+        session = self._local.get(session_id)
+        if session is None or session.closed.is_set():
+            return False
+        try:
+            session.outbox.put_nowait(body)
+        except asyncio.QueueFull:
+            session.closed.set()
+            return False
+        session.last_active = time.monotonic()
+        session.routed += routed
+        return True
+
+    async def start(self) -> None:
+        """Start the store's background work (renewals, inbox)."""
+        self._task = asyncio.create_task(self.store.run(self))
+
+    async def aclose(self) -> None:
+        """End every local stream, stop background work and release connections."""
+        for session in self.local_sessions():
+            await self.close(session)
+        if self._task is not None:
+            self._task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._task
+        await self.store.aclose()

@@ -1,0 +1,114 @@
+"""The REST surface and its OpenAPI document, in one embedded app with a fake executor."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from multidict import MultiDict
+from openapi_spec_validator import validate
+
+from gateway.app import create_app
+from gateway.rest import coerce_query, status_for
+from pwc_mcp_core import catalogue
+from tests.gateway.conftest import FAKE_TOOLS, FakeExecutor, make_settings
+
+
+def tool_reply(text: str) -> bytes:
+    return json.dumps({"result": {"content": [{"type": "text", "text": text}], "isError": True}}).encode()
+
+
+@pytest.fixture
+async def client(aiohttp_client, fake_executor: FakeExecutor):
+    return await aiohttp_client(create_app(make_settings(request_limit=1000), executor=fake_executor))
+
+
+async def test_list_tools_gives_the_catalogue(client) -> None:
+    response = await client.get("/v1/tools")
+    assert response.status == 200
+    tools = (await response.json())["tools"]
+    assert len(tools) == 21 and {"name", "inputSchema", "outputSchema"} <= set(tools[0])
+
+
+async def test_post_answers_the_structured_content(client, fake_executor: FakeExecutor) -> None:
+    response = await client.post("/v1/tools/list_tasks", json={"limit": 2})
+    assert (response.status, await response.json()) == (200, {"ok": True})
+    (call,) = fake_executor.calls
+    assert (call.kind, call.name, call.arguments) == ("tools/call", "list_tasks", {"limit": 2})
+
+
+async def test_get_coerces_the_query_per_input_schema(client, fake_executor: FakeExecutor) -> None:
+    response = await client.get("/v1/tools/search_papers?query=vit&limit=3&has_official_implementation=true")
+    assert response.status == 200
+    assert fake_executor.calls[0].arguments == {"query": "vit", "limit": 3, "has_official_implementation": True}
+
+
+def test_query_coercion_of_arrays_numbers_and_bad_values() -> None:
+    schema = {"properties": {"n": {"type": "integer"}, "x": {"type": "number"}, "tags": {"type": "array",
+              "items": {"type": "string"}}, "flag": {"type": ["boolean", "null"]}}}
+    query = MultiDict([("n", "abc"), ("x", "1.5"), ("tags", "a"), ("tags", "b"), ("flag", "0")])
+    assert coerce_query(query, schema) == {"n": "abc", "x": 1.5, "tags": ["a", "b"], "flag": False}
+    assert coerce_query(MultiDict([("tags", "a,b")]), schema) == {"tags": ["a", "b"]}
+    assert coerce_query(MultiDict([("flag", "")]), schema) == {"flag": None}
+
+
+@pytest.mark.parametrize(("text", "status"), [
+    ("invalid_argument: limit must be at most 25", 422), ("not_found: Task not found: x", 404),
+    ("ambiguous: several papers match", 422), ("upstream_error: the catalog request failed", 502),
+    ("upstream_timeout: the catalog timed out", 504), ("rate_limited: retry later", 503),
+])
+async def test_tool_failures_keep_their_prefix_and_get_a_fitting_status(aiohttp_client, text: str,
+                                                                        status: int) -> None:
+    client = await aiohttp_client(create_app(make_settings(), executor=FakeExecutor(tool_reply(text)),
+                                             tools=FAKE_TOOLS))
+    response = await client.post("/v1/tools/list_tasks", json={})
+    assert (response.status, await response.json()) == (status, {"error": text})
+    assert status_for(text) == status
+    if status == 503:
+        assert int(response.headers["Retry-After"]) >= 1
+
+
+async def test_bad_bodies_and_unknown_tools(client) -> None:
+    not_object = await client.post("/v1/tools/list_tasks", data=b"[1,2]")
+    assert not_object.status == 400 and (await not_object.json())["error"].startswith("invalid_argument:")
+    unknown = await client.post("/v1/tools/no_such_tool", json={})
+    assert unknown.status == 404 and (await unknown.json())["error"].startswith("not_found:")
+    too_large = await client.post("/v1/tools/list_tasks", data=b" " * (2 * 1024 * 1024 + 1))
+    assert too_large.status == 413
+
+
+async def test_limits_answer_429_with_retry_after(aiohttp_client, fake_executor: FakeExecutor) -> None:
+    client = await aiohttp_client(create_app(make_settings(request_limit=2), executor=fake_executor,
+                                             tools=FAKE_TOOLS))
+    statuses = [(await client.get("/v1/tools/list_tasks")).status for _ in range(2)]
+    refused = await client.get("/v1/tools/list_tasks")
+    assert statuses == [200, 200]
+    assert refused.status == 429 and int(refused.headers["Retry-After"]) >= 1
+    assert (await refused.json())["error"].startswith("rate_limited:")
+
+
+async def test_host_allowlist_applies(client) -> None:
+    assert (await client.get("/v1/tools/list_tasks", headers={"Host": "evil.example"})).status == 421
+
+
+async def test_openapi_document_is_valid_3_1_and_covers_every_tool(client) -> None:
+    response = await client.get("/openapi.json")
+    assert response.status == 200
+    document = await response.json()
+    validate(document)  # raises on any violation of the OpenAPI 3.1 schema
+    assert document["openapi"].startswith("3.1")
+    for tool in catalogue.tool_list_result()["tools"]:
+        path = document["paths"][f"/v1/tools/{tool['name']}"]
+        assert path["post"]["requestBody"]["content"]["application/json"]["schema"]["properties"] == \
+            tool["inputSchema"]["properties"]
+        assert {"200", "404", "422", "429", "502", "503", "504"} <= set(path["get"]["responses"])
+    search = {p["name"] for p in document["paths"]["/v1/tools/search_papers"]["get"]["parameters"]}
+    assert {"query", "limit", "mode"} <= search
+
+
+async def test_cors_preflight_for_an_allowlisted_origin(client) -> None:
+    response = await client.options("/v1/tools/list_tasks", headers={"Origin": "https://claude.ai",
+                                                                     "Access-Control-Request-Method": "POST"})
+    assert response.status == 200 and "POST" in response.headers["Access-Control-Allow-Methods"]
+    called = await client.post("/v1/tools/list_tasks", json={}, headers={"Origin": "https://claude.ai"})
+    assert called.headers["Access-Control-Allow-Origin"] == "https://claude.ai"

@@ -1,0 +1,55 @@
+"""HTTP+SSE sessions shared through a real Redis by two gateway apps in one test process."""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+
+import redis.asyncio as aioredis
+
+from gateway.app import create_app
+from gateway.sse_sessions import SseSettings
+from pwc_mcp_core import keys
+from tests.gateway.conftest import FAKE_TOOLS, FakeExecutor, make_settings, rpc, tool_call
+from tests.gateway.test_sse_routes import POST_HEADERS, next_event, open_stream
+
+
+def redis_app(redis_url: str, fake_executor: FakeExecutor, **sse):
+    settings = dataclasses.replace(make_settings(redis_url=redis_url, request_limit=1000), sse=SseSettings(**sse))
+    return create_app(settings, executor=fake_executor, tools=FAKE_TOOLS)
+
+
+async def test_a_post_to_another_gateway_is_answered_on_the_holders_stream(aiohttp_client, redis_url: str,
+                                                                           fake_executor: FakeExecutor) -> None:
+    holder = await aiohttp_client(redis_app(redis_url, fake_executor))
+    other = await aiohttp_client(redis_app(redis_url, fake_executor))
+    stream, endpoint = await open_stream(holder, **{"X-PwC-MCP-Client": "r1"})
+    posted = await other.post(endpoint, data=tool_call("list_tasks"), headers={**POST_HEADERS,
+                                                                               "X-PwC-MCP-Client": "r1"})
+    assert posted.status == 202
+    event, data = await next_event(stream)
+    assert event == "message" and '"structuredContent":{"ok":true}' in data
+    stranger = await other.post(endpoint, data=rpc("ping"), headers={**POST_HEADERS, "X-PwC-MCP-Client": "r2"})
+    assert stranger.status == 404
+    stream.close()
+
+
+async def test_stream_caps_are_cluster_wide(aiohttp_client, redis_url: str, fake_executor: FakeExecutor) -> None:
+    one = await aiohttp_client(redis_app(redis_url, fake_executor, max_streams_per_client=1))
+    two = await aiohttp_client(redis_app(redis_url, fake_executor, max_streams_per_client=1))
+    stream, _ = await open_stream(one, **{"X-PwC-MCP-Client": "capped"})
+    refused = await two.get("/sse", headers={"X-PwC-MCP-Client": "capped"})
+    assert refused.status == 429
+    stream.close()
+
+
+async def test_a_session_the_store_lost_ends_its_stream(aiohttp_client, redis_url: str,
+                                                        fake_executor: FakeExecutor) -> None:
+    client = await aiohttp_client(redis_app(redis_url, fake_executor, heartbeat_s=0.5))
+    stream, endpoint = await open_stream(client, **{"X-PwC-MCP-Client": "lost"})
+    store = aioredis.Redis.from_url(redis_url)
+    await store.delete(keys.sse_session(endpoint.split("=", 1)[1]))
+    await store.aclose()
+    async with asyncio.timeout(keys.SSE_SESSION_RENEW_S + 4):
+        while (await next_event(stream))[0] != "eof":
+            pass

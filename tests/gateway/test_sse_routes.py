@@ -1,0 +1,166 @@
+"""The HTTP+SSE transport's edge in one embedded app: sessions, caps, timers, bounds."""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import json
+from typing import Any
+
+import pytest
+
+from gateway.app import create_app
+from gateway.sse_sessions import SseSettings
+from tests.gateway.conftest import FAKE_TOOLS, FakeExecutor, make_settings, rpc, tool_call
+
+POST_HEADERS = {"Content-Type": "application/json"}
+
+
+def sse_app(fake_executor: FakeExecutor, **sse: Any):
+    settings = dataclasses.replace(make_settings(request_limit=1000), sse=SseSettings(**sse))
+    return create_app(settings, executor=fake_executor, tools=FAKE_TOOLS)
+
+
+async def next_event(response) -> tuple[str, str]:
+    """The next ``(event, data)`` of an SSE stream; comments come back as ``("comment", text)``."""
+    event, data = "message", []
+    async with asyncio.timeout(5):
+        while True:
+            line = (await response.content.readline()).decode().rstrip("\n")
+            if line.startswith(":") and not data:
+                return "comment", line[1:].strip()
+            if line.startswith("event: "):
+                event = line[7:]
+            elif line.startswith("data: "):
+                data.append(line[6:])
+            elif line == "" and data:
+                return event, "\n".join(data)
+            elif line == "" and response.content.at_eof():
+                return "eof", ""
+
+
+async def open_stream(client, **headers: str):
+    response = await client.get("/sse", headers=headers)
+    assert response.status == 200, await response.text()
+    assert response.headers["Content-Type"].startswith("text/event-stream")
+    event, endpoint = await next_event(response)
+    assert event == "endpoint" and endpoint.startswith("/messages?session_id=")
+    return response, endpoint
+
+
+@pytest.fixture
+async def client(aiohttp_client, fake_executor: FakeExecutor):
+    return await aiohttp_client(sse_app(fake_executor, heartbeat_s=0.2, max_streams_per_client=2, max_streams=3))
+
+
+async def test_answers_arrive_on_the_stream_and_the_post_gets_an_empty_202(client, fake_executor) -> None:
+    stream, endpoint = await open_stream(client)
+    init = rpc("initialize", {"protocolVersion": "2024-11-05", "capabilities": {},
+                              "clientInfo": {"name": "t", "version": "1"}}, request_id=7)
+    posted = await client.post(endpoint, data=init, headers=POST_HEADERS)
+    assert (posted.status, await posted.read()) == (202, b"")
+    event, data = await next_event(stream)
+    assert event == "message"
+    assert json.loads(data)["result"]["protocolVersion"] == "2024-11-05"
+    posted = await client.post(endpoint, data=tool_call("list_tasks", {"limit": 2}), headers=POST_HEADERS)
+    assert posted.status == 202
+    _, data = await next_event(stream)
+    assert json.loads(data)["result"]["structuredContent"] == {"ok": True}
+    assert [c.name for c in fake_executor.calls] == ["list_tasks"]
+    note = await client.post(endpoint, data=b'{"jsonrpc":"2.0","method":"notifications/initialized"}',
+                             headers=POST_HEADERS)
+    assert note.status == 202
+    stream.close()
+
+
+async def test_heartbeats_are_comments(client) -> None:
+    stream, _ = await open_stream(client)
+    assert await next_event(stream) == ("comment", "ping")
+    stream.close()
+
+
+@pytest.mark.parametrize("query", ["", "?session_id=", "?session_id=not-a-session"])
+async def test_unknown_session_is_404_with_a_jsonrpc_error(client, query: str) -> None:
+    response = await client.post(f"/messages{query}", data=rpc("ping"), headers=POST_HEADERS)
+    assert response.status == 404
+    body = await response.json()
+    assert body["jsonrpc"] == "2.0" and body["id"] is None and "GET /sse" in body["error"]["message"]
+
+
+async def test_a_session_is_bound_to_the_client_that_opened_it(client) -> None:
+    stream, endpoint = await open_stream(client, **{"X-PwC-MCP-Client": "alice"})
+    other = await client.post(endpoint, data=rpc("ping"), headers={**POST_HEADERS, "X-PwC-MCP-Client": "mallory"})
+    assert other.status == 404
+    own = await client.post(endpoint, data=rpc("ping"), headers={**POST_HEADERS, "X-PwC-MCP-Client": "alice"})
+    assert own.status == 202
+    stream.close()
+
+
+async def test_a_message_over_2_mib_is_413(client) -> None:
+    stream, endpoint = await open_stream(client)
+    response = await client.post(endpoint, data=b" " * (2 * 1024 * 1024 + 1), headers=POST_HEADERS)
+    assert response.status == 413
+    stream.close()
+
+
+async def test_stream_caps_per_client_and_global(client) -> None:
+    a1, _ = await open_stream(client, **{"X-PwC-MCP-Client": "a"})
+    a2, _ = await open_stream(client, **{"X-PwC-MCP-Client": "a"})
+    refused = await client.get("/sse", headers={"X-PwC-MCP-Client": "a"})
+    assert (refused.status, (await refused.json())["error"]) == (429, "too_many_streams")
+    assert int(refused.headers["Retry-After"]) >= 1
+    b1, _ = await open_stream(client, **{"X-PwC-MCP-Client": "b"})
+    saturated = await client.get("/sse", headers={"X-PwC-MCP-Client": "c"})
+    assert saturated.status == 503 and "Retry-After" in saturated.headers
+    for stream in (a1, a2, b1):
+        stream.close()
+
+
+async def test_a_disconnect_frees_the_session_and_its_place(client) -> None:
+    stream, endpoint = await open_stream(client, **{"X-PwC-MCP-Client": "d"})
+    second, _ = await open_stream(client, **{"X-PwC-MCP-Client": "d"})
+    stream.close()
+    async with asyncio.timeout(5):  # the holder notices within a tick
+        while (await client.post(endpoint, data=rpc("ping"), headers={**POST_HEADERS,
+                                                                        "X-PwC-MCP-Client": "d"})).status != 404:
+            await asyncio.sleep(0.1)
+    again, _ = await open_stream(client, **{"X-PwC-MCP-Client": "d"})
+    for response in (second, again):
+        response.close()
+
+
+async def test_an_idle_stream_ends(aiohttp_client, fake_executor) -> None:
+    client = await aiohttp_client(sse_app(fake_executor, idle_timeout_s=1.0, heartbeat_s=0.3))
+    stream, endpoint = await open_stream(client)
+    async with asyncio.timeout(5):
+        while (await next_event(stream))[0] != "eof":
+            pass
+    gone = await client.post(endpoint, data=rpc("ping"), headers=POST_HEADERS)
+    assert gone.status == 404
+
+
+async def test_host_and_origin_allowlists_apply(client) -> None:
+    assert (await client.get("/sse", headers={"Host": "evil.example"})).status == 421
+    assert (await client.get("/sse", headers={"Origin": "https://evil.example"})).status == 403
+    stream, endpoint = await open_stream(client)
+    bad = await client.post(endpoint, data=rpc("ping"), headers={**POST_HEADERS, "Origin": "https://evil.example"})
+    assert bad.status == 403
+    stream.close()
+
+
+async def test_every_message_counts_against_the_client_limits(aiohttp_client, fake_executor) -> None:
+    settings = dataclasses.replace(make_settings(request_limit=3), sse=SseSettings())
+    client = await aiohttp_client(create_app(settings, executor=fake_executor, tools=FAKE_TOOLS))
+    stream, endpoint = await open_stream(client)  # the stream itself is request 1
+    statuses = [(await client.post(endpoint, data=rpc("ping"), headers=POST_HEADERS)).status for _ in range(3)]
+    assert statuses == [202, 202, 429]
+    stream.close()
+
+
+def test_sse_settings_come_from_the_environment_and_bad_values_name_the_variable() -> None:
+    from pwc_mcp_core.errors import ConfigError
+
+    settings = SseSettings.from_env({"PWC_MCP_SSE_MAX_STREAMS": "9", "PWC_MCP_SSE_IDLE_TIMEOUT_S": " "})
+    assert (settings.max_streams, settings.idle_timeout_s) == (9, 300.0)
+    with pytest.raises(ConfigError, match="PWC_MCP_SSE_HEARTBEAT_S"):
+        SseSettings.from_env({"PWC_MCP_SSE_HEARTBEAT_S": "soon"})
