@@ -2,7 +2,8 @@
 
 Sections: endpoint, copy-paste configurations (Streamable HTTP, stdio, Claude Desktop,
 VS Code, MCP Inspector, curl), protocol versions, limits, resources, resource templates
-and prompts, then every tool with a parameter table, one example call and its schemas.
+and prompts, the other surfaces (REST JSON with its OpenAPI document, legacy HTTP+SSE),
+then every tool with a parameter table, one example call and its schemas.
 Every value from the document is HTML-escaped (``html.escape`` with quotes), in text and
 in attributes alike; the page has no script.
 """
@@ -187,6 +188,27 @@ def _catalogue(doc: Mapping[str, Any]) -> list[str]:
     return parts
 
 
+def _base_url(endpoint_url: str) -> str:
+    """The server's base URL: the endpoint URL without its ``/mcp`` path."""
+    return endpoint_url[:-len("/mcp")] if endpoint_url.endswith("/mcp") else endpoint_url
+
+
+def _surfaces(endpoint_url: str) -> list[str]:
+    """REST, OpenAPI and the legacy SSE transport, next to the MCP view."""
+    base = _esc(_base_url(endpoint_url))
+    return ['<section id="other-surfaces"><h2>REST, OpenAPI and legacy SSE</h2>',
+            f"<p>The same tools as plain JSON: <code>GET {base}/v1/tools</code> lists them; "
+            f"<code>POST {base}/v1/tools/{{name}}</code> takes the arguments as a JSON object, and "
+            f"<code>GET {base}/v1/tools/{{name}}?arg=value</code> takes them in the query string. A call answers "
+            "the tool's <code>structuredContent</code>; a failure answers <code>{\"error\": \"invalid_argument: "
+            "…\"}</code> with a 4xx or 5xx status. The same admission and limits apply as on the MCP endpoint.</p>",
+            f'<p>OpenAPI 3.1 document of every operation: <a href="{base}/openapi.json">{base}/openapi.json</a> '
+            "(import it into any OpenAPI client or GPT action).</p>",
+            f"<p>MCP clients that speak only the 2024-11-05 HTTP+SSE transport connect to "
+            f"<code>{base}/sse</code>; messages go to the per-session URL its <code>endpoint</code> event names.</p>",
+            "</section>"]
+
+
 def _tool(tool: Mapping[str, Any], endpoint_url: str) -> list[str]:
     name = str(tool.get("name", ""))
     parts = [f'<section class="tool" id="tool-{_esc(name)}"><h3>{_esc(name)}</h3>']
@@ -205,6 +227,8 @@ def _tool(tool: Mapping[str, Any], endpoint_url: str) -> list[str]:
     parts.append("<p>Example call:</p>")
     parts.append(_pre(_json(call), "example"))
     parts.append(_pre(_curl(endpoint_url, call), "command"))
+    parts.append(f"<p>REST: <code>POST {_esc(_base_url(endpoint_url))}/v1/tools/{_esc(name)}</code> "
+                 "with the arguments object as the body.</p>")
     for key, label in (("inputSchema", "Input schema"), ("outputSchema", "Output schema")):
         if key in tool:
             parts.append(f"<details><summary>{label}</summary>{_pre(_json(tool[key]))}</details>")
@@ -226,9 +250,10 @@ def render_html(doc: Mapping[str, Any]) -> str:
          '<a href="/docs?format=json">/docs?format=json</a>.</p>'),
         ('<nav><a href="#connect">Connect</a> · <a href="#protocols">Protocol versions</a> · '
          '<a href="#limits">Limits</a> · <a href="#resource-templates">Resources</a> · '
-         '<a href="#prompts">Prompts</a> · <a href="#tools">Tools</a></nav>'),
+         '<a href="#prompts">Prompts</a> · <a href="#other-surfaces">REST and SSE</a> · '
+         '<a href="#tools">Tools</a></nav>'),
     ]
-    parts += _connect(doc) + _protocols(doc) + _limits(doc) + _catalogue(doc)
+    parts += _connect(doc) + _protocols(doc) + _limits(doc) + _catalogue(doc) + _surfaces(endpoint_url)
     parts.append(f'<section id="tools"><h2>Tools ({len(tools)})</h2><ul>')
     parts += [f'<li><a href="#tool-{_esc(t.get("name", ""))}">{_esc(t.get("name", ""))}</a></li>' for t in tools]
     parts.append("</ul>")

@@ -125,13 +125,3 @@ class OpenApiDocument:
         """``GET /openapi.json``."""
         return web.Response(body=self._body, content_type="application/json",
                             headers={"Cache-Control": "public, max-age=3600"})
-
-
-def docs_section_html() -> str:
-    """An HTML section for ``/docs``: the other surfaces next to the MCP view (static, no user text)."""
-    return ("<section id=\"other-surfaces\"><h2>REST, OpenAPI and legacy SSE</h2>"
-            "<p>The same tools as plain JSON: <code>GET /v1/tools</code>, <code>POST /v1/tools/{name}</code> "
-            "with the arguments as a JSON object, or <code>GET /v1/tools/{name}?arg=value</code>. "
-            "OpenAPI 3.1: <a href=\"/openapi.json\">/openapi.json</a>. "
-            "MCP clients that speak only the 2024-11-05 HTTP+SSE transport connect to <code>/sse</code>.</p>"
-            "</section>")

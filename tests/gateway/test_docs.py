@@ -164,7 +164,8 @@ def test_headless_chromium_renders_the_docs_with_tool_tables(gateway, tmp_path: 
     assert parsed.tables["params"] == len(TOOLS) - sum(1 for t in TOOLS if not t["inputSchema"].get("properties"))
     assert {f"tool-{t['name']}" for t in TOOLS} <= parsed.ids
     assert {"connect", "config-http", "config-stdio", "config-claude-desktop", "config-vscode", "config-inspector",
-            "protocols", "limits", "resource-templates", "prompts", "tools"} <= parsed.ids
+            "protocols", "limits", "resource-templates", "prompts", "other-surfaces", "tools"} <= parsed.ids
+    assert f'href="{gateway.base_url}/openapi.json"' in dom and f"{gateway.base_url}/sse" in dom
     assert parsed.tables["resource-templates"] == parsed.tables["prompts"] == parsed.tables["limits"] == 1
     assert "2025-11-25" in dom and "2026-07-28" in dom and "<code>77</code>" in dom
     assert "<script" not in dom
