@@ -45,8 +45,8 @@ def test_shots_are_parsed_from_the_methodology(text: str | None, shots: int | No
     assert parse_shots(text) == shots
 
 
-def test_real_rows_merged_across_task_scopes_keep_scoped_ranks_and_protocol(shared_data: Path) -> None:
-    merged = merge_evaluations(squad_rows(shared_data, limit=5))
+def test_real_rows_merged_across_task_scopes_keep_scoped_ranks_and_protocol(pwc_archive: Path) -> None:
+    merged = merge_evaluations(squad_rows(pwc_archive, limit=5))
     projected = [evaluation(row) for row in merged]
     assert len(projected) == 5
     first = projected[0]
