@@ -4,7 +4,7 @@ Usage: ``uv run python conformance/run.py [--url http://localhost:PORT/mcp]``.
 Without ``--url`` it starts ``pwc-mcp demo`` (bundled sample catalog, embedded
 mode) on a free loopback port and stops it afterwards. The suite
 (``@modelcontextprotocol/conformance``, pinned below) and Node 22 (it crashes
-on Node 20; mcp-protocol.md §7.4) are installed from npm into
+on Node 20; docs/protocol.md §7.4) are installed from npm into
 ``conformance/.toolbox`` on first use.
 
 Each revision runs with ``--requirements`` and its expected-failures list

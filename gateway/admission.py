@@ -1,6 +1,6 @@
 """Admission of ``POST /mcp``: the ordered checks a request passes before MCP handling.
 
-Fixed order (pwc-mcp.md §2.3 with the seed's changes; the first failing check answers):
+Fixed order (docs/tool-contract.md §2.3 with the seed's changes; the first failing check answers):
 
 1. Body at most ``max_body_bytes`` (2 MiB): ``Content-Length`` checked first, then the
    bytes actually read are counted (chunked bodies) → 413 ``{"error":"request_too_large"}``.

@@ -1,4 +1,4 @@
-"""``GET /docs``: the live tool schemas, as JSON or as a readable HTML page (pwc-mcp.md §1.5).
+"""``GET /docs``: the live tool schemas, as JSON or as a readable HTML page (docs/tool-contract.md §1.5).
 
 JSON (``?format=json``, or an ``Accept`` that does not ask for ``text/html``):
 ``{"name", "version", "protocol_version", "endpoint": "/mcp", "tools": [{"name", "title",

@@ -1,10 +1,10 @@
-"""The ``/mcp`` endpoint: stateless Streamable HTTP in JSON-response mode (mcp-protocol.md §1, §10).
+"""The ``/mcp`` endpoint: stateless Streamable HTTP in JSON-response mode (docs/protocol.md §1, §10).
 
 ``POST /mcp`` runs :mod:`gateway.admission` (413 → 421 → 403 → identity → 429/503),
 then Accept (406) and Content-Type (415), then hands the body to
 ``McpServer.handle``; a response body over the bound becomes 503
 ``{"error":"response_too_large"}``. ``GET``/``DELETE /mcp`` → 405 with ``Allow: POST``.
-One content-free line per request goes to logger ``pwc_mcp.requests`` (pwc-mcp.md §2.6).
+One content-free line per request goes to logger ``pwc_mcp.requests`` (docs/tool-contract.md §2.6).
 """
 
 from __future__ import annotations

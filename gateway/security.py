@@ -1,6 +1,6 @@
 """Host and Origin allowlists for ``POST /mcp``: pure checks, validated at construction.
 
-Semantics follow the MCP SDK's transport security (pwc-mcp.md §1.6, style.md §7
+Semantics follow the MCP SDK's transport security (docs/tool-contract.md §1.6, docs/style.md §7
 practice 7): an allowed Host entry is an exact ``host[:port]`` or ``host:*`` (any
 port; a bare ``localhost`` does not match ``localhost:8000``); an allowed Origin is
 an exact ``scheme://host[:port]``. A missing Origin is allowed (native clients),

@@ -1,4 +1,4 @@
-"""``GET /.well-known/mcp``: connection metadata for discovery (pwc-mcp.md §1.4)."""
+"""``GET /.well-known/mcp``: connection metadata for discovery (docs/tool-contract.md §1.4)."""
 
 from __future__ import annotations
 

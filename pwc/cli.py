@@ -1,4 +1,4 @@
-"""The `pwc` argument parser and entry point (spec ``pwc-cli.md`` §1, §5).
+"""The `pwc` argument parser and entry point (``docs/cli-contract.md`` §1, §5).
 
 Registration pattern (every command module under ``pwc.commands`` follows it):
 

@@ -1,6 +1,6 @@
 """Evaluation rows: merging, metric selection, parameter sizes and leaderboard fetching.
 
-Rules come from ``pwc-cli.md`` §3.4 (fetching, merging, order) and §3.5 (metric
+Rules come from ``docs/cli-contract.md`` §3.4 (fetching, merging, order) and §3.5 (metric
 lookup, selection, Pareto, sort, parameter sizes, display cells).
 
 Deliberate fixes of reference quirks (§7):

@@ -1,4 +1,4 @@
-"""Exact entity-name matching and area resolution (``pwc-cli.md`` §3.2).
+"""Exact entity-name matching and area resolution (``docs/cli-contract.md`` §3.2).
 
 Matching is exact after stripping and casefolding, tried field by field in
 priority order and, per field, in API order; the first hit wins (the CLI does

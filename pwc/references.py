@@ -1,4 +1,4 @@
-"""Paper references of the CLI (spec ``pwc-cli.md`` §3.1).
+"""Paper references of the CLI (``docs/cli-contract.md`` §3.1).
 
 Identifiers pass through unchanged and unverified (a missing paper surfaces
 as HTTP 404, exit 3): all digits, a modern arXiv ID (``2501.01234``,

@@ -1,4 +1,4 @@
-"""The anonymous, GET-only catalog API client of the `pwc` CLI (spec ``pwc-cli.md`` §4.1).
+"""The anonymous, GET-only catalog API client of the `pwc` CLI (``docs/cli-contract.md`` §4.1).
 
 One :class:`Client` wraps one ``httpx.Client``. Every response body is
 streamed and capped at ``max_bytes`` (2 MiB): a larger ``Content-Length`` is

@@ -1,4 +1,4 @@
-"""`completion/complete` for prompt arguments and resource-template variables (mcp-protocol.md §4.6).
+"""`completion/complete` for prompt arguments and resource-template variables (docs/protocol.md §4.6).
 
 Completion runs in the gateway without a catalog round trip, so it draws on a
 small static vocabulary of well-known task, benchmark, method and paper names

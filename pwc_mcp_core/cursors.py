@@ -1,4 +1,4 @@
-"""Signed opaque continuation cursors for ``read_paper`` (pwc-mcp.md §4.4).
+"""Signed opaque continuation cursors for ``read_paper`` (docs/tool-contract.md §4.4).
 
 Token = ``<payload>.<signature>``, both URL-safe base64 without padding.
 Payload = compact JSON with sorted keys, exactly::

@@ -1,10 +1,10 @@
 """Era routing, request classification and the 2026-07-28 envelope/header checks.
 
-* `route` picks the era from ``MCP-Protocol-Version`` (mcp-protocol.md §0, §1.5, §6.4).
+* `route` picks the era from ``MCP-Protocol-Version`` (docs/protocol.md §0, §1.5, §6.4).
 * `classify` is the cheap, pure look at a request the gateway needs before
-  dispatch (admission, semantic-search limit, log labels; pwc-mcp.md §2.3, §2.6).
+  dispatch (admission, semantic-search limit, log labels; docs/tool-contract.md §2.3, §2.6).
 * `check_modern_request` runs the 2026-07-28 ladder: ``_meta`` envelope
-  (-32602) → headers agree with the body (-32020) (mcp-protocol.md §6.2).
+  (-32602) → headers agree with the body (-32020) (docs/protocol.md §6.2).
 """
 
 from __future__ import annotations
@@ -55,7 +55,7 @@ KNOWN_TOOL_NAMES: Final = frozenset({
 """The 21 tool names of the seed spec; untrusted names never reach logs or limits."""
 
 NAME_BEARING_METHODS: Final = {"tools/call": "name", "prompts/get": "name", "resources/read": "uri"}
-"""Method → the params key ``Mcp-Name`` mirrors (mcp-protocol.md §6.2)."""
+"""Method → the params key ``Mcp-Name`` mirrors (docs/protocol.md §6.2)."""
 
 _SEMANTIC_MODES: Final = frozenset({"semantic", "hybrid"})
 _B64_SENTINEL: Final = re.compile(r"^=\?base64\?(.*)\?=$")
@@ -91,7 +91,7 @@ def protocol_label(version: str | None) -> str:
 
 
 def decode_header_value(value: str | None) -> str | None:
-    """Decode the ``=?base64?…?=`` form of ``Mcp-Name`` (mcp-protocol.md §6.2); ``None`` if malformed."""
+    """Decode the ``=?base64?…?=`` form of ``Mcp-Name`` (docs/protocol.md §6.2); ``None`` if malformed."""
     if value is None:
         return None
     match = _B64_SENTINEL.match(value)
@@ -130,7 +130,7 @@ class Classification:
         tool: one of the 21 tool names, or ``None``; from ``params.name`` when it is a
             string, else from the ``Mcp-Name`` header (the body wins).
         is_semantic_search: ``search_papers`` with ``mode`` ``semantic``, ``hybrid`` or
-            omitted (omitted = hybrid, pwc-mcp.md §2.3).
+            omitted (omitted = hybrid, docs/tool-contract.md §2.3).
         era: ``legacy``, ``modern`` or ``invalid`` (unsupported ``MCP-Protocol-Version``).
         protocol_label: `protocol_label` of the header, safe to log.
         message: the parsed body (any JSON value), `NOT_JSON` when it is not valid JSON,
@@ -179,7 +179,7 @@ def classify(body: bytes, headers: Mapping[str, str], *,
 
 
 def check_modern_request(message: dict[str, Any], headers: Mapping[str, str]) -> None:
-    """Validate a 2026-07-28 request's ``_meta`` envelope and its headers (mcp-protocol.md §6.2, §6.3).
+    """Validate a 2026-07-28 request's ``_meta`` envelope and its headers (docs/protocol.md §6.2, §6.3).
 
     Args:
         message: the request object (``method`` is a string).

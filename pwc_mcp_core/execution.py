@@ -5,7 +5,7 @@ response body without ``jsonrpc``/``id``: ``b'{"result": ...}'`` or
 ``b'{"error": ...}'`` (stdlib json, compact, UTF-8). Tool flow: unknown tool
 → ``-32602``; arguments validated against ``inputSchema`` before any catalog
 call (failures are ``isError`` results); paper references resolved first
-(pwc-mcp.md §5; outside the catalog → public metadata); the CLI command runs
+(docs/tool-contract.md §5; outside the catalog → public metadata); the CLI command runs
 in-process (``pwc.queries.query``); the payload becomes ``structuredContent``
 (``data`` + typed projections) with a short text fallback. Failures map
 through :mod:`pwc_mcp_core.tool_errors`.

@@ -3,7 +3,7 @@
 ``structured(output, payload, arguments, ...)`` returns ``(structured, text)``
 for one CLI payload. Envelope: ``{"schema_version": "v1", "data": <payload>,
 ...projections}`` (seed: every result carries the CLI payload as ``data``);
-text summaries follow pwc-mcp.md §3.3.
+text summaries follow docs/tool-contract.md §3.3.
 """
 
 from __future__ import annotations

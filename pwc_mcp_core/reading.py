@@ -1,4 +1,4 @@
-"""``read_paper``: one Markdown chunk per call with a signed continuation cursor (pwc-mcp.md §4).
+"""``read_paper``: one Markdown chunk per call with a signed continuation cursor (docs/tool-contract.md §4).
 
 Flow (§4.2): no cursor (or a placeholder such as ``next``) → resolve the
 reference (§5), read from offset 0 with no pinned version; a cursor → verify it
@@ -102,7 +102,7 @@ class PaperChanged(ToolError):
 
 
 def read_paper(arguments: dict[str, Any], runtime: _Runtime) -> dict[str, Any]:
-    """Read one Markdown chunk of a paper (pwc-mcp.md §4, seeds).
+    """Read one Markdown chunk of a paper (docs/tool-contract.md §4, seeds).
 
     Args:
         arguments: ``{"paper": str (required), "cursor": str | None}``.

@@ -1,4 +1,4 @@
-"""Paper reference resolution for every tool with a ``paper`` argument (pwc-mcp.md §5).
+"""Paper reference resolution for every tool with a ``paper`` argument (docs/tool-contract.md §5).
 
 Accepted forms: modern and legacy arXiv ids (``vN`` stripped), numeric catalog
 ids (canonicalised to the record's arXiv id when it has one), arXiv / Hugging
@@ -125,7 +125,7 @@ def _from_url(url: str) -> tuple[str, str | None]:
 
 
 def resolve_paper(reference: str, client: Client) -> ResolvedPaper:
-    """Resolve a paper reference to its canonical id (pwc-mcp.md §5 + the seed's fallback).
+    """Resolve a paper reference to its canonical id (docs/tool-contract.md §5 + the seed's fallback).
 
     Calls (all through ``client`` and its cache): ``papers/{id}`` for ids,
     ``papers/search`` (phrase, then plain; ≤ 10 pages each) for titles, then the

@@ -1,4 +1,4 @@
-"""``resources/read`` for the four templates of pwc-mcp.md §7 (names in :mod:`pwc_mcp_core.templates`).
+"""``resources/read`` for the four templates of docs/tool-contract.md §7 (names in :mod:`pwc_mcp_core.templates`).
 
 * ``pwc://papers/{paper}`` → compact JSON of ``get_paper_info`` (defaults);
 * ``pwc://papers/{paper}/markdown`` → the whole Markdown when it fits one

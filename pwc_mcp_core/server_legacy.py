@@ -1,4 +1,4 @@
-"""Results of the handshake era (2025-11-25 and older; mcp-protocol.md §3, §4).
+"""Results of the handshake era (2025-11-25 and older; docs/protocol.md §3, §4).
 
 Everything here is built once when `McpServer` starts; the dispatcher only
 splices ids into the pre-serialized bodies.
@@ -19,7 +19,7 @@ __all__ = [
 ]
 
 LEGACY_CAPABILITIES: Final[dict[str, Any]] = {
-    # Stateless, no GET stream: nothing can be pushed, so no listChanged / subscribe (mcp-protocol.md §3).
+    # Stateless, no GET stream: nothing can be pushed, so no listChanged / subscribe (docs/protocol.md §3).
     "tools": {"listChanged": False},
     "resources": {"subscribe": False, "listChanged": False},
     "prompts": {"listChanged": False},
@@ -28,7 +28,7 @@ LEGACY_CAPABILITIES: Final[dict[str, Any]] = {
 }
 
 LOG_LEVELS: Final = frozenset({"debug", "info", "notice", "warning", "error", "critical", "alert", "emergency"})
-"""RFC 5424 levels accepted by ``logging/setLevel`` (mcp-protocol.md §4.6)."""
+"""RFC 5424 levels accepted by ``logging/setLevel`` (docs/protocol.md §4.6)."""
 
 
 def initialize_bodies() -> dict[str, bytes]:

@@ -1,4 +1,4 @@
-"""Results of the 2026-07-28 era (mcp-protocol.md §6.1–§6.3; cache hints pwc-mcp.md §8).
+"""Results of the 2026-07-28 era (docs/protocol.md §6.1–§6.3; cache hints docs/tool-contract.md §8).
 
 Every modern result carries ``resultType: "complete"`` and the server's
 ``Implementation`` under ``_meta["io.modelcontextprotocol/serverInfo"]``; the
@@ -28,7 +28,7 @@ MODERN_CAPABILITIES: Final[dict[str, Any]] = {
 LEGACY_ONLY_METHODS: Final = frozenset({
     "initialize", "ping", "logging/setLevel", "resources/subscribe", "resources/unsubscribe",
 })
-"""Removed in 2026-07-28: answered 404 -32601 on the modern leg (mcp-protocol.md §6.2)."""
+"""Removed in 2026-07-28: answered 404 -32601 on the modern leg (docs/protocol.md §6.2)."""
 
 
 def modern_result(result: dict[str, Any], *, ttl_ms: int | None = None) -> dict[str, Any]:

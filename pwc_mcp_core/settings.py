@@ -21,7 +21,7 @@ DEFAULT_API_URL: Final = "https://paperswithcode.co/api/v1"
 DEFAULT_ALLOWED_HOSTS: Final = ("localhost:*", "127.0.0.1:*", "[::1]:*")
 DEFAULT_ALLOWED_ORIGINS: Final = ("https://chatgpt.com", "https://claude.ai")
 _LOG_LEVELS: Final = ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")
-# host[:port] or host:* — a wildcard only ever stands for the port (mcp-protocol.md §1.6).
+# host[:port] or host:* — a wildcard only ever stands for the port (docs/protocol.md §1.6).
 _HOST_PATTERN: Final = re.compile(r"^(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9](?:[A-Za-z0-9.-]*[A-Za-z0-9])?)(?::(\d{1,5}|\*))?$")
 _ORIGIN_PATTERN: Final = re.compile(r"^https?://(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9.-]+)(?::\d{1,5})?$")
 _REDIS_SCHEMES: Final = ("redis://", "rediss://", "unix://")

@@ -3,7 +3,7 @@
 Validators are compiled once per tool per process. A failure raises
 ``ToolError("invalid_argument: <field> <what was wrong>")`` — a tool result
 with ``isError``, never a protocol error — before any catalog call (task
-brief; pwc-mcp.md §3.1). Messages name the parameter but never echo a value
+brief; docs/tool-contract.md §3.1). Messages name the parameter but never echo a value
 (values can be huge or private).
 """
 

@@ -1,4 +1,4 @@
-"""``pwc benchmark --name NAME`` (leaderboard) and ``pwc benchmark list`` (``pwc-cli.md`` §2.15, §2.16).
+"""``pwc benchmark --name NAME`` (leaderboard) and ``pwc benchmark list`` (``docs/cli-contract.md`` §2.15, §2.16).
 
 Deliberate fixes of reference quirks (§7):
 

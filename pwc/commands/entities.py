@@ -1,4 +1,4 @@
-"""``pwc conference``, ``pwc organization`` and ``pwc framework``: detail and ``list`` (``pwc-cli.md`` §2.12–§2.14).
+"""``pwc conference``, ``pwc organization``, ``pwc framework``: detail and ``list`` (docs/cli-contract.md §2.12–14).
 
 Deliberate fix of a reference quirk (§7): ``organization list`` has no
 ``--page`` flag and so never prints a ``# more: rerun with --page`` hint.

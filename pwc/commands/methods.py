@@ -1,4 +1,4 @@
-"""``pwc method --name NAME`` and ``pwc method list`` (``pwc-cli.md`` §2.11, §3.2)."""
+"""``pwc method --name NAME`` and ``pwc method list`` (``docs/cli-contract.md`` §2.11, §3.2)."""
 
 from __future__ import annotations
 

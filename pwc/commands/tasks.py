@@ -1,4 +1,4 @@
-"""``pwc task --name NAME`` (task detail) and ``pwc task list`` (``pwc-cli.md`` §2.10, §3.6).
+"""``pwc task --name NAME`` (task detail) and ``pwc task list`` (``docs/cli-contract.md`` §2.10, §3.6).
 
 Deliberate fixes of reference quirks (§7):
 

@@ -1,4 +1,4 @@
-"""Leaderboard projections on real merged rows, metric directions and metric_note (pwc-mcp.md §3.2, §6)."""
+"""Leaderboard projections on real merged rows, metric directions and metric_note (docs/tool-contract.md §3.2, §6)."""
 
 from __future__ import annotations
 

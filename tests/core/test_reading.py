@@ -1,4 +1,4 @@
-"""``read_paper``: chunked reading with signed cursors (pwc-mcp.md §4, seeds).
+"""``read_paper``: chunked reading with signed cursors (docs/tool-contract.md §4, seeds).
 
 Upstream answers come from a real local HTTP stub implementing the catalog's
 read endpoint (offset/limit, UTF-8 boundaries, version headers, 409), or from the

@@ -1,6 +1,6 @@
 """A small real HTTP catalog (aiohttp in a background thread) for the tool tests.
 
-It serves the payload shapes of pwc-mcp.md §3.3's test vectors and records
+It serves the payload shapes of docs/tool-contract.md §3.3's test vectors and records
 every request (path + query) so tests can assert "no catalog call". The
 leaderboard rows are real SQuAD1.1 rows from the shared
 ``evaluation-tables.json``, duplicated under a second task scope so the CLI
