@@ -73,11 +73,6 @@ class ToolDef:
 _PAPER = {"description": "Paper reference: arXiv ID (1706.03762), numeric catalog ID, arXiv / Hugging Face / "
                          "Papers With Code URL, or exact title.", "minLength": 1, "maxLength": 500}
 _DATE = {"description": "Publication date bound, YYYY-MM-DD (inclusive).", "maxLength": 10}
-_ENTITY = "Exact {0} name, slug or ID (case-insensitive); use a list tool to find one."
-
-
-def _entity(kind: str) -> dict[str, Any]:
-    return {"description": _ENTITY.format(kind), "minLength": 1, "maxLength": 500}
 
 
 TOOL_DEFS: tuple[ToolDef, ...] = (

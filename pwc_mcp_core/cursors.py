@@ -231,18 +231,21 @@ class CursorCodec:
         try:
             payload = _b64decode(payload_part)
             signature = _b64decode(signature_part)
-            if len(payload) > MAX_PAYLOAD_BYTES:
-                raise InvalidCursor("invalid continuation cursor")
-            data = json.loads(payload.decode("utf-8"))
         except (binascii.Error, ValueError) as exc:
             raise InvalidCursor("invalid continuation cursor") from exc
-        if not isinstance(data, dict):
+        if len(payload) > MAX_PAYLOAD_BYTES:
             raise InvalidCursor("invalid continuation cursor")
-        secret = self._keys.get(data.get("kid")) if isinstance(data.get("kid"), str) else None
-        if secret is None:
+        # The signature is checked before the payload is parsed: unsigned bytes never reach the
+        # JSON parser. The kid inside is then only trusted if it names the key that signed it.
+        signed_by = next((kid for kid, secret in self._keys.items() if hmac.compare_digest(
+            hmac.new(secret, payload_part.encode("ascii"), hashlib.sha256).digest(), signature)), None)
+        if signed_by is None:
             raise InvalidCursor("invalid continuation cursor")
-        expected = hmac.new(secret, payload_part.encode("ascii"), hashlib.sha256).digest()
-        if not hmac.compare_digest(expected, signature):
+        try:
+            data = json.loads(payload.decode("utf-8"))
+        except ValueError as exc:
+            raise InvalidCursor("invalid continuation cursor") from exc
+        if not isinstance(data, dict) or data.get("kid") != signed_by:
             raise InvalidCursor("invalid continuation cursor")
         if set(data) != _KEYS or not (_is_int(data["v"]) and data["v"] == 1) or not _state_is_valid(data):
             raise InvalidCursor("invalid continuation cursor")

@@ -28,7 +28,6 @@ from pwc_mcp_core.version import (
 )
 
 __all__ = [
-    "KNOWN_TOOL_NAMES",
     "METHOD_HEADER",
     "NAME_BEARING_METHODS",
     "NAME_HEADER",
@@ -45,14 +44,6 @@ __all__ = [
 PROTOCOL_HEADER: Final = "mcp-protocol-version"
 METHOD_HEADER: Final = "mcp-method"
 NAME_HEADER: Final = "mcp-name"
-
-KNOWN_TOOL_NAMES: Final = frozenset({
-    "search_papers", "get_paper_info", "get_paper_evaluations", "read_paper", "list_papers",
-    "list_recent_papers", "list_trending_papers", "get_related_papers", "get_paper_lineage", "get_task",
-    "list_tasks", "get_method", "list_methods", "get_conference", "list_conferences", "get_organization",
-    "list_organizations", "get_framework", "list_frameworks", "get_benchmark", "list_benchmarks",
-})
-"""The 21 tool names of the seed spec; untrusted names never reach logs or limits."""
 
 NAME_BEARING_METHODS: Final = {"tools/call": "name", "prompts/get": "name", "resources/read": "uri"}
 """Method → the params key ``Mcp-Name`` mirrors (docs/protocol.md §6.2)."""
@@ -153,9 +144,12 @@ def parse_body(body: bytes) -> Any:
         return NOT_JSON
 
 
-def classify(body: bytes, headers: Mapping[str, str], *,
-             tool_names: frozenset[str] = KNOWN_TOOL_NAMES) -> Classification:
-    """Classify a POST body without dispatching it. Never raises."""
+def classify(body: bytes, headers: Mapping[str, str], *, tool_names: frozenset[str]) -> Classification:
+    """Classify a POST body without dispatching it. Never raises.
+
+    ``tool_names`` are the served tools (the registry's); any other name is dropped, so an
+    untrusted name never reaches logs or limits.
+    """
     headers = lower_headers(headers)
     version = headers.get(PROTOCOL_HEADER)
     message = parse_body(body)

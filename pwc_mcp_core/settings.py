@@ -64,8 +64,9 @@ class CoreSettings:
       Logs are content-free at every level.
     * ``PWC_MCP_REDIS_URL`` → `redis_url`: ``redis://``, ``rediss://`` or ``unix://`` URL of the
       shared Redis; unset runs everything embedded in one process (in-memory queue, cache, limits).
-    * ``PWC_MCP_WORKER_THREADS`` → `worker_threads`: tool threads per worker process, 1–10000
-      (default ``max(40, global_concurrency_limit)``).
+    * ``PWC_MCP_WORKER_THREADS`` → `worker_threads`: tool threads, 1–10000. The embedded
+      executor (no Redis) and stdio default to ``max(40, global_concurrency_limit)``; a Redis
+      worker process defaults to 32 (``workers.settings.DEFAULT_THREADS``).
     * ``PWC_MCP_CATALOG_TIMEOUT`` → `catalog_timeout_s`: seconds per catalog request, 1–600 (default 25).
     * ``PWC_MCP_CALL_DEADLINE`` → `call_deadline_s`: seconds a tool call may take end to end,
       1–900 (default catalog timeout + 5).
@@ -73,7 +74,6 @@ class CoreSettings:
       responses and serialized MCP responses, 1024–67108864 (default 2 MiB = 2097152).
     * ``PWC_MCP_CHUNK_BYTES`` → `chunk_bytes`: ``read_paper`` chunk size, 1024–1048576 (default 65536).
 
-    Not configurable: `list_limit_cap` = 25 (rows per list tool call, seed spec).
     ``repr`` never shows the cursor keys or the Redis URL (it may hold a password).
     """
 
@@ -96,7 +96,6 @@ class CoreSettings:
     call_deadline_s: float = 30.0
     max_body_bytes: int = 2 * 1024 * 1024
     chunk_bytes: int = 65536
-    list_limit_cap: int = 25
 
     def __repr__(self) -> str:
         parts = []
