@@ -23,8 +23,6 @@ call (:mod:`gateway.dispatch_ticket`); every answer stays the one this order giv
 
 from __future__ import annotations
 
-import functools
-import json
 import socket
 from dataclasses import dataclass
 
@@ -33,11 +31,12 @@ from aiohttp import web
 from gateway import identity, metrics
 from gateway.limits import Decision, Lease, Limiter, LimitsUnavailable
 from gateway.security import SecurityPolicy
+from pwc_mcp_core.jsonrpc import compact
 
 __all__ = ["Admission", "compact_dumps", "json_error", "read_bounded_body"]
 
 # Compact like the reference server's bodies: {"error":"rate_limit_exceeded"}.
-compact_dumps = functools.partial(json.dumps, separators=(",", ":"), ensure_ascii=False)
+compact_dumps = compact
 
 
 def json_error(status: int, code: str, *, retry_after: int | None = None) -> web.Response:

@@ -13,14 +13,13 @@ through :mod:`pwc_mcp_core.tool_errors`.
 
 from __future__ import annotations
 
-import json
 import logging
 from dataclasses import dataclass
 from typing import Any
 
 from pwc.errors import UsageError
 from pwc.transport import Client
-from pwc_mcp_core.jsonrpc import utf8
+from pwc_mcp_core.jsonrpc import dumps
 from pwc_mcp_core.observability import InstrumentedCache
 from pwc_mcp_core.cache import ChunkCache
 from pwc_mcp_core.call import Call
@@ -78,7 +77,7 @@ class Runtime:
 
 
 def _dump(body: dict[str, Any]) -> bytes:
-    return utf8(json.dumps(body, ensure_ascii=False, separators=(",", ":"), allow_nan=False))
+    return dumps(body)
 
 
 def warm() -> None:

@@ -84,8 +84,14 @@ def utf8(json_text: str) -> bytes:
     return json_text.encode("utf-8", "backslashreplace")
 
 
+def compact(value: Any) -> str:
+    """Compact JSON text, non-ASCII kept, no NaN/Infinity: the one encoder configuration of every
+    body, queue entry and resource text. Raises ``ValueError``/``TypeError`` for unserializable values."""
+    return _ENCODER.encode(value)
+
+
 def dumps(value: Any) -> bytes:
-    """Compact UTF-8 JSON (no NaN). Raises ``ValueError``/``TypeError`` for unserializable values."""
+    """`compact` as UTF-8 bytes (lone surrogates escaped, see `utf8`)."""
     return utf8(_ENCODER.encode(value))
 
 

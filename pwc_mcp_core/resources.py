@@ -13,12 +13,12 @@ modern one; ``data.uri``) — never an empty ``contents``.
 
 from __future__ import annotations
 
-import json
 from typing import Any
 from urllib.parse import unquote
 
 from pwc_mcp_core.catalogue import get_tool
 from pwc_mcp_core.errors import ResourceError
+from pwc_mcp_core.jsonrpc import compact
 from pwc_mcp_core.tool_errors import tool_error_text
 from pwc_mcp_core.validation import validate_arguments
 
@@ -90,5 +90,5 @@ def read_resource(uri: str, runtime: Any, era: str) -> dict[str, Any]:
             raise ResourceError(f"Error reading resource {safe_uri}: {TOO_LARGE}", code=_code(era), uri=safe_uri)
         text = str(content["markdown"])
     else:
-        text = json.dumps(content, ensure_ascii=False, separators=(",", ":"))
+        text = compact(content)
     return {"contents": [{"uri": safe_uri, "mimeType": mime, "text": text}]}
