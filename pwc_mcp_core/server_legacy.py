@@ -9,10 +9,11 @@ from __future__ import annotations
 from typing import Any, Final
 
 from pwc_mcp_core.errors import ProtocolError
+from pwc_mcp_core.instructions import SERVER_INSTRUCTIONS
 from pwc_mcp_core.jsonrpc import INVALID_PARAMS, result_body
 from pwc_mcp_core.prompts import prompts_list_result
 from pwc_mcp_core.templates import templates_list_result
-from pwc_mcp_core.version import LATEST_LEGACY_VERSION, LEGACY_VERSIONS, SERVER_INFO, SERVER_INSTRUCTIONS
+from pwc_mcp_core.version import LATEST_LEGACY_VERSION, LEGACY_VERSIONS, SERVER_INFO
 
 __all__ = [
     "LEGACY_CAPABILITIES", "LOG_LEVELS", "initialize_bodies", "initialize_version", "legacy_static_bodies", "set_level",

@@ -9,10 +9,11 @@ from __future__ import annotations
 
 from typing import Any, Final
 
+from pwc_mcp_core.instructions import SERVER_INSTRUCTIONS
 from pwc_mcp_core.jsonrpc import result_body
 from pwc_mcp_core.prompts import prompts_list_result
 from pwc_mcp_core.templates import templates_list_result
-from pwc_mcp_core.version import LIST_TTL_MS, MODERN_VERSIONS, SERVER_INSTRUCTIONS, modern_result_extras
+from pwc_mcp_core.version import LIST_TTL_MS, MODERN_VERSIONS, modern_result_extras
 
 __all__ = ["LEGACY_ONLY_METHODS", "MODERN_CAPABILITIES", "modern_result", "modern_static_bodies"]
 

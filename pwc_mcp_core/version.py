@@ -1,4 +1,4 @@
-"""Protocol versions, server identity and the agent instructions (docs/protocol.md §0, docs/tool-contract.md §1.7).
+"""Protocol versions and server identity (docs/protocol.md §0, docs/tool-contract.md §1.7).
 
 One place names every protocol revision the server speaks, so era routing
 (`eras`), discovery (`/.well-known/mcp`, `server/discover`) and the log labels
@@ -25,7 +25,6 @@ __all__ = [
     "RESOURCE_READ_TTL_MS",
     "SERVER_INFO",
     "SERVER_INFO_META_KEY",
-    "SERVER_INSTRUCTIONS",
     "SERVER_VERSION",
     "SUPPORTED_VERSIONS",
     "modern_result_extras",
@@ -69,23 +68,6 @@ SERVER_INFO: Final[MappingProxyType[str, str]] = MappingProxyType({
     "websiteUrl": "https://paperswithcode.co",
 })
 """The `Implementation` object of `initialize.serverInfo` and of every modern result's `_meta`."""
-
-SERVER_INSTRUCTIONS: Final = (
-    "Papers With Code research catalog (read-only). "
-    "Use search_papers to find papers by relevance (hybrid mode by default; semantic for concepts, "
-    "keyword for exact phrases), and the list_* tools for deterministic filters such as task, date or "
-    "conference. Pass the slugs and IDs that list and search tools return to the exact lookup tools "
-    "(get_paper_info, get_task, get_benchmark, get_method, ...) instead of guessing names. "
-    "Paper references may be arXiv IDs, catalog IDs, arXiv/Hugging Face/Papers With Code URLs or exact titles. "
-    "Dates are YYYY-MM-DD. List tools return at most 25 rows; follow their pagination fields for more. "
-    "read_paper returns the paper's Markdown in chunks: call it again with the returned cursor until no cursor "
-    "is returned. Structured data is in structuredContent (its `data` field is the pwc CLI's JSON payload); "
-    "the text content is a short Markdown summary. Leaderboard ranks are only comparable within one task scope, "
-    "and metric direction (higher or lower is better) is stated when known. "
-    "'Official implementation' means code the catalog designates as official, not an audit; an evaluation's "
-    "is_open may be null when unknown. A tool result with isError explains what to change; fix the argument "
-    "and retry rather than repeating the same call."
-)
 
 
 def modern_result_extras(*, ttl_ms: int | None = None) -> dict[str, Any]:
