@@ -33,6 +33,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import Any
 
+from pwc.references import ARXIV_LEGACY, ARXIV_MODERN
+
 __all__ = [
     "CURSOR_TTL_S",
     "CursorCodec",
@@ -56,7 +58,7 @@ _TOKEN_RE = re.compile(r"[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+")
 _VERSION_RE = re.compile(r"[0-9a-f]{64}")
 # Canonical ids: modern arXiv, catalog number, and legacy arXiv (an extension of
 # §4.4 so legacy papers longer than one chunk can be continued too).
-_PAPER_RE = re.compile(r"\d{4}\.\d{4,5}|\d{1,20}|[A-Za-z][A-Za-z0-9.-]*/\d{7}")
+_PAPER_RE = re.compile(rf"{ARXIV_MODERN.pattern}|\d{{1,20}}|{ARXIV_LEGACY.pattern}", re.IGNORECASE)
 
 
 class CursorError(Exception):

@@ -31,6 +31,7 @@ from typing import Any, Literal
 from urllib.parse import unquote, urlsplit
 
 from pwc.errors import HTTPStatusError, RequestTimeout, ResponseError, TransportError
+from pwc.references import ARXIV_LEGACY, ARXIV_MODERN
 from pwc.transport import Client, quote_ref
 from pwc_mcp_core.errors import ToolError
 
@@ -45,8 +46,6 @@ DEFAULT_NOTE = ("This paper is not in the Papers With Code catalog; only public 
 SEARCH_PAGE_SIZE = 100
 
 _VERSION_SUFFIX = re.compile(r"v\d+$", re.IGNORECASE)
-_MODERN = re.compile(r"\d{4}\.\d{4,5}")
-_LEGACY = re.compile(r"[a-z][a-z0-9.-]*/\d{7}", re.IGNORECASE)
 _NUMERIC = re.compile(r"\d{1,20}")
 _DOI = re.compile(r"10\.\d{4,9}/\S+")
 _ARXIV_HOSTS = {"arxiv.org", "www.arxiv.org"}
@@ -79,11 +78,11 @@ def _strip_version(value: str) -> str:
 
 def classify_identifier(value: str) -> str | None:
     """``"arxiv"``, ``"legacy"``, ``"numeric"`` or ``"doi"`` for an id (``vN`` already stripped), else None."""
-    if _MODERN.fullmatch(value):
+    if ARXIV_MODERN.fullmatch(value):
         return "arxiv"
     if _NUMERIC.fullmatch(value):
         return "numeric"
-    if _LEGACY.fullmatch(value):
+    if ARXIV_LEGACY.fullmatch(value):
         return "legacy"
     if _DOI.fullmatch(value):
         return "doi"
