@@ -19,12 +19,13 @@ from __future__ import annotations
 import argparse
 import os
 import shutil
-import socket
 import subprocess
 import sys
 import time
 import urllib.request
 from pathlib import Path
+
+from gateway.demo import free_port
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
@@ -44,12 +45,6 @@ def ensure_toolbox() -> Path:
         subprocess.run([npm, "install", "--prefix", str(TOOLBOX), "--no-audit", "--no-fund", "--silent", *PACKAGES],
                        check=True)
     return bin_dir
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
 
 
 def start_demo() -> tuple[subprocess.Popen, str]:
