@@ -15,7 +15,8 @@ from typing import Final
 
 from pwc_mcp_core.errors import ConfigError
 
-__all__ = ["CoreSettings", "DEFAULT_ALLOWED_HOSTS", "DEFAULT_ALLOWED_ORIGINS", "DEFAULT_API_URL"]
+__all__ = ["CoreSettings", "DEFAULT_ALLOWED_HOSTS", "DEFAULT_ALLOWED_ORIGINS", "DEFAULT_API_URL", "env_int",
+           "env_number"]
 
 DEFAULT_API_URL: Final = "https://paperswithcode.co/api/v1"
 DEFAULT_ALLOWED_HOSTS: Final = ("localhost:*", "127.0.0.1:*", "[::1]:*")
@@ -131,43 +132,55 @@ class CoreSettings:
                                   "(for example the output of `python -c 'import secrets; print(secrets.token_urlsafe(32))'`)")
             current, ephemeral = secrets.token_urlsafe(32), True
         keys = (current,) + ((env["PWC_MCP_CURSOR_KEY_PREVIOUS"],) if "PWC_MCP_CURSOR_KEY_PREVIOUS" in env else ())
-        global_limit = _int(env, "PWC_MCP_GLOBAL_CONCURRENCY_LIMIT", 128, 1, 10000)
-        catalog_timeout = _number(env, "PWC_MCP_CATALOG_TIMEOUT", 25.0, 1, 600)
+        global_limit = env_int(env, "PWC_MCP_GLOBAL_CONCURRENCY_LIMIT", 128, 1, 10000)
+        catalog_timeout = env_number(env, "PWC_MCP_CATALOG_TIMEOUT", 25.0, 1, 600)
         return cls(
             api_url=_api_url(env.get("PWC_API_URL", DEFAULT_API_URL)),
             host=env.get("PWC_MCP_HOST", "127.0.0.1"),
-            port=_int(env, "PORT", 7860, 1, 65535),
+            port=env_int(env, "PORT", 7860, 1, 65535),
             allowed_hosts=_hosts(environ.get("PWC_MCP_ALLOWED_HOSTS")),
             allowed_origins=_origins(environ.get("PWC_MCP_ALLOWED_ORIGINS")),
             cursor_keys=keys,
             cursor_key_ephemeral=ephemeral,
-            request_limit=_int(env, "PWC_MCP_REQUEST_LIMIT", 60, 1, 10000),
-            semantic_limit=_int(env, "PWC_MCP_SEMANTIC_LIMIT", 10, 1, 10000),
-            concurrency_limit=_int(env, "PWC_MCP_CONCURRENCY_LIMIT", 4, 1, 10000),
+            request_limit=env_int(env, "PWC_MCP_REQUEST_LIMIT", 60, 1, 10000),
+            semantic_limit=env_int(env, "PWC_MCP_SEMANTIC_LIMIT", 10, 1, 10000),
+            concurrency_limit=env_int(env, "PWC_MCP_CONCURRENCY_LIMIT", 4, 1, 10000),
             global_concurrency_limit=global_limit,
             trusted_proxy_cidrs=_cidrs(env.get("PWC_MCP_TRUSTED_PROXY_CIDRS", "")),
             log_level=_log_level(env.get("LOG_LEVEL", "INFO")),
             redis_url=_redis_url(env.get("PWC_MCP_REDIS_URL")),
-            worker_threads=_int(env, "PWC_MCP_WORKER_THREADS", max(40, global_limit), 1, 10000),
+            worker_threads=env_int(env, "PWC_MCP_WORKER_THREADS", max(40, global_limit), 1, 10000),
             catalog_timeout_s=catalog_timeout,
-            call_deadline_s=_number(env, "PWC_MCP_CALL_DEADLINE", catalog_timeout + 5, 1, 900),
-            max_body_bytes=_int(env, "PWC_MCP_MAX_BODY_BYTES", 2 * 1024 * 1024, 1024, 64 * 1024 * 1024),
-            chunk_bytes=_int(env, "PWC_MCP_CHUNK_BYTES", 65536, 1024, 1024 * 1024),
+            call_deadline_s=env_number(env, "PWC_MCP_CALL_DEADLINE", catalog_timeout + 5, 1, 900),
+            max_body_bytes=env_int(env, "PWC_MCP_MAX_BODY_BYTES", 2 * 1024 * 1024, 1024, 64 * 1024 * 1024),
+            chunk_bytes=env_int(env, "PWC_MCP_CHUNK_BYTES", 65536, 1024, 1024 * 1024),
         )
 
 
-def _int(env: Mapping[str, str], name: str, default: int, low: int, high: int) -> int:
-    raw = env.get(name)
-    if raw is None:
+def env_int(env: Mapping[str, str], name: str, default: int, low: int, high: int) -> int:
+    """The integer variable ``name`` in ``[low, high]``; unset or blank → ``default``.
+
+    The one parser of integer environment variables (the workers' use it too).
+
+    Raises:
+        ConfigError: ``<name> must be an integer between <low> and <high>``.
+    """
+    raw = env.get(name, "").strip()
+    if not raw:
         return default
     if not re.fullmatch(r"\d+", raw) or not low <= int(raw) <= high:
         raise ConfigError(f"{name} must be an integer between {low} and {high}")
     return int(raw)
 
 
-def _number(env: Mapping[str, str], name: str, default: float, low: float, high: float) -> float:
-    raw = env.get(name)
-    if raw is None:
+def env_number(env: Mapping[str, str], name: str, default: float, low: float, high: float) -> float:
+    """The number of seconds ``name`` in ``[low, high]``; unset or blank → ``default``.
+
+    Raises:
+        ConfigError: ``<name> must be a number of seconds between <low> and <high>`` (NaN too).
+    """
+    raw = env.get(name, "").strip()
+    if not raw:
         return default
     try:
         value = float(raw)
