@@ -27,7 +27,7 @@ from pwc.leaderboard import (
     MetricSelection, check_parameter_limit, fetch_leaderboard, merge_evaluations, metric_summary,
     parameters_cell, parse_metric_list, parse_pareto, parse_parameter_size, parse_sort, parse_threshold,
 )
-from pwc.names import BENCHMARK_FIELDS, find_exact, not_found, resolve_area
+from pwc.names import BENCHMARK_FIELDS, find_exact, not_found, required_name, resolve_area
 from pwc.render import (
     EM_DASH, Output, clean_cell, counted, entity_link, format_table, heading, md_escape, open_cell,
     pagination_hint, result_list, site_url, write_table,
@@ -100,9 +100,7 @@ def run_benchmark(args: argparse.Namespace, client: Any) -> dict[str, Any]:
     Returns ``{"benchmark", "count", "matched_count", "results"}``. Raises
     ``NotFoundError``/``ResponseError`` (exit 4) and ``UsageError`` for unknown metrics (exit 2).
     """
-    if not args.name or not args.name.strip():
-        raise ResponseError("benchmark inspection requires --name")
-    name = args.name.strip()
+    name = required_name(args.name, "benchmark")
     candidates = result_list(client.get_json("datasets/", {"q": args.name, "page": 1, "page_size": 100}))
     benchmark = find_exact(candidates, name, BENCHMARK_FIELDS)
     if benchmark is None:
