@@ -12,7 +12,7 @@ import re
 from typing import Any
 
 from pwc import render
-from pwc.leaderboard import shot_count
+from pwc.leaderboard import metric_number, shot_count
 
 __all__ = [
     "METRIC_SELECTORS",
@@ -75,10 +75,8 @@ def metric_value(value: Any) -> Any:
     if isinstance(value, int | float):
         return value
     if isinstance(value, str):
-        try:
-            return float(value.strip().replace(",", "").removesuffix("%"))
-        except ValueError:
-            return value
+        number = metric_number(value)
+        return value if number is None else number
     return str(value)
 
 

@@ -31,6 +31,7 @@ def test_metric_direction_follows_the_word_rules(name: str, direction: str) -> N
     pytest.param(90.1, 90.1, id="float"), pytest.param(3, 3, id="int"), pytest.param("90.1", 90.1, id="numeric"),
     pytest.param("85.1%", 85.1, id="percent"), pytest.param("1,024", 1024.0, id="comma"),
     pytest.param("n/a", "n/a", id="text"), pytest.param(True, "True", id="bool"), pytest.param(None, "None", id="null"),
+    pytest.param("nan", "nan", id="nan-text-stays-text"), pytest.param("-inf%", "-inf%", id="infinite-text"),
 ])
 def test_metric_values_keep_numbers_and_parse_numeric_strings(raw: object, value: object) -> None:
     assert metric_value(raw) == value
