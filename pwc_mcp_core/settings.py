@@ -9,14 +9,14 @@ from __future__ import annotations
 import ipaddress
 import re
 import secrets
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, fields
 from typing import Final
 
 from pwc_mcp_core.errors import ConfigError
 
-__all__ = ["CoreSettings", "DEFAULT_ALLOWED_HOSTS", "DEFAULT_ALLOWED_ORIGINS", "DEFAULT_API_URL", "env_int",
-           "env_number"]
+__all__ = ["CoreSettings", "DEFAULT_ALLOWED_HOSTS", "DEFAULT_ALLOWED_ORIGINS", "DEFAULT_API_URL", "checked_hosts",
+           "checked_origins", "env_int", "env_number"]
 
 DEFAULT_API_URL: Final = "https://paperswithcode.co/api/v1"
 DEFAULT_ALLOWED_HOSTS: Final = ("localhost:*", "127.0.0.1:*", "[::1]:*")
@@ -204,26 +204,45 @@ def _api_url(raw: str) -> str:
 def _hosts(raw: str | None) -> tuple[str, ...]:
     if raw is None or not raw.strip():
         return DEFAULT_ALLOWED_HOSTS
-    entries = _split(raw)
-    for entry in entries:
-        match = _HOST_PATTERN.fullmatch(entry)
-        if match is None or (match.group(2) not in (None, "*") and not 1 <= int(match.group(2)) <= 65535):
-            raise ConfigError("PWC_MCP_ALLOWED_HOSTS entries must be host, host:port or host:* "
-                              "(a wildcard only stands for the port)")
-    return tuple(entries)
+    return checked_hosts(_split(raw))
 
 
 def _origins(raw: str | None) -> tuple[str, ...]:
     if raw is None:
         return DEFAULT_ALLOWED_ORIGINS
-    entries = _split(raw)  # an explicitly empty value means: no browser origin is allowed
-    for entry in entries:
+    return checked_origins(_split(raw))  # an explicitly empty value means: no browser origin is allowed
+
+
+def checked_hosts(entries: Iterable[str]) -> tuple[str, ...]:
+    """The Host allowlist, trimmed, empties dropped, each entry checked (the one validation of it).
+
+    Raises:
+        ConfigError: an entry is not ``host``, ``host:port`` or ``host:*`` (a wildcard only
+            stands for the port), or its port is outside 1–65535.
+    """
+    checked = tuple(entry.strip() for entry in entries if entry.strip())
+    for entry in checked:
+        match = _HOST_PATTERN.fullmatch(entry)
+        if match is None or (match.group(2) not in (None, "*") and not 1 <= int(match.group(2)) <= 65535):
+            raise ConfigError("PWC_MCP_ALLOWED_HOSTS entries must be host, host:port or host:* "
+                              "(a wildcard only stands for the port)")
+    return checked
+
+
+def checked_origins(entries: Iterable[str]) -> tuple[str, ...]:
+    """The Origin allowlist, trimmed, empties dropped, each entry checked (the one validation of it).
+
+    Raises:
+        ConfigError: an entry holds a wildcard, or is not ``scheme://host[:port]``.
+    """
+    checked = tuple(entry.strip() for entry in entries if entry.strip())
+    for entry in checked:
         if "*" in entry:
             raise ConfigError("PWC_MCP_ALLOWED_ORIGINS must not contain a wildcard")
         if not _ORIGIN_PATTERN.fullmatch(entry):
             raise ConfigError("PWC_MCP_ALLOWED_ORIGINS entries must be origins like https://example.com "
                               "(scheme, host and optional port; no path)")
-    return tuple(entries)
+    return checked
 
 
 def _cidrs(raw: str) -> tuple[Network, ...]:
