@@ -227,7 +227,7 @@ def _resource_body(call: Call, runtime: Runtime) -> dict[str, Any]:
     from pwc_mcp_core.resources import read_resource
 
     try:
-        result = read_resource(call.name, runtime, call.era)
+        result = read_resource(call.name, runtime, call.era, run_tool=run_tool)
     except ResourceError as exc:
         return {"error": {"code": exc.code, "message": str(exc), "data": {"uri": exc.uri}}}
     if call.era == "modern":

@@ -13,16 +13,20 @@ modern one; ``data.uri``) — never an empty ``contents``.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 from urllib.parse import unquote
 
-from pwc_mcp_core.catalogue import get_tool
+from pwc_mcp_core.catalogue import ToolSpec, get_tool
 from pwc_mcp_core.errors import ResourceError
 from pwc_mcp_core.jsonrpc import compact
 from pwc_mcp_core.tool_errors import tool_error_text
 from pwc_mcp_core.validation import validate_arguments
 
 __all__ = ["parse_uri", "read_resource"]
+
+# (tool, validated arguments, runtime) → (structuredContent, text)
+ToolRunner = Callable[[ToolSpec, dict[str, Any], Any], tuple[dict[str, Any], str]]
 
 _SCHEME = "pwc://"
 _MAX_URI = 2048
@@ -59,15 +63,16 @@ def parse_uri(uri: str) -> tuple[str, str] | None:
     return (kind, value) if value else None
 
 
-def read_resource(uri: str, runtime: Any, era: str) -> dict[str, Any]:
+def read_resource(uri: str, runtime: Any, era: str, *, run_tool: ToolRunner) -> dict[str, Any]:
     """Read one resource; returns ``{"contents": [{"uri", "mimeType", "text"}]}``.
+
+    ``run_tool`` is ``execution.run_tool``, passed in so that this module does not import
+    the executor that imports it (no import cycle).
 
     Raises:
         ResourceError: unknown/malformed URI (``Resource not found: <uri>``) or a failed read
             (``Error reading resource <uri>: <tool error text>``).
     """
-    from pwc_mcp_core.execution import run_tool
-
     parsed = parse_uri(uri)
     safe_uri = uri[:_MAX_URI] if isinstance(uri, str) else ""
     if parsed is None:
