@@ -1,6 +1,6 @@
 """Every document the code cites is in the repository.
 
-Scans source, config and documentation files for ``name.md`` references and checks that each
+Scans source, config and documentation files for references to Markdown files (``*.md``) and checks that each
 names a file of the checkout (relative to the repository root, the citing file's folder, or
 ``docs/``). Paper files that tests build at run time are not documents and are skipped.
 """
