@@ -2,7 +2,7 @@
 
 Parameters themselves are generated from the ``pwc`` parser in
 :mod:`pwc_mcp_core.catalogue`; this table only says what the parser cannot:
-which command each tool runs (seed ``pwc-mcp-spec.txt`` "Public contract"),
+which command each tool runs (``docs/requirements.md`` "Public contract"),
 the agent-facing prose, the hosted caps, the structured ``get_benchmark``
 parameters (docs/tool-contract.md §3.3 #20) and the MCP-only parameters
 (``read_paper.cursor``, ``get_paper_info.repo_limit``, ``get_task.benchmark_limit``).

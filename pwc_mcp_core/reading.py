@@ -14,7 +14,7 @@ cache (shared Redis in the cluster) already stores version-pinned reads for
 
 The result shape is :data:`READ_PAPER_OUTPUT_SCHEMA`. A paper outside the
 catalog returns its public metadata with ``in_catalog: false``, ``markdown:
-null`` and the labelled ``available_at`` links (seed ``pwc-mcp-readme.txt``).
+null`` and the labelled ``available_at`` links (``docs/requirements.md``).
 """
 
 from __future__ import annotations

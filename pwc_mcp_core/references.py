@@ -6,7 +6,7 @@ Face / Papers With Code URLs, exact titles, and the unique short name before a
 title's colon ("BERT"). Any other http(s) URL is refused without an upstream call.
 
 A reference the catalog lacks falls back to the public-metadata endpoints
-(seed ``pwc-mcp-spec.txt``): ``papers/{reference}/public-metadata`` for
+(``docs/requirements.md``): ``papers/{reference}/public-metadata`` for
 identifiers, then ``papers/public-metadata/search?title=`` for titles (or when
 the first endpoint rejects the reference with 400/422). Answers, misses
 included, are cached for an hour through the client's ``Cache`` under their own
