@@ -3,7 +3,7 @@
 Paper references in paths may be a numeric id, an arXiv id (``vN`` allowed),
 a percent-encoded legacy arXiv id (``math.GT%2F0309136``) or a slug.
 
-Read endpoint (``pwc-mcp.md`` §4): ``research/papers/{ref}/read`` with
+Read endpoint (``docs/tool-contract.md`` §4): ``research/papers/{ref}/read`` with
 optional ``offset`` (byte offset, default 0, must sit on a UTF-8 character
 boundary), ``limit`` (bytes, 1-16 MiB; absent = to the end) and
 ``content_version`` (64 hex; 409 when it differs). The body is raw Markdown;

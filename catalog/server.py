@@ -1,8 +1,8 @@
 """aiohttp app serving the catalog's read API under ``/api/v1``.
 
 ``create_app(db_path)`` builds the application: the 26 read endpoints of
-``pwc-cli.md`` §4.3 (list endpoints answer both with and without the
-trailing slash), the chunked Markdown read of ``pwc-mcp.md`` §4 and the two
+``docs/cli-contract.md`` §4.3 (list endpoints answer both with and without the
+trailing slash), the chunked Markdown read of ``docs/tool-contract.md`` §4 and the two
 public-metadata endpoints (``catalog.store_public``).
 
 Every failure is JSON ``{"detail": ...}``: 404 unknown route/entity, 405,

@@ -3,7 +3,7 @@
 ``catalog.store`` and its ``store_*`` siblings are the only modules that run
 SQL for the server. Every query function takes a ``sqlite3.Connection``
 (from :meth:`Store.conn`, one read-only connection per thread) and returns
-plain dicts/lists using the upstream field names of ``pwc-cli.md`` §4.3.
+plain dicts/lists using the upstream field names of ``docs/cli-contract.md`` §4.3.
 Identifiers are rendered as strings (``"17"``), as upstream does.
 
 Errors are raised as :class:`StoreError` subclasses carrying an HTTP status
@@ -118,7 +118,7 @@ class Page:
 
 def envelope(results: list[dict[str, Any]], count: int, page: Page | None = None,
              **extra: Any) -> dict[str, Any]:
-    """Build the list envelope of ``pwc-cli.md`` §4.2.
+    """Build the list envelope of ``docs/cli-contract.md`` §4.2.
 
     ``next_page`` is ``page + 1`` while rows remain beyond this page, else
     None; ``previous_page`` is ``page - 1`` or None.

@@ -35,7 +35,7 @@ _ORDER = {
 
 
 def order_clause(order_by: str, order_dir: str) -> str:
-    """SQL ORDER BY body for the paper orderings of ``pwc-cli.md`` §2.5."""
+    """SQL ORDER BY body for the paper orderings of ``docs/cli-contract.md`` §2.5."""
     direction = "DESC" if order_dir == "desc" else "ASC"
     return _ORDER[order_by].format(dir=direction)
 

@@ -1,6 +1,6 @@
 """Public-metadata lookups for papers the catalog may not hold (``external_metadata``).
 
-Endpoints (seed ``pwc-mcp-spec.txt``, "public-metadata"):
+Endpoints (``docs/requirements.md``, "public-metadata"):
 
 * ``GET papers/{reference}/public-metadata`` — reference: arXiv id (modern or
   legacy, ``vN`` ignored, also ``arxiv.org/abs|pdf`` URLs), DOI (``10.x/y``,

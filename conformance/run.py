@@ -4,7 +4,7 @@ Usage: ``uv run python conformance/run.py [--url http://localhost:PORT/mcp]``.
 Without ``--url`` it starts ``pwc-mcp demo`` (bundled sample catalog, embedded
 mode) on a free loopback port and stops it afterwards. The suite
 (``@modelcontextprotocol/conformance``, pinned below) and Node 22 (it crashes
-on Node 20; mcp-protocol.md §7.4) are installed from npm into
+on Node 20; docs/protocol.md §7.4) are installed from npm into
 ``conformance/.toolbox`` on first use.
 
 Each revision runs with ``--requirements`` and its expected-failures list
@@ -19,12 +19,13 @@ from __future__ import annotations
 import argparse
 import os
 import shutil
-import socket
 import subprocess
 import sys
 import time
 import urllib.request
 from pathlib import Path
+
+from gateway.demo import free_port
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
@@ -44,12 +45,6 @@ def ensure_toolbox() -> Path:
         subprocess.run([npm, "install", "--prefix", str(TOOLBOX), "--no-audit", "--no-fund", "--silent", *PACKAGES],
                        check=True)
     return bin_dir
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
 
 
 def start_demo() -> tuple[subprocess.Popen, str]:

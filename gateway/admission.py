@@ -1,6 +1,6 @@
 """Admission of ``POST /mcp``: the ordered checks a request passes before MCP handling.
 
-Fixed order (pwc-mcp.md §2.3 with the seed's changes; the first failing check answers):
+Fixed order (docs/tool-contract.md §2.3 with the seed's changes; the first failing check answers):
 
 0. ``Content-Encoding`` absent or ``identity``, before a byte of the body is read →
    415 ``unsupported_content_encoding``. MCP clients never compress requests, and the
@@ -30,8 +30,6 @@ call (:mod:`gateway.dispatch_ticket`); every answer stays the one this order giv
 
 from __future__ import annotations
 
-import functools
-import json
 import socket
 from dataclasses import dataclass
 from typing import Final
@@ -42,12 +40,13 @@ from pwc_mcp_core.refusals import REFUSALS, refusal_body
 from gateway import identity, metrics
 from gateway.limits import Decision, Lease, Limiter, LimitsUnavailable
 from gateway.security import SecurityPolicy
+from pwc_mcp_core.jsonrpc import compact
 
 __all__ = ["Admission", "BodyIncomplete", "compact_dumps", "identity_encoded", "json_error", "read_bounded_body",
            "refusal_response"]
 
 # Compact like the reference server's bodies: {"error":"rate_limit_exceeded"}.
-compact_dumps = functools.partial(json.dumps, separators=(",", ":"), ensure_ascii=False)
+compact_dumps = compact
 
 
 def json_error(status: int, code: str, *, retry_after: int | None = None) -> web.Response:

@@ -24,6 +24,7 @@ import sys
 import tempfile
 from collections.abc import Sequence
 
+from pwc.cli import int_range
 from pwc_mcp_core import __version__
 from pwc_mcp_core.errors import ConfigError
 
@@ -32,10 +33,7 @@ __all__ = ["build_parser", "main"]
 logger = logging.getLogger(__name__)
 
 
-def _positive(text: str) -> int:
-    if not text.isdigit() or not 1 <= int(text) <= 256:
-        raise argparse.ArgumentTypeError("must be an integer between 1 and 256")
-    return int(text)
+_PROCESSES = int_range("--processes", 1, 256)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -44,10 +42,11 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"pwc-mcp {__version__}")
     commands = parser.add_subparsers(dest="command", metavar="COMMAND")
     serve = commands.add_parser("serve", help="run the server (gateway + workers with Redis, else embedded)")
-    serve.add_argument("--workers", type=_positive, default=2, help="worker processes in Redis mode (default 2)")
-    serve.add_argument("--processes", type=_positive, default=1, help="gateway processes (default 1)")
+    serve.add_argument("--workers", type=int_range("--workers", 1, 256), default=2,
+                       help="worker processes in Redis mode (default 2)")
+    serve.add_argument("--processes", type=_PROCESSES, default=1, help="gateway processes (default 1)")
     gateway = commands.add_parser("gateway", help="run only the HTTP gateway")
-    gateway.add_argument("--processes", type=_positive, default=1, help="gateway processes under gunicorn")
+    gateway.add_argument("--processes", type=_PROCESSES, default=1, help="gateway processes under gunicorn")
     commands.add_parser("worker", help="run one worker process (Redis mode)", add_help=False)
     commands.add_parser("demo", help="serve the bundled sample catalog offline")
     commands.add_parser("stdio", help="serve MCP over stdin/stdout", add_help=False)

@@ -1,4 +1,4 @@
-"""CORS for allowlisted browser origins only (pwc-mcp.md §1.6).
+"""CORS for allowlisted browser origins only (docs/tool-contract.md §1.6).
 
 Responses to an allowlisted ``Origin`` carry ``Access-Control-Allow-Origin: <origin>``
 (never ``*``), ``Vary: Origin`` and the exposed headers; ``OPTIONS /mcp`` preflight from

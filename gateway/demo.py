@@ -18,14 +18,15 @@ from typing import Final
 
 import httpx
 
-__all__ = ["run_demo"]
+__all__ = ["free_port", "run_demo"]
 
 logger = logging.getLogger(__name__)
 
 CATALOG_START_TIMEOUT_S: Final = 60.0
 
 
-def _free_port() -> int:
+def free_port() -> int:
+    """A TCP port on 127.0.0.1 that was free a moment ago (the demo's catalog; tests and conformance)."""
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
         sock.bind(("127.0.0.1", 0))
         return sock.getsockname()[1]
@@ -49,7 +50,7 @@ def run_demo(environ: Mapping[str, str]) -> int:
     """Run the demo until SIGTERM/SIGINT; returns the exit status (1 if the catalog would not start)."""
     from gateway.serving import serve_from_env
 
-    port = _free_port()
+    port = free_port()
     catalog = subprocess.Popen([sys.executable, "-m", "catalog", "serve", "--sample", "--host", "127.0.0.1",
                                 "--port", str(port)], stdout=subprocess.DEVNULL)
     api_url = f"http://127.0.0.1:{port}/api/v1"

@@ -1,4 +1,4 @@
-"""``GET /health``: readiness from cached state only (pwc-mcp.md §1.3, seed "Safety and operations").
+"""``GET /health``: readiness from cached state only (docs/tool-contract.md §1.3, seed "Safety and operations").
 
 Background tasks keep the state fresh; ``/health`` itself never waits on anything:
 

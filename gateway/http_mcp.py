@@ -1,11 +1,11 @@
-"""The ``/mcp`` endpoint: stateless Streamable HTTP in JSON-response mode (mcp-protocol.md §1, §10).
+"""The ``/mcp`` endpoint: stateless Streamable HTTP in JSON-response mode (docs/protocol.md §1, §10).
 
 ``POST /mcp`` runs :mod:`gateway.admission` (415 encoding → 413 → 421 → 403 → identity →
 429/503), then Accept (406) and Content-Type (415), then hands the body to
 ``McpServer.handle``; a response body over the bound becomes the 503
 ``response_too_large`` refusal. Refusals are JSON-RPC errors carrying the request id
 (:mod:`pwc_mcp_core.refusals`). ``GET``/``DELETE /mcp`` → 405 with ``Allow: POST``.
-One content-free line per request goes to logger ``pwc_mcp.requests`` (pwc-mcp.md §2.6).
+One content-free line per request goes to logger ``pwc_mcp.requests`` (docs/tool-contract.md §2.6).
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """Per-client and global request limits: the ``Limiter`` seam, Redis (cluster-wide) and memory.
 
-Limits (seed "Safety and operations", pwc-mcp.md §2.1/§2.3): requests per client per
+Limits (seed "Safety and operations", docs/tool-contract.md §2.1/§2.3): requests per client per
 60 s, semantic-or-hybrid searches per client per 60 s, concurrent requests per client,
 concurrent requests in all. A request is admitted only when every limit has room, and
 then it is recorded in one atomic step; a rejected request is never recorded.

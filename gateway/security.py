@@ -1,6 +1,6 @@
 """Host and Origin allowlists for ``POST /mcp``: pure checks, validated at construction.
 
-Semantics follow the MCP SDK's transport security (pwc-mcp.md §1.6, style.md §7
+Semantics follow the MCP SDK's transport security (docs/tool-contract.md §1.6, docs/style.md §7
 practice 7): an allowed Host entry is an exact ``host[:port]`` or ``host:*`` (any
 port; a bare ``localhost`` does not match ``localhost:8000``); an allowed Origin is
 an exact ``scheme://host[:port]``. A missing Origin is allowed (native clients),
@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from pwc_mcp_core.errors import ConfigError
+from pwc_mcp_core.settings import checked_hosts, checked_origins
 
 __all__ = ["SecurityPolicy"]
 
@@ -45,36 +45,21 @@ class SecurityPolicy:
 
     @classmethod
     def from_lists(cls, hosts: Iterable[str], origins: Iterable[str]) -> SecurityPolicy:
-        """Validate the allowlists (lower-cased, trimmed, empties dropped).
+        """Build the policy from the allowlists (checked by ``settings.checked_hosts/_origins``, lower-cased).
 
         Raises:
-            ConfigError: an Origin entry is a wildcard (or contains ``*``), or a Host
-                entry uses ``*`` anywhere but as the whole port.
+            ConfigError: an Origin entry is a wildcard (or contains ``*``) or not an origin, or a
+                Host entry uses ``*`` anywhere but as the whole port.
         """
         exact: set[str] = set()
         any_port: set[str] = set()
-        for raw in hosts:
-            entry = raw.strip().lower()
-            if not entry:
-                continue
+        for entry in (host.lower() for host in checked_hosts(hosts)):
             if entry.endswith(":*"):
-                base = entry[:-2]
-                if not base or "*" in base:
-                    raise ConfigError("PWC_MCP_ALLOWED_HOSTS entries must be host[:port] or host:*")
-                any_port.add(base)
-            elif "*" in entry:
-                raise ConfigError("PWC_MCP_ALLOWED_HOSTS entries must be host[:port] or host:*")
+                any_port.add(entry[:-2])
             else:
                 exact.add(entry)
-        allowed_origins: set[str] = set()
-        for raw in origins:
-            entry = raw.strip()
-            if not entry:
-                continue
-            if "*" in entry:
-                raise ConfigError("PWC_MCP_ALLOWED_ORIGINS must not contain a wildcard")
-            allowed_origins.add(entry.rstrip("/").lower())
-        return cls(frozenset(exact), frozenset(any_port), frozenset(allowed_origins))
+        allowed_origins = frozenset(origin.lower() for origin in checked_origins(origins))
+        return cls(frozenset(exact), frozenset(any_port), allowed_origins)
 
     def host_allowed(self, host: str | None) -> bool:
         """True when the request's ``Host`` header matches an entry (absent → False)."""

@@ -1,7 +1,7 @@
 """Gateway-only settings (readiness probe spacing, lease margin) on top of ``CoreSettings``.
 
 Built once at the entry point with :meth:`GatewaySettings.from_env`; nothing below
-reads ``os.environ`` (style.md §7 practice 4). Listener, bounds, limits and the call
+reads ``os.environ`` (docs/style.md §7 practice 4). Listener, bounds, limits and the call
 deadline live in :class:`pwc_mcp_core.settings.CoreSettings`.
 """
 
@@ -30,7 +30,7 @@ class GatewaySettings:
         core: the shared settings (listener, limits, allowlists, trusted proxies,
             redis_url, cursor keys, body bound, call deadline).
         health_ok_interval_s, health_fail_interval_s: catalog readiness probe spacing
-            after a success / a failure (30 s / 5 s, pwc-mcp.md §1.3).
+            after a success / a failure (30 s / 5 s, docs/tool-contract.md §1.3).
         lease_ttl_s: concurrency lease lifetime; default call deadline + 10 s.
         sse: caps and timers of the HTTP+SSE transport (``PWC_MCP_SSE_*``).
     """

@@ -1,6 +1,6 @@
 """The `pwc` command-line tool for the Papers With Code catalog (sync, no Redis, no aiohttp).
 
-Contract: ``shared/spec/pwc-cli.md`` (version 0.4.1 of the public CLI).
+Contract: ``docs/cli-contract.md`` (version 0.4.1 of the public CLI).
 """
 
 __version__ = "0.4.1"

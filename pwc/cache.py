@@ -5,8 +5,8 @@ The CLI runs with :class:`NullCache`. The MCP workers pass a shared Redis cache
 :class:`Cache`. Values are opaque bytes (the transport serialises a response
 envelope); keys are short ASCII strings chosen by the transport.
 
-TTL policy (seed ``pwc-mcp-spec.txt``, "Safety and operations"; spec
-``pwc-mcp.md`` §8): search and paper lists 60 s, taxonomy 600 s, paper and
+TTL policy (``docs/requirements.md``, "Safety and operations"; spec
+``docs/tool-contract.md`` §8): search and paper lists 60 s, taxonomy 600 s, paper and
 benchmark data 300 s, Markdown chunks 3600 s.
 """
 

@@ -1,4 +1,4 @@
-"""The `pwc` argument parser and entry point (spec ``pwc-cli.md`` §1, §5).
+"""The `pwc` argument parser and entry point (``docs/cli-contract.md`` §1, §5).
 
 Registration pattern (every command module under ``pwc.commands`` follows it):
 
@@ -128,17 +128,6 @@ def _render_version(payload: str, args: argparse.Namespace, out: Output) -> None
     out.line(payload)
 
 
-def _load_command_module(name: str) -> Any | None:
-    """Import ``pwc.commands.<name>``; None only while a module of the other engineer is missing."""
-    try:
-        return importlib.import_module(f"pwc.commands.{name}")
-    except ModuleNotFoundError as exc:
-        if exc.name != f"pwc.commands.{name}":
-            raise
-        logger.debug("command module pwc.commands.%s is not available yet", name)
-        return None
-
-
 def build_parser(parser_class: type[PwcParser] = PwcParser) -> argparse.ArgumentParser:
     """The full ``pwc`` parser tree (introspectable; MCP tool schemas are generated from it).
 
@@ -160,9 +149,7 @@ def build_parser(parser_class: type[PwcParser] = PwcParser) -> argparse.Argument
     parser.add_argument("--version", action="version", version=VERSION_LINE)
     subparsers = parser.add_subparsers(dest="command", required=True)
     for name in COMMAND_MODULES:
-        module = _load_command_module(name)
-        if module is not None:
-            module.register(subparsers)
+        importlib.import_module(f"pwc.commands.{name}").register(subparsers)
     version = subparsers.add_parser("version", help="print the CLI and API contract versions")
     version.set_defaults(handler=_run_version, renderer=_render_version)
     return parser

@@ -1,6 +1,6 @@
 """The `pwc` error tree; each class carries the CLI exit code it maps to.
 
-Tree (spec ``pwc-cli.md`` §5)::
+Tree (``docs/cli-contract.md`` §5)::
 
     PwcError                      exit 1 (never raised directly)
     ├── UsageError                exit 2  bad flags or flag combinations

@@ -1,6 +1,6 @@
 """Evaluation rows: merging, metric selection, parameter sizes and leaderboard fetching.
 
-Rules come from ``pwc-cli.md`` §3.4 (fetching, merging, order) and §3.5 (metric
+Rules come from ``docs/cli-contract.md`` §3.4 (fetching, merging, order) and §3.5 (metric
 lookup, selection, Pareto, sort, parameter sizes, display cells).
 
 Deliberate fixes of reference quirks (§7):
@@ -26,7 +26,8 @@ from pwc.render import EM_DASH, result_list, result_total
 
 __all__ = [
     "MetricSelection", "PAGE_SIZE", "SCAN_LIMIT", "check_parameter_limit", "fetch_leaderboard",
-    "merge_evaluations", "metric_summary", "metric_value", "model_label", "parameters_cell", "parse_metric_list",
+    "merge_evaluations", "metric_number", "metric_summary", "metric_value", "model_label", "parameters_cell",
+    "parse_metric_list",
     "parse_pareto", "parse_parameter_size", "parse_sort", "parse_threshold", "shot_count",
 ]
 
@@ -156,21 +157,30 @@ def metric_value(metrics: Any, name: str) -> float | None:
         return None
     wanted = name.casefold()
     for key, value in metrics.items():
-        if str(key).casefold() != wanted:
-            continue
-        if isinstance(value, bool):
-            return None
-        if isinstance(value, (int, float)):
-            return float(value)
-        if isinstance(value, str):
-            text = value.strip().replace(",", "")
-            text = text[:-1] if text.endswith("%") else text
-            try:
-                number = float(text)
-            except ValueError:
-                return None
-            return number if math.isfinite(number) else None
+        if str(key).casefold() == wanted:
+            return metric_number(value)
+    return None
+
+
+def metric_number(value: Any) -> float | None:
+    """The number one metric value stands for, else None (docs/cli-contract.md §3.5).
+
+    The one parser of metric values (the MCP projections use it too): numbers pass
+    through; strings are stripped, lose ``,`` and one trailing ``%`` and must be finite;
+    bools and anything else are None.
+    """
+    if isinstance(value, bool):
         return None
+    if isinstance(value, (int, float)):
+        return float(value)
+    if isinstance(value, str):
+        text = value.strip().replace(",", "")
+        text = text[:-1] if text.endswith("%") else text
+        try:
+            number = float(text)
+        except ValueError:
+            return None
+        return number if math.isfinite(number) else None
     return None
 
 

@@ -1,4 +1,4 @@
-"""Exact entity-name matching and area resolution (``pwc-cli.md`` §3.2).
+"""Exact entity-name matching and area resolution (``docs/cli-contract.md`` §3.2).
 
 Matching is exact after stripping and casefolding, tried field by field in
 priority order and, per field, in API order; the first hit wins (the CLI does
@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from pwc.errors import NotFoundError
+from pwc.errors import NotFoundError, ResponseError
 
 __all__ = [
     "AREAS_PARAMS",
@@ -21,6 +21,7 @@ __all__ = [
     "find_area",
     "find_exact",
     "not_found",
+    "required_name",
     "resolve_area",
 ]
 
@@ -33,6 +34,17 @@ AREAS_PARAMS: dict[str, Any] = {"page": 1, "page_size": 500, "ordering": "name"}
 
 def _norm(value: Any) -> str:
     return str(value).strip().casefold()
+
+
+def required_name(name: str | None, entity: str) -> str:
+    """The stripped ``--name`` of a detail command (docs/cli-contract.md §5).
+
+    Raises:
+        ResponseError: ``<entity> inspection requires --name`` (exit 4) when it is missing or blank.
+    """
+    if not name or not name.strip():
+        raise ResponseError(f"{entity} inspection requires --name")
+    return name.strip()
 
 
 def find_exact(items: Iterable[Any], query: str, fields: Sequence[str]) -> dict | None:

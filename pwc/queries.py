@@ -1,4 +1,4 @@
-"""In-process research queries for the MCP layer (spec ``pwc-cli.md`` §2.20, §1.4).
+"""In-process research queries for the MCP layer (``docs/cli-contract.md`` §2.20, §1.4).
 
 ``query(command, options, client)`` runs a read-only command exactly as
 ``pwc <command> … --json`` would and returns its ``data`` payload, without

@@ -1,4 +1,4 @@
-"""Paper references of the CLI (spec ``pwc-cli.md`` §3.1).
+"""Paper references of the CLI (``docs/cli-contract.md`` §3.1).
 
 Identifiers pass through unchanged and unverified (a missing paper surfaces
 as HTTP 404, exit 3): all digits, a modern arXiv ID (``2501.01234``,
@@ -15,15 +15,20 @@ from typing import Any
 from pwc.errors import AmbiguousError, NotFoundError, ResponseError
 from pwc.render import result_list
 
-__all__ = ["is_identifier", "normalize_title", "resolve_paper"]
+__all__ = ["ARXIV_LEGACY", "ARXIV_MODERN", "is_identifier", "normalize_title", "resolve_paper"]
 
-_MODERN = re.compile(r"[0-9]{4}\.[0-9]{4,5}(v[0-9]+)?", re.IGNORECASE)
-_LEGACY = re.compile(r"[a-z][a-z0-9.\-]*/[0-9]{7}(v[0-9]+)?", re.IGNORECASE)
+# The one definition of an arXiv ID (without a version suffix), used with fullmatch; the MCP
+# layer's resolver and cursor check build on these two.
+ARXIV_MODERN = re.compile(r"[0-9]{4}\.[0-9]{4,5}")
+"""A modern arXiv ID: ``YYMM.NNNNN`` (4 or 5 digits after the dot)."""
+ARXIV_LEGACY = re.compile(r"[a-z][a-z0-9.\-]*/[0-9]{7}", re.IGNORECASE)
+"""A legacy arXiv ID: ``archive[.subject]/YYMMNNN``, case-insensitive."""
+_ARXIV_VERSIONED = re.compile(rf"(?:{ARXIV_MODERN.pattern}|{ARXIV_LEGACY.pattern})(v[0-9]+)?", re.IGNORECASE)
 
 
 def is_identifier(ref: str) -> bool:
     """True for a numeric ID or a modern/legacy arXiv ID (version suffix allowed)."""
-    return ref.isdigit() or bool(_MODERN.fullmatch(ref) or _LEGACY.fullmatch(ref))
+    return ref.isdigit() or bool(_ARXIV_VERSIONED.fullmatch(ref))
 
 
 def normalize_title(title: Any) -> str:

@@ -2,7 +2,7 @@
 
 Everything writes to an explicit :class:`Output` (never to ``sys.stdout``), so
 ``pwc.cli.main`` and the in-process query layer can capture it. Rules come
-from spec ``pwc-cli.md`` §1.2 (output modes), §1.3 (standard paper table) and
+from ``docs/cli-contract.md`` §1.2 (output modes), §1.3 (standard paper table) and
 §4.2 (list envelope).
 
 Quirk fix (§7): ``is_open: null`` renders as ``unknown`` (:func:`open_cell`),

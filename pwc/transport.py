@@ -1,4 +1,4 @@
-"""The anonymous, GET-only catalog API client of the `pwc` CLI (spec ``pwc-cli.md`` §4.1).
+"""The anonymous, GET-only catalog API client of the `pwc` CLI (``docs/cli-contract.md`` §4.1).
 
 One :class:`Client` wraps one ``httpx.Client``. Every response body is
 streamed and capped at ``max_bytes`` (2 MiB): a larger ``Content-Length`` is
@@ -95,22 +95,24 @@ def _unpack(blob: bytes) -> tuple[int, dict[str, str], bytes]:
 
 
 class Client:
-    """The catalog API client: ``Client(base_url=None, *, timeout=30.0, cache=None, max_bytes=2 MiB)``.
+    """The catalog API client: ``Client(base_url=None, *, timeout=30.0, cache=None, max_bytes=2 MiB, transport=None)``.
 
     ``base_url`` falls back to ``PWC_API_URL``, then :data:`DEFAULT_BASE_URL`
     (a trailing ``/`` is stripped). ``timeout`` (seconds) bounds connect and
-    each read. Use as a context manager or call :meth:`close`.
+    each read. ``transport`` is httpx's own seam (e.g. ``httpx.MockTransport``
+    in unit tests); None is the real network. Use as a context manager or call :meth:`close`.
     """
 
     def __init__(self, base_url: str | None = None, *, timeout: float = 30.0,
-                 cache: Cache | None = None, max_bytes: int = MAX_BYTES) -> None:
+                 cache: Cache | None = None, max_bytes: int = MAX_BYTES,
+                 transport: httpx.BaseTransport | None = None) -> None:
         base = base_url or os.environ.get("PWC_API_URL") or DEFAULT_BASE_URL
         self.base_url = base.rstrip("/")
         self.timeout = float(timeout)
         self.max_bytes = max_bytes
         self.cache: Cache = cache if cache is not None else NullCache()
         self._http = httpx.Client(headers=HEADERS, timeout=httpx.Timeout(self.timeout),
-                                  follow_redirects=False)
+                                  follow_redirects=False, transport=transport)
 
     def close(self) -> None:
         """Close the underlying connection pool."""

@@ -6,9 +6,9 @@
 * :class:`RedisCache` — the shared cache of the Redis deployment, single-flight
   across every process that talks to the same Redis (see its docstring).
 * :class:`ChunkCache` — versioned Markdown chunks for ``read_paper``
-  (pwc-mcp.md §4.5: 256 entries, 16 MiB, 3600 s, LRU).
+  (docs/tool-contract.md §4.5: 256 entries, 16 MiB, 3600 s, LRU).
 
-Rules shared by all (pwc-mcp.md §8): loader errors propagate and are never
+Rules shared by all (docs/tool-contract.md §8): loader errors propagate and are never
 cached; a cache failure never makes a call fail.
 """
 
@@ -340,7 +340,7 @@ class _Degraded(Exception):
 
 @dataclass(frozen=True)
 class Chunk:
-    """One Markdown chunk as read from the catalog (pwc-mcp.md §4.2).
+    """One Markdown chunk as read from the catalog (docs/tool-contract.md §4.2).
 
     ``markdown`` is the decoded text; ``next_offset`` the byte offset of the next
     chunk (None when this is the last one); ``truncated`` whether more remains.
@@ -354,7 +354,7 @@ class Chunk:
 class ChunkCache:
     """Versioned Markdown chunks keyed by (paper, content version, offset, limit).
 
-    pwc-mcp.md §4.5: LRU beyond ``max_entries`` (256) or ``max_bytes`` (16 MiB
+    docs/tool-contract.md §4.5: LRU beyond ``max_entries`` (256) or ``max_bytes`` (16 MiB
     of UTF-8 Markdown); entries live ``ttl_s`` (3600 s); a chunk larger than
     ``max_bytes`` is not stored. Only reads that pin a content version use it,
     so an entry can never be stale.

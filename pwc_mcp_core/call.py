@@ -11,7 +11,7 @@ import json
 from dataclasses import dataclass, field
 from typing import Any, Final, Literal
 
-from pwc_mcp_core.jsonrpc import utf8
+from pwc_mcp_core.jsonrpc import dumps
 
 __all__ = ["Call", "CallKind"]
 
@@ -48,7 +48,7 @@ class Call:
         """Compact UTF-8 JSON with a schema version ``v``."""
         payload = {"v": SCHEMA_VERSION, "kind": self.kind, "name": self.name, "arguments": self.arguments,
                    "era": self.era, "protocol": self.protocol, "deadline": self.deadline}
-        return utf8(json.dumps(payload, ensure_ascii=False, separators=(",", ":")))
+        return dumps(payload)
 
     @classmethod
     def from_json(cls, raw: bytes | str) -> Call:

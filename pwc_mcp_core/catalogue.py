@@ -1,4 +1,4 @@
-"""The 21 MCP tools, generated from the ``pwc`` parser (seed "Public contract"; pwc-mcp.md §3.1, §3.3).
+"""The 21 MCP tools, generated from the ``pwc`` parser (seed "Public contract"; docs/tool-contract.md §3.1, §3.3).
 
 Every research flag of a command (``pwc.queries.query_options``) becomes a
 parameter: its JSON type, enum, bounds and default are read off the argparse
@@ -81,7 +81,7 @@ class ToolSpec:
         return rule(arguments) if rule else (arguments, [])
 
     def to_options(self, arguments: dict[str, Any]) -> dict[str, Any]:
-        """Validated MCP arguments → ``pwc.queries`` options keyed by CLI dest (pwc-mcp.md §3.3 vectors).
+        """Validated MCP arguments → ``pwc.queries`` options keyed by CLI dest (docs/tool-contract.md §3.3 vectors).
 
         Absent parameters take their MCP default (None when there is none, i.e. the CLI default).
         """
@@ -96,7 +96,7 @@ class ToolSpec:
         return {param.name: planned.get(param.name, param.default) for param in self.params}
 
     def describe(self) -> dict[str, Any]:
-        """The ``Tool`` object of ``tools/list`` (mcp-protocol.md §4.2)."""
+        """The ``Tool`` object of ``tools/list`` (docs/protocol.md §4.2)."""
         return {
             "name": self.name,
             "title": self.title,

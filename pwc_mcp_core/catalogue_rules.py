@@ -1,6 +1,6 @@
 """Argument rules the schemas cannot express: date checks and the fall-back-and-explain plans.
 
-* Publication dates (pwc-mcp.md §3.3 #1, #5): checked before any catalog call.
+* Publication dates (docs/tool-contract.md §3.3 #1, #5): checked before any catalog call.
 * ``list_tasks`` (§3.3 #11): an absent ``limit`` is 25, but grouped output
   keeps the CLI's own page size (grouping with a page size is a CLI usage error).
 * ``list_benchmarks`` (§3.3 #21): combinations the CLI rejects are rewritten

@@ -1,4 +1,4 @@
-"""``outputSchema`` of every tool: JSON Schema 2020-12 for the typed projections of pwc-mcp.md §3.2.
+"""``outputSchema`` of every tool: JSON Schema 2020-12 for the typed projections of docs/tool-contract.md §3.2.
 
 Every result is ``{"schema_version": "v1", "data": <CLI payload>, ...projections}``
 (the seed: every result carries the CLI payload as ``data``). Paper tools may

@@ -2,9 +2,9 @@
 
 Parameters themselves are generated from the ``pwc`` parser in
 :mod:`pwc_mcp_core.catalogue`; this table only says what the parser cannot:
-which command each tool runs (seed ``pwc-mcp-spec.txt`` "Public contract"),
+which command each tool runs (``docs/requirements.md`` "Public contract"),
 the agent-facing prose, the hosted caps, the structured ``get_benchmark``
-parameters (pwc-mcp.md §3.3 #20) and the MCP-only parameters
+parameters (docs/tool-contract.md §3.3 #20) and the MCP-only parameters
 (``read_paper.cursor``, ``get_paper_info.repo_limit``, ``get_task.benchmark_limit``).
 """
 
@@ -18,7 +18,7 @@ __all__ = ["BENCHMARK_PAGE", "DEFAULT_DESCRIPTIONS", "LIMIT_CAP", "PARAM_RENAMES
 # Hosted cap on list sizes (seed: "List tools return at most 25 rows").
 LIMIT_CAP = 25
 
-# CLI dest → MCP parameter (seed README; pwc-mcp.md §3.1). `page_size` → `limit`
+# CLI dest → MCP parameter (seed README; docs/tool-contract.md §3.1). `page_size` → `limit`
 # applies only where the command has no `--limit` of its own.
 PARAM_RENAMES = {
     "start_date": "published_after",
@@ -27,7 +27,7 @@ PARAM_RENAMES = {
     "order_dir": "order_direction",
     "min_eval_count": "minimum_evaluations",
     "include_evals": "include_evaluations",
-    # `pwc benchmark --name` metric selectors (pwc-mcp.md §3.3 #20 names).
+    # `pwc benchmark --name` metric selectors (docs/tool-contract.md §3.3 #20 names).
     "min": "minimum_metrics",
     "max": "maximum_metrics",
     "sort": "sort_metric",
@@ -73,11 +73,6 @@ class ToolDef:
 _PAPER = {"description": "Paper reference: arXiv ID (1706.03762), numeric catalog ID, arXiv / Hugging Face / "
                          "Papers With Code URL, or exact title.", "minLength": 1, "maxLength": 500}
 _DATE = {"description": "Publication date bound, YYYY-MM-DD (inclusive).", "maxLength": 10}
-_ENTITY = "Exact {0} name, slug or ID (case-insensitive); use a list tool to find one."
-
-
-def _entity(kind: str) -> dict[str, Any]:
-    return {"description": _ENTITY.format(kind), "minLength": 1, "maxLength": 500}
 
 
 TOOL_DEFS: tuple[ToolDef, ...] = (

@@ -1,4 +1,4 @@
-"""Signed opaque continuation cursors for ``read_paper`` (pwc-mcp.md §4.4).
+"""Signed opaque continuation cursors for ``read_paper`` (docs/tool-contract.md §4.4).
 
 Token = ``<payload>.<signature>``, both URL-safe base64 without padding.
 Payload = compact JSON with sorted keys, exactly::
@@ -11,8 +11,9 @@ characters of sha256(secret). The current key signs; the previous key (if any)
 is accepted for decoding only, so keys rotate without accepting unsigned state.
 ``exp`` is fixed when reading starts and never extended (also across rotation).
 
-Decoding order: length/shape → known kid → constant-time HMAC → exact key set,
-``v`` and state validity → expiry → reference check. Tampering and expiry
+Decoding order: length/shape → constant-time HMAC against each known key (before the
+payload is parsed) → the payload's kid names the signing key → exact key set, ``v``
+and state validity → expiry → reference check. Tampering and expiry
 therefore win over a reference mismatch.
 
 Placeholders: an empty value or one short word (letters only, at most 16
@@ -34,6 +35,8 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import Any
+
+from pwc.references import ARXIV_LEGACY, ARXIV_MODERN
 
 __all__ = [
     "CURSOR_TTL_S",
@@ -59,7 +62,7 @@ _PLACEHOLDER_RE = re.compile(r"[A-Za-z]{1,16}")
 _VERSION_RE = re.compile(r"[0-9a-f]{64}")
 # Canonical ids: modern arXiv, catalog number, and legacy arXiv (an extension of
 # §4.4 so legacy papers longer than one chunk can be continued too).
-_PAPER_RE = re.compile(r"\d{4}\.\d{4,5}|\d{1,20}|[A-Za-z][A-Za-z0-9.-]*/\d{7}")
+_PAPER_RE = re.compile(rf"{ARXIV_MODERN.pattern}|\d{{1,20}}|{ARXIV_LEGACY.pattern}", re.IGNORECASE)
 
 
 class CursorError(Exception):
@@ -232,18 +235,21 @@ class CursorCodec:
         try:
             payload = _b64decode(payload_part)
             signature = _b64decode(signature_part)
-            if len(payload) > MAX_PAYLOAD_BYTES:
-                raise InvalidCursor("invalid continuation cursor")
-            data = json.loads(payload.decode("utf-8"))
         except (binascii.Error, ValueError) as exc:
             raise InvalidCursor("invalid continuation cursor") from exc
-        if not isinstance(data, dict):
+        if len(payload) > MAX_PAYLOAD_BYTES:
             raise InvalidCursor("invalid continuation cursor")
-        secret = self._keys.get(data.get("kid")) if isinstance(data.get("kid"), str) else None
-        if secret is None:
+        # The signature is checked before the payload is parsed: unsigned bytes never reach the
+        # JSON parser. The kid inside is then only trusted if it names the key that signed it.
+        signed_by = next((kid for kid, secret in self._keys.items() if hmac.compare_digest(
+            hmac.new(secret, payload_part.encode("ascii"), hashlib.sha256).digest(), signature)), None)
+        if signed_by is None:
             raise InvalidCursor("invalid continuation cursor")
-        expected = hmac.new(secret, payload_part.encode("ascii"), hashlib.sha256).digest()
-        if not hmac.compare_digest(expected, signature):
+        try:
+            data = json.loads(payload.decode("utf-8"))
+        except ValueError as exc:
+            raise InvalidCursor("invalid continuation cursor") from exc
+        if not isinstance(data, dict) or data.get("kid") != signed_by:
             raise InvalidCursor("invalid continuation cursor")
         if set(data) != _KEYS or not (_is_int(data["v"]) and data["v"] == 1) or not _state_is_valid(data):
             raise InvalidCursor("invalid continuation cursor")

@@ -1,10 +1,10 @@
 """Era routing, request classification and the 2026-07-28 envelope/header checks.
 
-* `route` picks the era from ``MCP-Protocol-Version`` (mcp-protocol.md §0, §1.5, §6.4).
+* `route` picks the era from ``MCP-Protocol-Version`` (docs/protocol.md §0, §1.5, §6.4).
 * `classify` is the cheap, pure look at a request the gateway needs before
-  dispatch (admission, semantic-search limit, log labels; pwc-mcp.md §2.3, §2.6).
+  dispatch (admission, semantic-search limit, log labels; docs/tool-contract.md §2.3, §2.6).
 * `check_modern_request` runs the 2026-07-28 ladder: ``_meta`` envelope
-  (-32602) → headers agree with the body (-32020) (mcp-protocol.md §6.2).
+  (-32602) → headers agree with the body (-32020) (docs/protocol.md §6.2).
 """
 
 from __future__ import annotations
@@ -28,7 +28,6 @@ from pwc_mcp_core.version import (
 )
 
 __all__ = [
-    "KNOWN_TOOL_NAMES",
     "METHOD_HEADER",
     "NAME_BEARING_METHODS",
     "NAME_HEADER",
@@ -46,16 +45,8 @@ PROTOCOL_HEADER: Final = "mcp-protocol-version"
 METHOD_HEADER: Final = "mcp-method"
 NAME_HEADER: Final = "mcp-name"
 
-KNOWN_TOOL_NAMES: Final = frozenset({
-    "search_papers", "get_paper_info", "get_paper_evaluations", "read_paper", "list_papers",
-    "list_recent_papers", "list_trending_papers", "get_related_papers", "get_paper_lineage", "get_task",
-    "list_tasks", "get_method", "list_methods", "get_conference", "list_conferences", "get_organization",
-    "list_organizations", "get_framework", "list_frameworks", "get_benchmark", "list_benchmarks",
-})
-"""The 21 tool names of the seed spec; untrusted names never reach logs or limits."""
-
 NAME_BEARING_METHODS: Final = {"tools/call": "name", "prompts/get": "name", "resources/read": "uri"}
-"""Method → the params key ``Mcp-Name`` mirrors (mcp-protocol.md §6.2)."""
+"""Method → the params key ``Mcp-Name`` mirrors (docs/protocol.md §6.2)."""
 
 _SEMANTIC_MODES: Final = frozenset({"semantic", "hybrid"})
 _B64_SENTINEL: Final = re.compile(r"^=\?base64\?(.*)\?=$")
@@ -91,7 +82,7 @@ def protocol_label(version: str | None) -> str:
 
 
 def decode_header_value(value: str | None) -> str | None:
-    """Decode the ``=?base64?…?=`` form of ``Mcp-Name`` (mcp-protocol.md §6.2); ``None`` if malformed."""
+    """Decode the ``=?base64?…?=`` form of ``Mcp-Name`` (docs/protocol.md §6.2); ``None`` if malformed."""
     if value is None:
         return None
     match = _B64_SENTINEL.match(value)
@@ -130,7 +121,7 @@ class Classification:
         tool: one of the 21 tool names, or ``None``; from ``params.name`` when it is a
             string, else from the ``Mcp-Name`` header (the body wins).
         is_semantic_search: ``search_papers`` with ``mode`` ``semantic``, ``hybrid`` or
-            omitted (omitted = hybrid, pwc-mcp.md §2.3).
+            omitted (omitted = hybrid, docs/tool-contract.md §2.3).
         era: ``legacy``, ``modern`` or ``invalid`` (unsupported ``MCP-Protocol-Version``).
         protocol_label: `protocol_label` of the header, safe to log.
         message: the parsed body (any JSON value), `NOT_JSON` when it is not valid JSON,
@@ -153,9 +144,12 @@ def parse_body(body: bytes) -> Any:
         return NOT_JSON
 
 
-def classify(body: bytes, headers: Mapping[str, str], *,
-             tool_names: frozenset[str] = KNOWN_TOOL_NAMES) -> Classification:
-    """Classify a POST body without dispatching it. Never raises."""
+def classify(body: bytes, headers: Mapping[str, str], *, tool_names: frozenset[str]) -> Classification:
+    """Classify a POST body without dispatching it. Never raises.
+
+    ``tool_names`` are the served tools (the registry's); any other name is dropped, so an
+    untrusted name never reaches logs or limits.
+    """
     headers = lower_headers(headers)
     version = headers.get(PROTOCOL_HEADER)
     message = parse_body(body)
@@ -179,7 +173,7 @@ def classify(body: bytes, headers: Mapping[str, str], *,
 
 
 def check_modern_request(message: dict[str, Any], headers: Mapping[str, str]) -> None:
-    """Validate a 2026-07-28 request's ``_meta`` envelope and its headers (mcp-protocol.md §6.2, §6.3).
+    """Validate a 2026-07-28 request's ``_meta`` envelope and its headers (docs/protocol.md §6.2, §6.3).
 
     Args:
         message: the request object (``method`` is a string).

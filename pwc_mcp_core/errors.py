@@ -3,7 +3,7 @@
     CoreError
     ├── ConfigError            a setting is missing or invalid (startup stops, message names the variable)
     ├── ToolError              a tool failed in a way the model can act on; becomes an `isError`
-    │                          result whose text is the message (prefixes of pwc-mcp.md §3.1:
+    │                          result whose text is the message (prefixes of docs/tool-contract.md §3.1:
     │                          `not_found:`, `ambiguous:`, `invalid_argument:`, `upstream_error:` …)
     ├── ProtocolError          the dispatcher rejects a request (JSON-RPC error code + message)
     ├── ResourceError          `resources/read` failed; becomes a JSON-RPC error (code, data.uri)

@@ -5,7 +5,7 @@ response body without ``jsonrpc``/``id``: ``b'{"result": ...}'`` or
 ``b'{"error": ...}'`` (stdlib json, compact, UTF-8). Tool flow: unknown tool
 → ``-32602``; arguments validated against ``inputSchema`` before any catalog
 call (failures are ``isError`` results); paper references resolved first
-(pwc-mcp.md §5; outside the catalog → public metadata); the CLI command runs
+(docs/tool-contract.md §5; outside the catalog → public metadata); the CLI command runs
 in-process (``pwc.queries.query``); the payload becomes ``structuredContent``
 (``data`` + typed projections) and a Markdown text of the same facts. Failures map
 through :mod:`pwc_mcp_core.tool_errors`.
@@ -13,14 +13,13 @@ through :mod:`pwc_mcp_core.tool_errors`.
 
 from __future__ import annotations
 
-import json
 import logging
 from dataclasses import dataclass
 from typing import Any
 
 from pwc.errors import UsageError
 from pwc.transport import Client
-from pwc_mcp_core.jsonrpc import utf8
+from pwc_mcp_core.jsonrpc import dumps
 from pwc_mcp_core.observability import InstrumentedCache
 from pwc_mcp_core.cache import ChunkCache
 from pwc_mcp_core.call import Call
@@ -79,7 +78,7 @@ class Runtime:
 
 
 def _dump(body: dict[str, Any]) -> bytes:
-    return utf8(json.dumps(body, ensure_ascii=False, separators=(",", ":"), allow_nan=False))
+    return dumps(body)
 
 
 def warm() -> None:
@@ -242,7 +241,7 @@ def _resource_body(call: Call, runtime: Runtime) -> dict[str, Any]:
     from pwc_mcp_core.resources import read_resource
 
     try:
-        result = read_resource(call.name, runtime, call.era)
+        result = read_resource(call.name, runtime, call.era, run_tool=run_tool)
     except ResourceError as exc:
         return {"error": {"code": exc.code, "message": str(exc), "data": {"uri": exc.uri}}}
     if call.era == "modern":

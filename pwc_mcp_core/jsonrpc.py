@@ -44,16 +44,16 @@ METHOD_NOT_FOUND: Final = -32601
 INVALID_PARAMS: Final = -32602
 INTERNAL_ERROR: Final = -32603
 RESOURCE_NOT_FOUND: Final = -32002
-"""Legacy-era unknown resource; 2026-07-28 uses -32602 instead (mcp-protocol.md §2)."""
+"""Legacy-era unknown resource; 2026-07-28 uses -32602 instead (docs/protocol.md §2)."""
 HEADER_MISMATCH: Final = -32020
 MISSING_CLIENT_CAPABILITY: Final = -32021
 UNSUPPORTED_PROTOCOL_VERSION: Final = -32022
 
 HTTP_STATUS: Final[MappingProxyType[tuple[str, int], int]] = MappingProxyType({
-    # 2025-11-25: only transport-level rejections leave HTTP 200 (mcp-protocol.md §1.2, §2).
+    # 2025-11-25: only transport-level rejections leave HTTP 200 (docs/protocol.md §1.2, §2).
     ("legacy", PARSE_ERROR): 400,
     ("legacy", INVALID_REQUEST): 400,
-    # 2026-07-28: mandatory statuses (mcp-protocol.md §6.2); -32603 and -32002 stay 200.
+    # 2026-07-28: mandatory statuses (docs/protocol.md §6.2); -32603 and -32002 stay 200.
     ("modern", PARSE_ERROR): 400,
     ("modern", INVALID_REQUEST): 400,
     ("modern", INVALID_PARAMS): 400,
@@ -84,8 +84,14 @@ def utf8(json_text: str) -> bytes:
     return json_text.encode("utf-8", "backslashreplace")
 
 
+def compact(value: Any) -> str:
+    """Compact JSON text, non-ASCII kept, no NaN/Infinity: the one encoder configuration of every
+    body, queue entry and resource text. Raises ``ValueError``/``TypeError`` for unserializable values."""
+    return _ENCODER.encode(value)
+
+
 def dumps(value: Any) -> bytes:
-    """Compact UTF-8 JSON (no NaN). Raises ``ValueError``/``TypeError`` for unserializable values."""
+    """`compact` as UTF-8 bytes (lone surrogates escaped, see `utf8`)."""
     return utf8(_ENCODER.encode(value))
 
 

@@ -1,7 +1,7 @@
 """Leaderboard projections: merged CLI evaluation rows → typed ``Evaluation`` objects.
 
-Spec: pwc-mcp.md §3.2 (``Evaluation``, ``PaperEvaluation``, ``BenchmarkResult``,
-metric direction), §6 (pagination, merging), pwc-cli.md §3.4–§3.7; the seed
+Spec: docs/tool-contract.md §3.2 (``Evaluation``, ``PaperEvaluation``, ``BenchmarkResult``,
+metric direction), §6 (pagination, merging), docs/cli-contract.md §3.4–§3.7; the seed
 README adds ``metric_note`` (a metric the leaderboard lacks answers with the
 unfiltered leaderboard and names the available metrics).
 """
@@ -12,7 +12,7 @@ import re
 from typing import Any
 
 from pwc import render
-from pwc.leaderboard import shot_count
+from pwc.leaderboard import metric_number, shot_count
 
 __all__ = [
     "METRIC_SELECTORS",
@@ -34,12 +34,12 @@ RANKING_NOTE = (
     "Ranks are scoped by task: best_rank and rank_scopes[].rank are positions within one task's "
     "leaderboard and are not necessarily comparable across rank_scopes."
 )
-# CLI dests of `pwc benchmark --name` that select or order rows by metric (pwc-cli.md §2.15), under
+# CLI dests of `pwc benchmark --name` that select or order rows by metric (docs/cli-contract.md §2.15), under
 # either naming (`--min` may have dest `min` or `minimum_metrics`).
 METRIC_SELECTORS = ("require_metrics", "minimum_metrics", "maximum_metrics", "sort_metric", "pareto",
                     "min", "max", "sort")
 
-# Word rules of pwc-cli.md §3.7; "lower" words are checked first.
+# Word rules of docs/cli-contract.md §3.7; "lower" words are checked first.
 _LOWER_WORDS = frozenset({"error", "loss", "perplexity", "latency", "runtime", "wer", "cer", "eer", "fid", "mae", "rmse"})
 _HIGHER_WORDS = frozenset({"accuracy", "precision", "recall", "f1", "bleu", "rouge", "map", "auc", "score", "em"})
 _WORD = re.compile(r"[a-z0-9]+")
@@ -48,7 +48,7 @@ _AVAILABLE = "; available metrics: "
 
 
 def metric_direction(name: str) -> str:
-    """``"lower"``, ``"higher"`` or ``"unknown"`` for a metric name (pwc-cli.md §3.7 word rules).
+    """``"lower"``, ``"higher"`` or ``"unknown"`` for a metric name (docs/cli-contract.md §3.7 word rules).
 
     >>> metric_direction("Top-1 Error"), metric_direction("BLEU score"), metric_direction("top1")
     ('lower', 'higher', 'unknown')
@@ -69,16 +69,14 @@ def metric_directions(evaluations: list[dict]) -> dict[str, str]:
 
 def metric_value(value: Any) -> Any:
     """Projection of one metric value: numbers kept, numeric strings → float, other strings kept,
-    anything else (bool, null, containers) stringified (pwc-mcp.md §3.2)."""
+    anything else (bool, null, containers) stringified (docs/tool-contract.md §3.2)."""
     if isinstance(value, bool):
         return str(value)
     if isinstance(value, int | float):
         return value
     if isinstance(value, str):
-        try:
-            return float(value.strip().replace(",", "").removesuffix("%"))
-        except ValueError:
-            return value
+        number = metric_number(value)
+        return value if number is None else number
     return str(value)
 
 
@@ -135,7 +133,7 @@ def _rank_scopes(row: dict) -> list[dict]:
 
 
 def evaluation(row: dict) -> dict:
-    """``Evaluation`` projection of one (merged) CLI evaluation row (pwc-mcp.md §3.2)."""
+    """``Evaluation`` projection of one (merged) CLI evaluation row (docs/tool-contract.md §3.2)."""
     split = row.get("split") or row.get("split_name") or row.get("evaluated_on")
     source = row.get("result_url") or row.get("source_url") or row.get("external_source_url")
     return {
@@ -211,7 +209,7 @@ def local_page(payload: Any, page: int, limit: int, *, max_rows: int) -> Any:
 
 
 def unknown_metric_error(message: str) -> bool:
-    """True for the CLI usage error a metric the leaderboard lacks produces (pwc-cli.md §3.5)."""
+    """True for the CLI usage error a metric the leaderboard lacks produces (docs/cli-contract.md §3.5)."""
     return _UNKNOWN_METRIC in message
 
 

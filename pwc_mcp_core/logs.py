@@ -1,6 +1,6 @@
 """Logging setup shared by every pwc-mcp process (gateway, workers, stdio): content-free lines on stderr.
 
-The request line logger is ``pwc_mcp.requests`` (pwc-mcp.md §2.6). aiohttp's access
+The request line logger is ``pwc_mcp.requests`` (docs/tool-contract.md §2.6). aiohttp's access
 log is off and httpx/httpcore are held at WARNING: their lines carry addresses and
 catalog URLs with queries and paper references.
 

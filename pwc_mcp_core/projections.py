@@ -1,4 +1,4 @@
-"""Typed paper projections of CLI payloads (pwc-mcp.md §3.2).
+"""Typed paper projections of CLI payloads (docs/tool-contract.md §3.2).
 
 Each function takes a CLI ``data`` payload (already parsed JSON) and returns
 plain dicts shaped like the ``outputSchema`` fragments in
@@ -108,12 +108,12 @@ def _repositories(items: Any) -> list[dict]:
             out.append({"url": item, "is_official": False})
         elif isinstance(item, dict) and isinstance(item.get("url"), str) and item["url"]:
             out.append({"url": item["url"], "is_official": item.get("is_official") is True})
-    # Official first, otherwise stable (pwc-mcp.md §3.3 #2).
+    # Official first, otherwise stable (docs/tool-contract.md §3.3 #2).
     return sorted(out, key=lambda repo: not repo["is_official"])
 
 
 def paper_detail(paper: dict, *, include_resources: bool, repo_limit: int) -> dict:
-    """``PaperDetail`` with the hosted compaction of pwc-mcp.md §3.3 #2: repositories official-first,
+    """``PaperDetail`` with the hosted compaction of docs/tool-contract.md §3.3 #2: repositories official-first,
     only official ones unless ``include_resources``, each resource list cut to ``repo_limit``."""
     repositories = _repositories(paper.get("repositories"))
     if not include_resources:

@@ -1,4 +1,4 @@
-"""Typed projections of task, method and benchmark payloads (pwc-mcp.md §3.2).
+"""Typed projections of task, method and benchmark payloads (docs/tool-contract.md §3.2).
 
 Companion of :mod:`pwc_mcp_core.projections` (papers); same defensive rules.
 """
@@ -40,7 +40,7 @@ def benchmark_summary(row: Any) -> dict:
 
 def benchmark_items(payload: Any, *, grouped: bool) -> list[dict]:
     """Benchmarks of a ``benchmark list`` payload; a grouped areas→tasks→benchmarks tree is flattened
-    in tree order (pwc-mcp.md §3.3 #21)."""
+    in tree order (docs/tool-contract.md §3.3 #21)."""
     if not grouped:
         return [benchmark_summary(row) for row in payload_rows(payload)]
     items = []

@@ -1,4 +1,4 @@
-"""The three prompts: `find_papers`, `compare_leaderboard`, `survey_task` (pwc-mcp.md §7, exact texts).
+"""The three prompts: `find_papers`, `compare_leaderboard`, `survey_task` (docs/tool-contract.md §7, exact texts).
 
 Each takes one required string argument and returns one user message whose
 text embeds the argument as a Python ``repr`` (single quotes unless the value
@@ -74,7 +74,7 @@ def prompts_list_result() -> dict[str, Any]:
 
 
 def get_prompt(params: dict[str, Any]) -> dict[str, Any]:
-    """The ``prompts/get`` result for ``params`` (``{name, arguments}``; mcp-protocol.md §4.5).
+    """The ``prompts/get`` result for ``params`` (``{name, arguments}``; docs/protocol.md §4.5).
 
     Raises:
         ProtocolError: -32602 for an unknown prompt, a missing, empty or non-string argument.

@@ -1,4 +1,4 @@
-"""``read_paper``: one Markdown chunk per call with a signed continuation cursor (pwc-mcp.md §4).
+"""``read_paper``: one Markdown chunk per call with a signed continuation cursor (docs/tool-contract.md §4).
 
 Flow (§4.2): no cursor (or a placeholder such as ``next``) → resolve the
 reference (§5), read from offset 0 with no pinned version; a cursor → verify it
@@ -14,7 +14,7 @@ cache (shared Redis in the cluster) already stores version-pinned reads for
 
 The result shape is :data:`READ_PAPER_OUTPUT_SCHEMA`. A paper outside the
 catalog returns its public metadata with ``in_catalog: false``, ``markdown:
-null`` and the labelled ``available_at`` links (seed ``pwc-mcp-readme.txt``).
+null`` and the labelled ``available_at`` links (``docs/requirements.md``).
 """
 
 from __future__ import annotations
@@ -102,7 +102,7 @@ class PaperChanged(ToolError):
 
 
 def read_paper(arguments: dict[str, Any], runtime: _Runtime) -> dict[str, Any]:
-    """Read one Markdown chunk of a paper (pwc-mcp.md §4, seeds).
+    """Read one Markdown chunk of a paper (docs/tool-contract.md §4, seeds).
 
     Args:
         arguments: ``{"paper": str (required), "cursor": str | None}``.

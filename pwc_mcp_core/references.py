@@ -1,4 +1,4 @@
-"""Paper reference resolution for every tool with a ``paper`` argument (pwc-mcp.md §5).
+"""Paper reference resolution for every tool with a ``paper`` argument (docs/tool-contract.md §5).
 
 Accepted forms: modern and legacy arXiv ids (``vN`` stripped), numeric catalog
 ids (canonicalised to the record's arXiv id when it has one), arXiv / Hugging
@@ -6,7 +6,7 @@ Face / Papers With Code URLs, exact titles, and the unique short name before a
 title's colon ("BERT"). Any other http(s) URL is refused without an upstream call.
 
 A reference the catalog lacks falls back to the public-metadata endpoints
-(seed ``pwc-mcp-spec.txt``): ``papers/{reference}/public-metadata`` for
+(``docs/requirements.md``): ``papers/{reference}/public-metadata`` for
 identifiers, then ``papers/public-metadata/search?title=`` for titles (or when
 the first endpoint rejects the reference with 400/422). Answers, misses
 included, are cached for an hour through the client's ``Cache`` under their own
@@ -31,6 +31,7 @@ from typing import Any, Literal
 from urllib.parse import unquote, urlsplit
 
 from pwc.errors import HTTPStatusError, RequestTimeout, ResponseError, TransportError
+from pwc.references import ARXIV_LEGACY, ARXIV_MODERN
 from pwc.transport import Client, quote_ref
 from pwc_mcp_core.errors import ToolError
 
@@ -45,8 +46,6 @@ DEFAULT_NOTE = ("This paper is not in the Papers With Code catalog; only public 
 SEARCH_PAGE_SIZE = 100
 
 _VERSION_SUFFIX = re.compile(r"v\d+$", re.IGNORECASE)
-_MODERN = re.compile(r"\d{4}\.\d{4,5}")
-_LEGACY = re.compile(r"[a-z][a-z0-9.-]*/\d{7}", re.IGNORECASE)
 _NUMERIC = re.compile(r"\d{1,20}")
 _DOI = re.compile(r"10\.\d{4,9}/\S+")
 _ARXIV_HOSTS = {"arxiv.org", "www.arxiv.org"}
@@ -79,11 +78,11 @@ def _strip_version(value: str) -> str:
 
 def classify_identifier(value: str) -> str | None:
     """``"arxiv"``, ``"legacy"``, ``"numeric"`` or ``"doi"`` for an id (``vN`` already stripped), else None."""
-    if _MODERN.fullmatch(value):
+    if ARXIV_MODERN.fullmatch(value):
         return "arxiv"
     if _NUMERIC.fullmatch(value):
         return "numeric"
-    if _LEGACY.fullmatch(value):
+    if ARXIV_LEGACY.fullmatch(value):
         return "legacy"
     if _DOI.fullmatch(value):
         return "doi"
@@ -125,7 +124,7 @@ def _from_url(url: str) -> tuple[str, str | None]:
 
 
 def resolve_paper(reference: str, client: Client) -> ResolvedPaper:
-    """Resolve a paper reference to its canonical id (pwc-mcp.md §5 + the seed's fallback).
+    """Resolve a paper reference to its canonical id (docs/tool-contract.md §5 + the seed's fallback).
 
     Calls (all through ``client`` and its cache): ``papers/{id}`` for ids,
     ``papers/search`` (phrase, then plain; ≤ 10 pages each) for titles, then the

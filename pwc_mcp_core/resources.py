@@ -1,4 +1,4 @@
-"""``resources/read`` for the four templates of pwc-mcp.md §7 (names in :mod:`pwc_mcp_core.templates`).
+"""``resources/read`` for the four templates of docs/tool-contract.md §7 (names in :mod:`pwc_mcp_core.templates`).
 
 * ``pwc://papers/{paper}`` → compact JSON of ``get_paper_info`` (defaults);
 * ``pwc://papers/{paper}/markdown`` → the whole Markdown when it fits one
@@ -13,16 +13,20 @@ modern one; ``data.uri``) — never an empty ``contents``.
 
 from __future__ import annotations
 
-import json
+from collections.abc import Callable
 from typing import Any
 from urllib.parse import unquote
 
-from pwc_mcp_core.catalogue import get_tool
+from pwc_mcp_core.catalogue import ToolSpec, get_tool
 from pwc_mcp_core.errors import ResourceError
+from pwc_mcp_core.jsonrpc import compact
 from pwc_mcp_core.tool_errors import tool_error_text
 from pwc_mcp_core.validation import validate_arguments
 
 __all__ = ["parse_uri", "read_resource"]
+
+# (tool, validated arguments, runtime) → (structuredContent, text)
+ToolRunner = Callable[[ToolSpec, dict[str, Any], Any], tuple[dict[str, Any], str]]
 
 _SCHEME = "pwc://"
 _MAX_URI = 2048
@@ -59,15 +63,16 @@ def parse_uri(uri: str) -> tuple[str, str] | None:
     return (kind, value) if value else None
 
 
-def read_resource(uri: str, runtime: Any, era: str) -> dict[str, Any]:
+def read_resource(uri: str, runtime: Any, era: str, *, run_tool: ToolRunner) -> dict[str, Any]:
     """Read one resource; returns ``{"contents": [{"uri", "mimeType", "text"}]}``.
+
+    ``run_tool`` is ``execution.run_tool``, passed in so that this module does not import
+    the executor that imports it (no import cycle).
 
     Raises:
         ResourceError: unknown/malformed URI (``Resource not found: <uri>``) or a failed read
             (``Error reading resource <uri>: <tool error text>``).
     """
-    from pwc_mcp_core.execution import run_tool
-
     parsed = parse_uri(uri)
     safe_uri = uri[:_MAX_URI] if isinstance(uri, str) else ""
     if parsed is None:
@@ -90,5 +95,5 @@ def read_resource(uri: str, runtime: Any, era: str) -> dict[str, Any]:
             raise ResourceError(f"Error reading resource {safe_uri}: {TOO_LARGE}", code=_code(era), uri=safe_uri)
         text = str(content["markdown"])
     else:
-        text = json.dumps(content, ensure_ascii=False, separators=(",", ":"))
+        text = compact(content)
     return {"contents": [{"uri": safe_uri, "mimeType": mime, "text": text}]}

@@ -7,7 +7,7 @@ gets a `Reply` back. Static results are serialized once at construction;
 ``admission`` is the edge's handle on how the call was admitted (see `Executor`); the
 server passes it through untouched and never inspects it.
 
-Status rules (mcp-protocol.md §1.2, §2, §6.2; table `jsonrpc.HTTP_STATUS`):
+Status rules (docs/protocol.md §1.2, §2, §6.2; table `jsonrpc.HTTP_STATUS`):
 
 * invalid JSON → 400 -32700, batch / not a request object / bad id → 400 -32600 (``id: null``);
 * notifications and client responses → 202, empty body;
@@ -19,7 +19,7 @@ Status rules (mcp-protocol.md §1.2, §2, §6.2; table `jsonrpc.HTTP_STATUS`):
   `ExecutorTimeout` → 200 -32603 "the tool call timed out" (a JSON-RPC answer the client
   session can match to its request; proxies would turn a 504 into an opaque failure);
   `ResponseTooLarge` → 503 JSON-RPC refusal ``data.error = "response_too_large"``
-  (`refusals.refusal_body`, with the request id).
+  (`refusals.refusal_body`, with the request id; docs/tool-contract.md §2.4).
 """
 
 from __future__ import annotations
@@ -307,7 +307,7 @@ def _error_status(era: Era, body: bytes) -> int:
 
 
 def _unsupported_version(params: dict[str, Any], version: str, id_json: bytes) -> Reply:
-    """400 for an unknown ``MCP-Protocol-Version`` (mcp-protocol.md §1.5, §6.2, §6.4)."""
+    """400 for an unknown ``MCP-Protocol-Version`` (docs/protocol.md §1.5, §6.2, §6.4)."""
     meta = params.get("_meta")
     if isinstance(meta, dict) and PROTOCOL_VERSION_META_KEY in meta:
         # The same list server/discover advertises (the conformance suite checks they agree).

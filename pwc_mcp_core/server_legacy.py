@@ -1,4 +1,4 @@
-"""Results of the handshake era (2025-11-25 and older; mcp-protocol.md §3, §4).
+"""Results of the handshake era (2025-11-25 and older; docs/protocol.md §3, §4).
 
 Everything here is built once when `McpServer` starts; the dispatcher only
 splices ids into the pre-serialized bodies.
@@ -9,17 +9,18 @@ from __future__ import annotations
 from typing import Any, Final
 
 from pwc_mcp_core.errors import ProtocolError
+from pwc_mcp_core.instructions import SERVER_INSTRUCTIONS
 from pwc_mcp_core.jsonrpc import INVALID_PARAMS, result_body
 from pwc_mcp_core.prompts import prompts_list_result
 from pwc_mcp_core.templates import templates_list_result
-from pwc_mcp_core.version import LATEST_LEGACY_VERSION, LEGACY_VERSIONS, SERVER_INFO, SERVER_INSTRUCTIONS
+from pwc_mcp_core.version import LATEST_LEGACY_VERSION, LEGACY_VERSIONS, SERVER_INFO
 
 __all__ = [
     "LEGACY_CAPABILITIES", "LOG_LEVELS", "initialize_bodies", "initialize_version", "legacy_static_bodies", "set_level",
 ]
 
 LEGACY_CAPABILITIES: Final[dict[str, Any]] = {
-    # Stateless, no GET stream: nothing can be pushed, so no listChanged / subscribe (mcp-protocol.md §3).
+    # Stateless, no GET stream: nothing can be pushed, so no listChanged / subscribe (docs/protocol.md §3).
     "tools": {"listChanged": False},
     "resources": {"subscribe": False, "listChanged": False},
     "prompts": {"listChanged": False},
@@ -28,7 +29,7 @@ LEGACY_CAPABILITIES: Final[dict[str, Any]] = {
 }
 
 LOG_LEVELS: Final = frozenset({"debug", "info", "notice", "warning", "error", "critical", "alert", "emergency"})
-"""RFC 5424 levels accepted by ``logging/setLevel`` (mcp-protocol.md §4.6)."""
+"""RFC 5424 levels accepted by ``logging/setLevel`` (docs/protocol.md §4.6)."""
 
 
 def initialize_bodies() -> dict[str, bytes]:

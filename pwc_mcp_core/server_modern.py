@@ -1,4 +1,4 @@
-"""Results of the 2026-07-28 era (mcp-protocol.md §6.1–§6.3; cache hints pwc-mcp.md §8).
+"""Results of the 2026-07-28 era (docs/protocol.md §6.1–§6.3; cache hints docs/tool-contract.md §8).
 
 Every modern result carries ``resultType: "complete"`` and the server's
 ``Implementation`` under ``_meta["io.modelcontextprotocol/serverInfo"]``; the
@@ -9,10 +9,11 @@ from __future__ import annotations
 
 from typing import Any, Final
 
+from pwc_mcp_core.instructions import SERVER_INSTRUCTIONS
 from pwc_mcp_core.jsonrpc import result_body
 from pwc_mcp_core.prompts import prompts_list_result
 from pwc_mcp_core.templates import templates_list_result
-from pwc_mcp_core.version import LIST_TTL_MS, MODERN_VERSIONS, SERVER_INSTRUCTIONS, modern_result_extras
+from pwc_mcp_core.version import LIST_TTL_MS, MODERN_VERSIONS, modern_result_extras
 
 __all__ = ["LEGACY_ONLY_METHODS", "MODERN_CAPABILITIES", "modern_result", "modern_static_bodies"]
 
@@ -28,7 +29,7 @@ MODERN_CAPABILITIES: Final[dict[str, Any]] = {
 LEGACY_ONLY_METHODS: Final = frozenset({
     "initialize", "ping", "logging/setLevel", "resources/subscribe", "resources/unsubscribe",
 })
-"""Removed in 2026-07-28: answered 404 -32601 on the modern leg (mcp-protocol.md §6.2)."""
+"""Removed in 2026-07-28: answered 404 -32601 on the modern leg (docs/protocol.md §6.2)."""
 
 
 def modern_result(result: dict[str, Any], *, ttl_ms: int | None = None) -> dict[str, Any]:

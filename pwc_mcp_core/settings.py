@@ -9,19 +9,20 @@ from __future__ import annotations
 import ipaddress
 import re
 import secrets
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, fields
 from typing import Final
 
 from pwc_mcp_core.errors import ConfigError
 
-__all__ = ["CoreSettings", "DEFAULT_ALLOWED_HOSTS", "DEFAULT_ALLOWED_ORIGINS", "DEFAULT_API_URL"]
+__all__ = ["CoreSettings", "DEFAULT_ALLOWED_HOSTS", "DEFAULT_ALLOWED_ORIGINS", "DEFAULT_API_URL", "checked_hosts",
+           "checked_origins", "env_int", "env_number"]
 
 DEFAULT_API_URL: Final = "https://paperswithcode.co/api/v1"
 DEFAULT_ALLOWED_HOSTS: Final = ("localhost:*", "127.0.0.1:*", "[::1]:*")
 DEFAULT_ALLOWED_ORIGINS: Final = ("https://chatgpt.com", "https://claude.ai")
 _LOG_LEVELS: Final = ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")
-# host[:port] or host:* — a wildcard only ever stands for the port (mcp-protocol.md §1.6).
+# host[:port] or host:* — a wildcard only ever stands for the port (docs/protocol.md §1.6).
 _HOST_PATTERN: Final = re.compile(r"^(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9](?:[A-Za-z0-9.-]*[A-Za-z0-9])?)(?::(\d{1,5}|\*))?$")
 _ORIGIN_PATTERN: Final = re.compile(r"^https?://(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9.-]+)(?::\d{1,5})?$")
 _REDIS_SCHEMES: Final = ("redis://", "rediss://", "unix://")
@@ -64,8 +65,9 @@ class CoreSettings:
       Logs are content-free at every level.
     * ``PWC_MCP_REDIS_URL`` → `redis_url`: ``redis://``, ``rediss://`` or ``unix://`` URL of the
       shared Redis; unset runs everything embedded in one process (in-memory queue, cache, limits).
-    * ``PWC_MCP_WORKER_THREADS`` → `worker_threads`: tool threads per worker process, 1–10000
-      (default ``max(40, global_concurrency_limit)``).
+    * ``PWC_MCP_WORKER_THREADS`` → `worker_threads`: tool threads, 1–10000. The embedded
+      executor (no Redis) and stdio default to ``max(40, global_concurrency_limit)``; a Redis
+      worker process defaults to 32 (``workers.settings.DEFAULT_THREADS``).
     * ``PWC_MCP_CATALOG_TIMEOUT`` → `catalog_timeout_s`: seconds per catalog request, 1–600 (default 25).
     * ``PWC_MCP_CALL_DEADLINE`` → `call_deadline_s`: seconds a tool call may take end to end,
       1–900 (default catalog timeout + 5).
@@ -73,7 +75,6 @@ class CoreSettings:
       responses and serialized MCP responses, 1024–67108864 (default 2 MiB = 2097152).
     * ``PWC_MCP_CHUNK_BYTES`` → `chunk_bytes`: ``read_paper`` chunk size, 1024–1048576 (default 65536).
 
-    Not configurable: `list_limit_cap` = 25 (rows per list tool call, seed spec).
     ``repr`` never shows the cursor keys or the Redis URL (it may hold a password).
     """
 
@@ -96,7 +97,6 @@ class CoreSettings:
     call_deadline_s: float = 30.0
     max_body_bytes: int = 2 * 1024 * 1024
     chunk_bytes: int = 65536
-    list_limit_cap: int = 25
 
     def __repr__(self) -> str:
         parts = []
@@ -132,43 +132,55 @@ class CoreSettings:
                                   "(for example the output of `python -c 'import secrets; print(secrets.token_urlsafe(32))'`)")
             current, ephemeral = secrets.token_urlsafe(32), True
         keys = (current,) + ((env["PWC_MCP_CURSOR_KEY_PREVIOUS"],) if "PWC_MCP_CURSOR_KEY_PREVIOUS" in env else ())
-        global_limit = _int(env, "PWC_MCP_GLOBAL_CONCURRENCY_LIMIT", 128, 1, 10000)
-        catalog_timeout = _number(env, "PWC_MCP_CATALOG_TIMEOUT", 25.0, 1, 600)
+        global_limit = env_int(env, "PWC_MCP_GLOBAL_CONCURRENCY_LIMIT", 128, 1, 10000)
+        catalog_timeout = env_number(env, "PWC_MCP_CATALOG_TIMEOUT", 25.0, 1, 600)
         return cls(
             api_url=_api_url(env.get("PWC_API_URL", DEFAULT_API_URL)),
             host=env.get("PWC_MCP_HOST", "127.0.0.1"),
-            port=_int(env, "PORT", 7860, 1, 65535),
+            port=env_int(env, "PORT", 7860, 1, 65535),
             allowed_hosts=_hosts(environ.get("PWC_MCP_ALLOWED_HOSTS")),
             allowed_origins=_origins(environ.get("PWC_MCP_ALLOWED_ORIGINS")),
             cursor_keys=keys,
             cursor_key_ephemeral=ephemeral,
-            request_limit=_int(env, "PWC_MCP_REQUEST_LIMIT", 60, 1, 10000),
-            semantic_limit=_int(env, "PWC_MCP_SEMANTIC_LIMIT", 10, 1, 10000),
-            concurrency_limit=_int(env, "PWC_MCP_CONCURRENCY_LIMIT", 4, 1, 10000),
+            request_limit=env_int(env, "PWC_MCP_REQUEST_LIMIT", 60, 1, 10000),
+            semantic_limit=env_int(env, "PWC_MCP_SEMANTIC_LIMIT", 10, 1, 10000),
+            concurrency_limit=env_int(env, "PWC_MCP_CONCURRENCY_LIMIT", 4, 1, 10000),
             global_concurrency_limit=global_limit,
             trusted_proxy_cidrs=_cidrs(env.get("PWC_MCP_TRUSTED_PROXY_CIDRS", "")),
             log_level=_log_level(env.get("LOG_LEVEL", "INFO")),
             redis_url=_redis_url(env.get("PWC_MCP_REDIS_URL")),
-            worker_threads=_int(env, "PWC_MCP_WORKER_THREADS", max(40, global_limit), 1, 10000),
+            worker_threads=env_int(env, "PWC_MCP_WORKER_THREADS", max(40, global_limit), 1, 10000),
             catalog_timeout_s=catalog_timeout,
-            call_deadline_s=_number(env, "PWC_MCP_CALL_DEADLINE", catalog_timeout + 5, 1, 900),
-            max_body_bytes=_int(env, "PWC_MCP_MAX_BODY_BYTES", 2 * 1024 * 1024, 1024, 64 * 1024 * 1024),
-            chunk_bytes=_int(env, "PWC_MCP_CHUNK_BYTES", 65536, 1024, 1024 * 1024),
+            call_deadline_s=env_number(env, "PWC_MCP_CALL_DEADLINE", catalog_timeout + 5, 1, 900),
+            max_body_bytes=env_int(env, "PWC_MCP_MAX_BODY_BYTES", 2 * 1024 * 1024, 1024, 64 * 1024 * 1024),
+            chunk_bytes=env_int(env, "PWC_MCP_CHUNK_BYTES", 65536, 1024, 1024 * 1024),
         )
 
 
-def _int(env: Mapping[str, str], name: str, default: int, low: int, high: int) -> int:
-    raw = env.get(name)
-    if raw is None:
+def env_int(env: Mapping[str, str], name: str, default: int, low: int, high: int) -> int:
+    """The integer variable ``name`` in ``[low, high]``; unset or blank → ``default``.
+
+    The one parser of integer environment variables (the workers' use it too).
+
+    Raises:
+        ConfigError: ``<name> must be an integer between <low> and <high>``.
+    """
+    raw = env.get(name, "").strip()
+    if not raw:
         return default
     if not re.fullmatch(r"\d+", raw) or not low <= int(raw) <= high:
         raise ConfigError(f"{name} must be an integer between {low} and {high}")
     return int(raw)
 
 
-def _number(env: Mapping[str, str], name: str, default: float, low: float, high: float) -> float:
-    raw = env.get(name)
-    if raw is None:
+def env_number(env: Mapping[str, str], name: str, default: float, low: float, high: float) -> float:
+    """The number of seconds ``name`` in ``[low, high]``; unset or blank → ``default``.
+
+    Raises:
+        ConfigError: ``<name> must be a number of seconds between <low> and <high>`` (NaN too).
+    """
+    raw = env.get(name, "").strip()
+    if not raw:
         return default
     try:
         value = float(raw)
@@ -192,26 +204,45 @@ def _api_url(raw: str) -> str:
 def _hosts(raw: str | None) -> tuple[str, ...]:
     if raw is None or not raw.strip():
         return DEFAULT_ALLOWED_HOSTS
-    entries = _split(raw)
-    for entry in entries:
-        match = _HOST_PATTERN.fullmatch(entry)
-        if match is None or (match.group(2) not in (None, "*") and not 1 <= int(match.group(2)) <= 65535):
-            raise ConfigError("PWC_MCP_ALLOWED_HOSTS entries must be host, host:port or host:* "
-                              "(a wildcard only stands for the port)")
-    return tuple(entries)
+    return checked_hosts(_split(raw))
 
 
 def _origins(raw: str | None) -> tuple[str, ...]:
     if raw is None:
         return DEFAULT_ALLOWED_ORIGINS
-    entries = _split(raw)  # an explicitly empty value means: no browser origin is allowed
-    for entry in entries:
+    return checked_origins(_split(raw))  # an explicitly empty value means: no browser origin is allowed
+
+
+def checked_hosts(entries: Iterable[str]) -> tuple[str, ...]:
+    """The Host allowlist, trimmed, empties dropped, each entry checked (the one validation of it).
+
+    Raises:
+        ConfigError: an entry is not ``host``, ``host:port`` or ``host:*`` (a wildcard only
+            stands for the port), or its port is outside 1–65535.
+    """
+    checked = tuple(entry.strip() for entry in entries if entry.strip())
+    for entry in checked:
+        match = _HOST_PATTERN.fullmatch(entry)
+        if match is None or (match.group(2) not in (None, "*") and not 1 <= int(match.group(2)) <= 65535):
+            raise ConfigError("PWC_MCP_ALLOWED_HOSTS entries must be host, host:port or host:* "
+                              "(a wildcard only stands for the port)")
+    return checked
+
+
+def checked_origins(entries: Iterable[str]) -> tuple[str, ...]:
+    """The Origin allowlist, trimmed, empties dropped, each entry checked (the one validation of it).
+
+    Raises:
+        ConfigError: an entry holds a wildcard, or is not ``scheme://host[:port]``.
+    """
+    checked = tuple(entry.strip() for entry in entries if entry.strip())
+    for entry in checked:
         if "*" in entry:
             raise ConfigError("PWC_MCP_ALLOWED_ORIGINS must not contain a wildcard")
         if not _ORIGIN_PATTERN.fullmatch(entry):
             raise ConfigError("PWC_MCP_ALLOWED_ORIGINS entries must be origins like https://example.com "
                               "(scheme, host and optional port; no path)")
-    return tuple(entries)
+    return checked
 
 
 def _cidrs(raw: str) -> tuple[Network, ...]:

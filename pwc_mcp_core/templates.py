@@ -1,4 +1,4 @@
-"""The four resource templates of `resources/templates/list` (pwc-mcp.md §7; seed spec).
+"""The four resource templates of `resources/templates/list` (docs/tool-contract.md §7; seed spec).
 
 Reading them is `execution`'s job; this module only names them.
 """

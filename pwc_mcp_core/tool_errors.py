@@ -1,6 +1,6 @@
 """Turn a failed tool run into the one-line, prefixed text an agent can act on.
 
-The prefixes and the mapping table are pwc-mcp.md §3.1 ("Error message
+The prefixes and the mapping table are docs/tool-contract.md §3.1 ("Error message
 mapping for catalog failures"), with the seed-required prefixes
 ``not_found:``, ``ambiguous:``, ``invalid_argument:``, ``upstream_error:``,
 ``upstream_timeout:`` and ``rate_limited:``. CLI usage errors keep their
@@ -74,7 +74,7 @@ def _lookup_text(message: str) -> str:
 
 
 def tool_error_text(exc: BaseException) -> str:
-    """The ``isError`` text for ``exc`` (pwc-mcp.md §3.1 mapping table).
+    """The ``isError`` text for ``exc`` (docs/tool-contract.md §3.1 mapping table).
 
     ``ToolError`` messages already carry their prefix and pass through;
     ``pwc`` errors are mapped by class, HTTP status and message prefix; any

@@ -3,12 +3,13 @@
 Validators are compiled once per tool per process. A failure raises
 ``ToolError("invalid_argument: <field> <what was wrong>")`` — a tool result
 with ``isError``, never a protocol error — before any catalog call (task
-brief; pwc-mcp.md §3.1). Messages name the parameter but never echo a value
+brief; docs/tool-contract.md §3.1). Messages name the parameter but never echo a value
 (values can be huge or private).
 """
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Callable
 from functools import cache
@@ -84,5 +85,20 @@ def validate_arguments(tool: ToolSpec, arguments: Any) -> dict[str, Any]:
         _validator(tool.name)(arguments)
     except fastjsonschema.JsonSchemaValueException as exc:
         raise ToolError(f"invalid_argument: {_explain(exc, tool)}") from None
+    for name, value in arguments.items():
+        if not _finite(value):
+            # JSON has no NaN or Infinity; a lenient parser lets them through, nothing serializes them.
+            raise ToolError(f"invalid_argument: {name[:_NAME_LIMIT]} must hold finite numbers only")
     check_dates(arguments)
     return arguments
+
+
+def _finite(value: Any) -> bool:
+    """False for a NaN or infinite float anywhere inside ``value`` (schema-valid values are shallow)."""
+    if isinstance(value, float):
+        return math.isfinite(value)
+    if isinstance(value, dict):
+        return all(_finite(v) for v in value.values())
+    if isinstance(value, list):
+        return all(_finite(v) for v in value)
+    return True

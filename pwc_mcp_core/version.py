@@ -1,4 +1,4 @@
-"""Protocol versions, server identity and the agent instructions (mcp-protocol.md §0, pwc-mcp.md §1.7).
+"""Protocol versions and server identity (docs/protocol.md §0, docs/tool-contract.md §1.7).
 
 One place names every protocol revision the server speaks, so era routing
 (`eras`), discovery (`/.well-known/mcp`, `server/discover`) and the log labels
@@ -25,7 +25,6 @@ __all__ = [
     "RESOURCE_READ_TTL_MS",
     "SERVER_INFO",
     "SERVER_INFO_META_KEY",
-    "SERVER_INSTRUCTIONS",
     "SERVER_VERSION",
     "SUPPORTED_VERSIONS",
     "modern_result_extras",
@@ -34,12 +33,12 @@ __all__ = [
 SERVER_VERSION: Final = __version__
 
 MODERN_VERSION: Final = "2026-07-28"
-"""The stateless revision: no handshake, `_meta` envelope on every request (mcp-protocol.md §6)."""
+"""The stateless revision: no handshake, `_meta` envelope on every request (docs/protocol.md §6)."""
 
 MODERN_VERSIONS: Final = (MODERN_VERSION,)
 
 LATEST_LEGACY_VERSION: Final = "2025-11-25"
-"""Answered to an `initialize` asking for a version we do not speak (mcp-protocol.md §3)."""
+"""Answered to an `initialize` asking for a version we do not speak (docs/protocol.md §3)."""
 
 LEGACY_VERSIONS: Final = ("2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05")
 """Handshake-era revisions served by the legacy leg, newest first."""
@@ -55,9 +54,9 @@ PROTOCOL_VERSION_META_KEY: Final = "io.modelcontextprotocol/protocolVersion"
 CLIENT_CAPABILITIES_META_KEY: Final = "io.modelcontextprotocol/clientCapabilities"
 
 LIST_TTL_MS: Final = 3_600_000
-"""Cache hint on discover and the list results: one hour (pwc-mcp.md §8)."""
+"""Cache hint on discover and the list results: one hour (docs/tool-contract.md §8)."""
 RESOURCE_READ_TTL_MS: Final = 300_000
-"""Cache hint on `resources/read` results: five minutes (pwc-mcp.md §8)."""
+"""Cache hint on `resources/read` results: five minutes (docs/tool-contract.md §8)."""
 CACHE_SCOPE_PUBLIC: Final = "public"
 
 SERVER_INFO: Final[MappingProxyType[str, str]] = MappingProxyType({
@@ -70,26 +69,9 @@ SERVER_INFO: Final[MappingProxyType[str, str]] = MappingProxyType({
 })
 """The `Implementation` object of `initialize.serverInfo` and of every modern result's `_meta`."""
 
-SERVER_INSTRUCTIONS: Final = (
-    "Papers With Code research catalog (read-only). "
-    "Use search_papers to find papers by relevance (hybrid mode by default; semantic for concepts, "
-    "keyword for exact phrases), and the list_* tools for deterministic filters such as task, date or "
-    "conference. Pass the slugs and IDs that list and search tools return to the exact lookup tools "
-    "(get_paper_info, get_task, get_benchmark, get_method, ...) instead of guessing names. "
-    "Paper references may be arXiv IDs, catalog IDs, arXiv/Hugging Face/Papers With Code URLs or exact titles. "
-    "Dates are YYYY-MM-DD. List tools return at most 25 rows; follow their pagination fields for more. "
-    "read_paper returns the paper's Markdown in chunks: call it again with the returned cursor until no cursor "
-    "is returned. Structured data is in structuredContent (its `data` field is the pwc CLI's JSON payload); "
-    "the text content is a short Markdown summary. Leaderboard ranks are only comparable within one task scope, "
-    "and metric direction (higher or lower is better) is stated when known. "
-    "'Official implementation' means code the catalog designates as official, not an audit; an evaluation's "
-    "is_open may be null when unknown. A tool result with isError explains what to change; fix the argument "
-    "and retry rather than repeating the same call."
-)
-
 
 def modern_result_extras(*, ttl_ms: int | None = None) -> dict[str, Any]:
-    """Fields every 2026-07-28 result carries (mcp-protocol.md §6.1 items 2, 8 and SEP-2549).
+    """Fields every 2026-07-28 result carries (docs/protocol.md §6.1 items 2, 8 and SEP-2549).
 
     Returns ``{"resultType": "complete", "_meta": {serverInfo}}`` plus
     ``ttlMs``/``cacheScope: "public"`` when ``ttl_ms`` is given. The executor

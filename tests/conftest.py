@@ -21,6 +21,7 @@ from tests.helpers import free_port, stop_process, wait_http
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 SHARED_DATA = REPO_ROOT.parent / "shared" / "data"
+FIXTURES = REPO_ROOT / "tests" / "fixtures"
 
 
 @dataclass
@@ -137,11 +138,21 @@ def catalog_url(catalog_server: CatalogServer) -> str:
 
 
 @pytest.fixture(scope="session")
-def shared_data() -> Path:
-    """``../shared/data`` beside the repository (read-only real data for tests)."""
-    if not SHARED_DATA.is_dir():
-        pytest.fail(f"{SHARED_DATA} is missing")
-    return SHARED_DATA
+def pwc_archive() -> Path:
+    """The repository's own leaderboard fixtures (``tests/fixtures/pwc-archive``, see its README)."""
+    return FIXTURES / "pwc-archive"
+
+
+@pytest.fixture(scope="session")
+def paper_text() -> Path:
+    """Full text of real papers, ``../shared/data/paper-text`` beside the checkout.
+
+    The repository may not carry this text, so a test that needs it skips when the folder is absent.
+    """
+    folder = SHARED_DATA / "paper-text"
+    if not folder.is_dir():
+        pytest.skip(f"needs the paper full text in {folder} (not carried by the repository)")
+    return folder
 
 
 PWC_MCP_BIN = Path(sys.executable).parent / "pwc-mcp"

@@ -2,20 +2,14 @@
 
 from __future__ import annotations
 
-import socket
 import subprocess
 import time
 
 import httpx
 
+from gateway.demo import free_port
+
 __all__ = ["free_port", "stop_process", "wait_http"]
-
-
-def free_port() -> int:
-    """Return a TCP port on 127.0.0.1 that was free a moment ago."""
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
 
 
 def wait_http(url: str, *, timeout_s: float = 30.0, proc: subprocess.Popen | None = None,

@@ -1,4 +1,4 @@
-"""The import layering of DEVELOPERS.md, checked on the source with `ast`.
+"""The import layering of ARCHITECTURE.md (its opening map), checked on the source with `ast`.
 
 pwc (sync, no Redis, no aiohttp) <- pwc_mcp_core <- workers, gateway; the
 gateway never imports workers and the workers never import the gateway;

@@ -8,7 +8,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from pwc_mcp_core.errors import ConfigError
-from pwc_mcp_core.settings import CoreSettings
+from pwc_mcp_core.settings import CoreSettings, env_int
 
 __all__ = ["WorkerSettings"]
 
@@ -53,13 +53,11 @@ class WorkerSettings:
         core = CoreSettings.from_env(environ)
         if core.redis_url is None:
             raise ConfigError("PWC_MCP_REDIS_URL is required to run a worker (redis://host:port/db)")
-        raw_drain = environ.get("PWC_MCP_WORKER_DRAIN_S", "").strip() or "30"
-        if not raw_drain.isdigit() or not 1 <= int(raw_drain) <= 600:
-            raise ConfigError("PWC_MCP_WORKER_DRAIN_S must be an integer between 1 and 600")
+        drain_s = env_int(environ, "PWC_MCP_WORKER_DRAIN_S", 30, 1, 600)
         worker_id = environ.get("PWC_MCP_WORKER_ID", "").strip() or f"{socket.gethostname()}-{os.getpid()}"
         # CoreSettings already validated the variable; only its default differs here.
         threads = core.worker_threads if environ.get("PWC_MCP_WORKER_THREADS", "").strip() else DEFAULT_THREADS
-        return cls(core=core, worker_id=worker_id, drain_s=float(raw_drain), threads=threads)
+        return cls(core=core, worker_id=worker_id, drain_s=float(drain_s), threads=threads)
 
     def __repr__(self) -> str:
         return f"WorkerSettings(worker_id={self.worker_id!r}, threads={self.threads}, drain_s={self.drain_s})"

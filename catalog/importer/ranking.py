@@ -9,7 +9,7 @@ Rule (documented for users in the importer docstring):
 * Direction: **lower is better** when a word of the metric name is one of
   :data:`LOWER_WORDS` (error, loss, perplexity, WER, FID, BPC, ...) or the name
   contains "error"/"perplexity"; otherwise **higher is better**.
-* Values are parsed like the CLI does (pwc-cli.md §3.5): strip, drop ``,``
+* Values are parsed like the CLI does (docs/cli-contract.md §3.5): strip, drop ``,``
   and a trailing ``%``, then float. Rows without a numeric value get
   ``best_rank = NULL``.
 * Ranks are "competition" ranks: equal values share a rank and the next rank

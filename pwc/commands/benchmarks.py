@@ -1,4 +1,4 @@
-"""``pwc benchmark --name NAME`` (leaderboard) and ``pwc benchmark list`` (``pwc-cli.md`` §2.15, §2.16).
+"""``pwc benchmark --name NAME`` (leaderboard) and ``pwc benchmark list`` (``docs/cli-contract.md`` §2.15, §2.16).
 
 Deliberate fixes of reference quirks (§7):
 
@@ -28,7 +28,7 @@ from pwc.leaderboard import (
     parameters_cell, parse_metric_list, parse_pareto, parse_parameter_size, parse_sort, parse_threshold,
 )
 from pwc.markdown import md_table
-from pwc.names import BENCHMARK_FIELDS, find_exact, not_found, resolve_area
+from pwc.names import BENCHMARK_FIELDS, find_exact, not_found, required_name, resolve_area
 from pwc.render import (
     EM_DASH, Output, clean_cell, counted, entity_link, format_table, heading, md_escape, open_cell,
     pagination_hint, result_list, site_url, write_table,
@@ -101,9 +101,7 @@ def run_benchmark(args: argparse.Namespace, client: Any) -> dict[str, Any]:
     Returns ``{"benchmark", "count", "matched_count", "results"}``. Raises
     ``NotFoundError``/``ResponseError`` (exit 4) and ``UsageError`` for unknown metrics (exit 2).
     """
-    if not args.name or not args.name.strip():
-        raise ResponseError("benchmark inspection requires --name")
-    name = args.name.strip()
+    name = required_name(args.name, "benchmark")
     candidates = result_list(client.get_json("datasets/", {"q": args.name, "page": 1, "page_size": 100}))
     benchmark = find_exact(candidates, name, BENCHMARK_FIELDS)
     if benchmark is None:

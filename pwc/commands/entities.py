@@ -1,4 +1,4 @@
-"""``pwc conference``, ``pwc organization`` and ``pwc framework``: detail and ``list`` (``pwc-cli.md`` §2.12–§2.14).
+"""``pwc conference``, ``pwc organization``, ``pwc framework``: detail and ``list`` (docs/cli-contract.md §2.12–14).
 
 Deliberate fix of a reference quirk (§7): ``organization list`` has no
 ``--page`` flag and so never prints a ``# more: rerun with --page`` hint.
@@ -12,7 +12,7 @@ from collections.abc import Callable
 from typing import Any
 
 from pwc.errors import ResponseError
-from pwc.names import ENTITY_FIELDS, find_exact, not_found
+from pwc.names import ENTITY_FIELDS, find_exact, not_found, required_name
 from pwc.render import Output, entity_link, heading, result_list, site_url, thousands, write_table
 
 __all__ = [
@@ -55,12 +55,6 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     lst.add_argument("--json", action="store_true", help="print the JSON envelope")
 
 
-def _required_name(args: argparse.Namespace, entity: str) -> str:
-    if not args.name or not args.name.strip():
-        raise ResponseError(f"{entity} inspection requires --name")
-    return args.name.strip()
-
-
 def _detail(client: Any, path: str) -> dict[str, Any]:
     detail = client.get_json(path)
     if not isinstance(detail, dict):
@@ -92,7 +86,7 @@ def _link(label: str, url: Any, out: Output) -> str | None:
 
 def run_conference(args: argparse.Namespace, client: Any) -> dict[str, Any]:
     """Match over ``conferences/``, then GET ``conferences/<slug or id>``; the detail object."""
-    name = _required_name(args, "conference")
+    name = required_name(args.name, "conference")
     items = result_list(client.get_json("conferences/"))
     match = find_exact(items, name, ENTITY_FIELDS)
     if match is None:
@@ -151,7 +145,7 @@ def render_conference_list(payload: dict[str, Any], args: argparse.Namespace, ou
 
 def run_organization(args: argparse.Namespace, client: Any) -> dict[str, Any]:
     """Match over ``organizations/?featured_only=false``, then GET ``organizations/<slug or id>``."""
-    name = _required_name(args, "organization")
+    name = required_name(args.name, "organization")
     items = result_list(client.get_json("organizations/", {"featured_only": False}))
     match = find_exact(items, name, ENTITY_FIELDS)
     if match is None:
@@ -217,7 +211,7 @@ def flatten_frameworks(payload: Any) -> list[dict[str, Any]]:
 
 def run_framework(args: argparse.Namespace, client: Any) -> dict[str, Any]:
     """The flattened framework matching ``--name`` exactly (name, slug, id)."""
-    name = _required_name(args, "framework")
+    name = required_name(args.name, "framework")
     items = flatten_frameworks(client.get_json("frameworks/"))
     match = find_exact(items, name, ENTITY_FIELDS)
     if match is None:

@@ -1,4 +1,4 @@
-"""``pwc method --name NAME`` and ``pwc method list`` (``pwc-cli.md`` §2.11, §3.2)."""
+"""``pwc method --name NAME`` and ``pwc method list`` (``docs/cli-contract.md`` §2.11, §3.2)."""
 
 from __future__ import annotations
 
@@ -7,7 +7,8 @@ from typing import Any
 
 from pwc.cli import int_range
 from pwc.errors import ResponseError
-from pwc.names import AREAS_PARAMS, METHOD_FIELDS, area_name_map, find_exact, not_found, resolve_area
+from pwc.names import (AREAS_PARAMS, METHOD_FIELDS, area_name_map, find_exact, not_found, required_name,
+                       resolve_area)
 from pwc.render import (
     Output, absolute_url, entity_link, heading, pagination_hint, result_list, site_url, thousands, write_table,
 )
@@ -39,9 +40,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 def run_method(args: argparse.Namespace, client: Any) -> dict[str, Any]:
     """``{"method": <detail>, "area": <area or None>}``; raises ``ResponseError``/``NotFoundError`` (exit 4)."""
-    if not args.name or not args.name.strip():
-        raise ResponseError("method inspection requires --name")
-    name = args.name.strip()
+    name = required_name(args.name, "method")
     if name.isdigit():
         detail = client.get_json(f"methods/{name}")
     else:

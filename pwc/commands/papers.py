@@ -1,4 +1,4 @@
-"""``pwc paper …`` (spec ``pwc-cli.md`` §2.2–§2.9): the parser tree and the paper listings.
+"""``pwc paper …`` (``docs/cli-contract.md`` §2.2–§2.9): the parser tree and the paper listings.
 
 Detail commands (info, evaluations, read, lineage list) live in
 :mod:`pwc.commands.papers_detail`; shared flags and fail-closed checks in
@@ -201,6 +201,6 @@ def run_related(args: argparse.Namespace, client: Any) -> Any:
 def render_papers(payload: Any, args: argparse.Namespace, out: Output) -> None:
     """The standard paper table for list, recent, trending and related; the hint only for list."""
     render_paper_table(out, payload, coverage=args.implementation_coverage)
-    # Only `paper list` has --page; recent, trending and related never suggest one (QUIRKS.md).
+    # Only `paper list` has --page; recent, trending and related never suggest one (pwc/QUIRKS.md).
     if hasattr(args, "page"):
         pagination_hint(out, payload, page=args.page, page_size=args.page_size, rows=len(result_list(payload)))

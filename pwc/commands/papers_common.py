@@ -1,4 +1,4 @@
-"""Flags and checks shared by ``search`` and the ``paper`` commands (spec ``pwc-cli.md`` §2.1, §2.5, §3.3).
+"""Flags and checks shared by ``search`` and the ``paper`` commands (``docs/cli-contract.md`` §2.1, §2.5, §3.3).
 
 Fail-closed confirmation (§3.3): when the user asks the catalog to filter,
 the response must echo every requested filter in ``applied_filters``;

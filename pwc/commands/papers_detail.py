@@ -1,4 +1,4 @@
-"""``pwc paper info | evaluations | read | lineage list`` (spec ``pwc-cli.md`` §2.2–§2.4, §2.9).
+"""``pwc paper info | evaluations | read | lineage list`` (``docs/cli-contract.md`` §2.2–§2.4, §2.9).
 
 Quirk fixes (documented in ``pwc/QUIRKS.md``): evaluation paging stops on an
 empty page; ``is_open: null`` shows as ``unknown``; a site-relative

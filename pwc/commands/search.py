@@ -1,4 +1,4 @@
-"""``pwc search QUERY`` (spec ``pwc-cli.md`` §2.1): search papers by title, topic, author or arXiv ID."""
+"""``pwc search QUERY`` (``docs/cli-contract.md`` §2.1): search papers by title, topic, author or arXiv ID."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""``pwc task --name NAME`` (task detail) and ``pwc task list`` (``pwc-cli.md`` §2.10, §3.6).
+"""``pwc task --name NAME`` (task detail) and ``pwc task list`` (``docs/cli-contract.md`` §2.10, §3.6).
 
 Deliberate fixes of reference quirks (§7):
 
@@ -15,7 +15,8 @@ from typing import Any
 
 from pwc.cli import int_range
 from pwc.errors import ResponseError, UsageError
-from pwc.names import AREAS_PARAMS, ENTITY_FIELDS, area_name_map, find_exact, not_found, resolve_area
+from pwc.names import (AREAS_PARAMS, ENTITY_FIELDS, area_name_map, find_exact, not_found, required_name,
+                       resolve_area)
 from pwc.render import (
     Output, counted, entity_link, heading, md_link, pagination_hint, result_list, result_total, section,
     site_url, thousands, write_table,
@@ -58,9 +59,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 def run_task(args: argparse.Namespace, client: Any) -> dict[str, Any]:
     """Compose a task's detail (§2.10 call order, §3.6 ranking); raises ``ResponseError``/``NotFoundError``."""
-    if not args.name or not args.name.strip():
-        raise ResponseError("task inspection requires --name")
-    name = args.name.strip()
+    name = required_name(args.name, "task")
     if name.isdigit():
         summary = client.get_json(f"tasks/{name}")
         if not isinstance(summary, dict):

@@ -1,7 +1,7 @@
 """The Lua scripts pwc-mcp runs in Redis, shipped as ``.lua`` files beside this module.
 
 ``load(name)`` returns a script's source; callers run it by SHA with explicit
-KEYS/ARGV (style.md §7 practice 2). A line ``--!include other.lua`` is replaced by
+KEYS/ARGV (docs/style.md §7 practice 2). A line ``--!include other.lua`` is replaced by
 that file's source, so scripts that must each stay one atomic step can share code
 (``admit.lua`` and ``admit_enqueue.lua`` share ``admission.lua``).
 """

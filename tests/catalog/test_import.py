@@ -9,6 +9,7 @@ import json
 import sqlite3
 import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -34,20 +35,41 @@ def _counts(db: Path) -> dict[str, int]:
         conn.close()
 
 
+@pytest.fixture(scope="session")
+def tables(pwc_archive: Path) -> Path:
+    return pwc_archive / "evaluation-tables.json"
+
+
 @pytest.fixture(scope="module")
-def real_db(tmp_path_factory: pytest.TempPathFactory, shared_data: Path) -> Path:
+def real_db(tmp_path_factory: pytest.TempPathFactory, tables: Path) -> Path:
     db = tmp_path_factory.mktemp("real") / "catalog.db"
-    code, output = _import(db, shared_data / "pwc-archive" / "evaluation-tables.json",
-                           shared_data / "paper-text")
+    code, output = _import(db, tables)
     assert code == 0, output
     return db
 
 
-@pytest.fixture
-def conn(real_db: Path) -> sqlite3.Connection:
-    connection = sqlite3.connect(real_db)
+@pytest.fixture(scope="module")
+def text_db(tmp_path_factory: pytest.TempPathFactory, tables: Path, paper_text: Path) -> Path:
+    db = tmp_path_factory.mktemp("text") / "catalog.db"
+    code, output = _import(db, tables, paper_text)
+    assert code == 0, output
+    return db
+
+
+def _connect(db: Path) -> Iterator[sqlite3.Connection]:
+    connection = sqlite3.connect(db)
     yield connection
     connection.close()
+
+
+@pytest.fixture
+def conn(real_db: Path) -> Iterator[sqlite3.Connection]:
+    yield from _connect(real_db)
+
+
+@pytest.fixture
+def text_conn(text_db: Path) -> Iterator[sqlite3.Connection]:
+    yield from _connect(text_db)
 
 
 def test_leaderboard_rows_keep_real_metric_strings_and_rank_by_first_metric(conn: sqlite3.Connection) -> None:
@@ -113,12 +135,12 @@ def test_missing_uses_additional_data_stays_null(conn: sqlite3.Connection) -> No
     assert nulls > 0 and known > 0
 
 
-def test_paper_markdown_is_stored_with_its_sha256_content_version(conn: sqlite3.Connection,
-                                                                  shared_data: Path) -> None:
-    index = json.loads((shared_data / "paper-text" / "index.json").read_text(encoding="utf-8"))
+def test_paper_markdown_is_stored_with_its_sha256_content_version(text_conn: sqlite3.Connection,
+                                                                  paper_text: Path) -> None:
+    index = json.loads((paper_text / "index.json").read_text(encoding="utf-8"))
     expected = next(f["sha256"] for e in index if e["arxiv_id"] == "2412.19437"
                     for f in e["files"] if f["file"] == "2412.19437/2412.19437.md")
-    markdown, version = conn.execute(
+    markdown, version = text_conn.execute(
         "SELECT m.markdown, m.content_version FROM paper_markdown m JOIN papers p ON p.id = m.paper_id "
         "WHERE p.arxiv_id = '2412.19437'").fetchone()
     assert version == expected
@@ -126,36 +148,35 @@ def test_paper_markdown_is_stored_with_its_sha256_content_version(conn: sqlite3.
     assert len(markdown.encode("utf-8")) > 64 * 1024
 
 
-def test_markdown_subfolders_without_an_exact_file_use_their_first_md(conn: sqlite3.Connection) -> None:
-    arxiv_ids = {a for (a,) in conn.execute(
+def test_markdown_subfolders_without_an_exact_file_use_their_first_md(text_conn: sqlite3.Connection) -> None:
+    arxiv_ids = {a for (a,) in text_conn.execute(
         "SELECT p.arxiv_id FROM paper_markdown m JOIN papers p ON p.id = m.paper_id")}
     assert {"1706.03762", "2203.01017", "2101.03961", "2206.01062"} <= arxiv_ids
 
 
-def test_reimport_updates_rows_without_duplicates(tmp_path: Path, shared_data: Path) -> None:
+def test_reimport_updates_rows_without_duplicates(tmp_path: Path, tables: Path) -> None:
     db = tmp_path / "c.db"
-    sources = (shared_data / "pwc-archive" / "evaluation-tables.json", shared_data / "paper-text")
-    assert _import(db, *sources)[0] == 0
+    assert _import(db, tables)[0] == 0
     first = _counts(db)
-    code, output = _import(db, *sources)
+    code, output = _import(db, tables)
     assert code == 0
     assert _counts(db) == first
-    assert "evaluation-tables.json (evaluations): read 3777, inserted 0," in output
+    assert "evaluation-tables.json (evaluations): read 307, inserted 0," in output
 
 
-def _truncated_gz(tmp_path: Path, shared_data: Path) -> Path:
-    data = gzip.compress((shared_data / "pwc-archive" / "evaluation-tables.json").read_bytes())
+def _truncated_gz(tmp_path: Path, tables: Path) -> Path:
+    data = gzip.compress(tables.read_bytes())
     path = tmp_path / "evaluation-tables.json.gz"
     path.write_bytes(data[: len(data) // 2])
     return path
 
 
 def test_truncated_gzip_fails_cleanly_and_leaves_the_database_untouched(tmp_path: Path,
-                                                                          shared_data: Path) -> None:
+                                                                          tables: Path) -> None:
     db = tmp_path / "c.db"
-    assert _import(db, shared_data / "paper-text")[0] == 0
+    assert _import(db, tables)[0] == 0
     before = db.read_bytes()
-    bad = _truncated_gz(tmp_path, shared_data)
+    bad = _truncated_gz(tmp_path, tables)
     code, output = _import(db, bad)
     assert code == 1
     errors = [line for line in output.splitlines() if line.startswith("error: ")]
@@ -165,12 +186,12 @@ def test_truncated_gzip_fails_cleanly_and_leaves_the_database_untouched(tmp_path
     assert sorted(p.name for p in tmp_path.iterdir()) == ["c.db", bad.name]
 
 
-def test_gzipped_dump_imports_like_the_plain_file(tmp_path: Path, shared_data: Path) -> None:
+def test_gzipped_dump_imports_like_the_plain_file(tmp_path: Path, tables: Path) -> None:
     path = tmp_path / "evaluation-tables.json.gz"
-    path.write_bytes(gzip.compress((shared_data / "pwc-archive" / "evaluation-tables.json").read_bytes()))
+    path.write_bytes(gzip.compress(tables.read_bytes()))
     code, output = _import(tmp_path / "c.db", path)
     assert code == 0, output
-    assert _counts(tmp_path / "c.db")["evaluations"] == 3317
+    assert _counts(tmp_path / "c.db")["evaluations"] == 250
 
 
 @pytest.mark.parametrize(("content", "needle"), [
@@ -241,12 +262,12 @@ def _cli(*args: str) -> subprocess.CompletedProcess:
 
 
 def test_cli_import_succeeds_and_fails_with_exit_codes_and_no_traceback(tmp_path: Path,
-                                                                         shared_data: Path) -> None:
+                                                                         tables: Path) -> None:
     db = tmp_path / "c.db"
-    ok = _cli("--db", str(db), str(shared_data / "pwc-archive" / "evaluation-tables.json"))
+    ok = _cli("--db", str(db), str(tables))
     assert ok.returncode == 0, ok.stderr
     assert "inserted" in ok.stdout + ok.stderr
-    bad = _truncated_gz(tmp_path, shared_data)
+    bad = _truncated_gz(tmp_path, tables)
     failed = _cli("--db", str(db), str(bad))
     assert failed.returncode == 1
     assert "Traceback" not in failed.stdout + failed.stderr
@@ -260,16 +281,16 @@ class _Terminal(io.StringIO):
         return True
 
 
-def test_a_terminal_gets_a_progress_bar_and_the_same_summary(tmp_path: Path, shared_data: Path) -> None:
+def test_a_terminal_gets_a_progress_bar_and_the_same_summary(tmp_path: Path, tables: Path) -> None:
     out = _Terminal()
-    assert run_import(tmp_path / "c.db", [shared_data / "pwc-archive" / "evaluation-tables.json"], out=out) == 0
+    assert run_import(tmp_path / "c.db", [tables], out=out) == 0
     text = out.getvalue()
     assert "importing " not in text  # the bar replaces the plain progress lines
-    assert "evaluation-tables.json (evaluations): read 3777" in text
+    assert "evaluation-tables.json (evaluations): read 307" in text
 
 
-def test_markdown_only_papers_are_titled_from_their_heading(conn: sqlite3.Connection) -> None:
-    titles = dict(conn.execute("SELECT arxiv_id, title FROM papers WHERE arxiv_id IN "
+def test_markdown_only_papers_are_titled_from_their_heading(text_conn: sqlite3.Connection) -> None:
+    titles = dict(text_conn.execute("SELECT arxiv_id, title FROM papers WHERE arxiv_id IN "
                                "('2203.01017', '2412.19437', '2310.06825')"))
     assert titles == {"2203.01017": "TableFormer: Table Structure Understanding with Transformers",
                       "2412.19437": "DeepSeek-V3 Technical Report",

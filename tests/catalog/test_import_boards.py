@@ -29,10 +29,10 @@ def _rank_from_database(conn: sqlite3.Connection) -> dict[int, int | None]:
 
 
 def test_real_leaderboards_rank_the_same_from_memory_and_from_the_database(tmp_path: Path,
-                                                                           shared_data: Path) -> None:
+                                                                           pwc_archive: Path) -> None:
     db = tmp_path / "c.db"
     out = io.StringIO()
-    assert run_import(db, [shared_data / "pwc-archive" / "evaluation-tables.json"], out=out) == 0, out.getvalue()
+    assert run_import(db, [pwc_archive / "evaluation-tables.json"], out=out) == 0, out.getvalue()
     conn = sqlite3.connect(db)
     try:
         imported = _ranks(conn)

@@ -1,4 +1,4 @@
-"""The bundled sample catalog: its contents, and every pwc-cli.md §4.3 endpoint answers with data."""
+"""The bundled sample catalog: its contents, and every docs/cli-contract.md §4.3 endpoint answers with data."""
 
 from __future__ import annotations
 
@@ -102,7 +102,7 @@ def test_sample_data_files_are_valid_json() -> None:
         assert "id" in json.loads(line)
 
 
-# Every read endpoint of pwc-cli.md §4.3 (numbered as there) answers 2xx with data on the sample.
+# Every read endpoint of docs/cli-contract.md §4.3 (numbered as there) answers 2xx with data on the sample.
 ENDPOINTS = [
     pytest.param("papers/search", {"q": "transformer", "page": 1, "page_size": 10, "mode": "keyword"}, id="1-search"),
     pytest.param("papers/1706.03762", {"include_resources": "true"}, id="2-paper"),

@@ -1,4 +1,4 @@
-"""MemoryCache, RedisCache and ChunkCache (pwc-mcp.md §4.5, §8; issue 5 shared cache)."""
+"""MemoryCache, RedisCache and ChunkCache (docs/tool-contract.md §4.5, §8; issue 5 shared cache)."""
 
 from __future__ import annotations
 

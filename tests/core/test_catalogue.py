@@ -68,7 +68,7 @@ def test_search_papers_defaults_to_hybrid_and_caps_limit_at_25() -> None:
 def test_arguments_map_to_cli_options_exactly(tool: str, arguments: dict, options: dict) -> None:
     spec = get_tool(tool)
     dests = {param.dest for param in spec.params}
-    # pwc-mcp.md names the metric selectors' dests minimum_metrics/...; the CLI may call them min/max/sort,
+    # docs/tool-contract.md names the metric selectors' dests minimum_metrics/...; the CLI may call them min/max/sort,
     # and a CLI without `benchmark --page` is paged by the MCP layer instead.
     expected = {(SHORT_DESTS.get(key, key) if key not in dests else key): value for key, value in options.items()
                 if key != "page" or "page" in dests}

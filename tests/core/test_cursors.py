@@ -1,4 +1,4 @@
-"""Signed continuation cursors (pwc-mcp.md §4.4; seed placeholder rule)."""
+"""Signed continuation cursors (docs/tool-contract.md §4.4; seed placeholder rule)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Every tool through ``execute`` against a real HTTP catalog stub (pwc-mcp.md §3; task brief).
+"""Every tool through ``execute`` against a real HTTP catalog stub (docs/tool-contract.md §3; task brief).
 
 Checks the envelope (``schema_version``, ``data``, projections), that
 ``structuredContent`` validates against the tool's ``outputSchema``, the text

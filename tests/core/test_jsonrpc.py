@@ -8,7 +8,10 @@ import pytest
 
 from pwc_mcp_core import jsonrpc
 from pwc_mcp_core.call import Call
+from pwc_mcp_core.catalogue import tools
 from pwc_mcp_core.eras import classify, decode_header_value, protocol_label, route
+
+TOOL_NAMES = frozenset(tool.name for tool in tools())
 
 
 @pytest.mark.parametrize(("era", "code", "status"), [
@@ -93,7 +96,7 @@ def test_a_malformed_call_envelope_is_a_value_error(raw: bytes) -> None:
 ])
 def test_classify_finds_the_tool_and_semantic_searches(body: bytes, headers: dict, tool: str | None,
                                                        semantic: bool) -> None:
-    info = classify(body, headers)
+    info = classify(body, headers, tool_names=TOOL_NAMES)
     assert (info.tool, info.is_semantic_search) == (tool, semantic)
 
 
@@ -105,7 +108,8 @@ def test_classify_finds_the_tool_and_semantic_searches(body: bytes, headers: dic
     pytest.param("s3cr3t", "invalid", "unknown", id="unknown"),
 ])
 def test_classify_labels_the_protocol_without_echoing_unknown_values(header: str | None, era: str, label: str) -> None:
-    info = classify(b'{"jsonrpc":"2.0","id":1,"method":"ping"}', {"MCP-Protocol-Version": header} if header else {})
+    info = classify(b'{"jsonrpc":"2.0","id":1,"method":"ping"}', {"MCP-Protocol-Version": header} if header else {},
+                    tool_names=TOOL_NAMES)
     assert (info.era, info.protocol_label, info.method) == (era, label, "ping")
     assert route(header) == (None if era == "invalid" else era)
     assert protocol_label(header) == label

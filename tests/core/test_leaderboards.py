@@ -1,4 +1,4 @@
-"""Leaderboard projections on real merged rows, metric directions and metric_note (pwc-mcp.md §3.2, §6)."""
+"""Leaderboard projections on real merged rows, metric directions and metric_note (docs/tool-contract.md §3.2, §6)."""
 
 from __future__ import annotations
 
@@ -31,6 +31,7 @@ def test_metric_direction_follows_the_word_rules(name: str, direction: str) -> N
     pytest.param(90.1, 90.1, id="float"), pytest.param(3, 3, id="int"), pytest.param("90.1", 90.1, id="numeric"),
     pytest.param("85.1%", 85.1, id="percent"), pytest.param("1,024", 1024.0, id="comma"),
     pytest.param("n/a", "n/a", id="text"), pytest.param(True, "True", id="bool"), pytest.param(None, "None", id="null"),
+    pytest.param("nan", "nan", id="nan-text-stays-text"), pytest.param("-inf%", "-inf%", id="infinite-text"),
 ])
 def test_metric_values_keep_numbers_and_parse_numeric_strings(raw: object, value: object) -> None:
     assert metric_value(raw) == value
@@ -45,8 +46,8 @@ def test_shots_are_parsed_from_the_methodology(text: str | None, shots: int | No
     assert parse_shots(text) == shots
 
 
-def test_real_rows_merged_across_task_scopes_keep_scoped_ranks_and_protocol(shared_data: Path) -> None:
-    merged = merge_evaluations(squad_rows(shared_data, limit=5))
+def test_real_rows_merged_across_task_scopes_keep_scoped_ranks_and_protocol(pwc_archive: Path) -> None:
+    merged = merge_evaluations(squad_rows(pwc_archive, limit=5))
     projected = [evaluation(row) for row in merged]
     assert len(projected) == 5
     first = projected[0]

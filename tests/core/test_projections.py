@@ -1,4 +1,4 @@
-"""Typed projections of CLI payloads (pwc-mcp.md §3.2)."""
+"""Typed projections of CLI payloads (docs/tool-contract.md §3.2)."""
 
 from __future__ import annotations
 

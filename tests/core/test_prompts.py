@@ -1,4 +1,4 @@
-"""The three prompts: exact texts (pwc-mcp.md §7) and argument errors."""
+"""The three prompts: exact texts (docs/tool-contract.md §7) and argument errors."""
 
 from __future__ import annotations
 

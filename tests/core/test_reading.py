@@ -1,4 +1,4 @@
-"""``read_paper``: chunked reading with signed cursors (pwc-mcp.md §4, seeds).
+"""``read_paper``: chunked reading with signed cursors (docs/tool-contract.md §4, seeds).
 
 Upstream answers come from a real local HTTP stub implementing the catalog's
 read endpoint (offset/limit, UTF-8 boundaries, version headers, 409), or from the
@@ -129,8 +129,8 @@ def test_the_spec_vector_reads_in_two_chunks_and_resolves_once(stub) -> None:
     pytest.param(65536, b"", id="64KiB-real-document"),
     pytest.param(1000, "\n\nUnicode tail: é – € – 😀 – 漢字\n".encode() * 200, id="odd-chunks-multibyte"),
 ])
-def test_continuation_reassembles_the_real_document(stub, shared_data, chunk: int, suffix: bytes) -> None:
-    doc = (shared_data / "paper-text" / "2412.19437" / "2412.19437.md").read_bytes() + suffix
+def test_continuation_reassembles_the_real_document(stub, paper_text, chunk: int, suffix: bytes) -> None:
+    doc = (paper_text / "2412.19437" / "2412.19437.md").read_bytes() + suffix
     server = stub(read_route({"2412.19437": doc}))
     text, calls = read_all(runtime_for(server.url, chunk=chunk), "2412.19437")
     assert text.encode("utf-8") == doc

@@ -1,4 +1,4 @@
-"""Paper reference resolution and the public-metadata fallback (pwc-mcp.md §5, seeds).
+"""Paper reference resolution and the public-metadata fallback (docs/tool-contract.md §5, seeds).
 
 Upstream payloads come from a real local HTTP stub (:class:`StubCatalog`), never a
 mock transport; ``tests/core/test_reading.py`` reuses it.

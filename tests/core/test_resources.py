@@ -1,4 +1,4 @@
-"""``resources/read`` for the four templates (pwc-mcp.md §7) through ``execute``."""
+"""``resources/read`` for the four templates (docs/tool-contract.md §7) through ``execute``."""
 
 from __future__ import annotations
 

@@ -11,7 +11,7 @@ from pwc_mcp_core.call import Call
 from pwc_mcp_core.errors import ExecutorTimeout, ExecutorUnavailable, ResponseTooLarge
 from pwc_mcp_core.server import McpServer, Reply
 from pwc_mcp_core.settings import CoreSettings
-from pwc_mcp_core.version import SERVER_INSTRUCTIONS
+from pwc_mcp_core.instructions import SERVER_INSTRUCTIONS
 from tests.helpers import refusal_error
 
 FAKE_TOOLS = [

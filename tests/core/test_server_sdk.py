@@ -16,7 +16,7 @@ from mcp import Client
 from pwc_mcp_core.call import Call
 from pwc_mcp_core.server import McpServer
 from pwc_mcp_core.settings import CoreSettings
-from pwc_mcp_core.version import SERVER_INSTRUCTIONS
+from pwc_mcp_core.instructions import SERVER_INSTRUCTIONS
 from tests.core.test_server import FAKE_TOOLS
 
 ECHO_TOOLS = [{**t, "inputSchema": {"type": "object", "properties": {"q": {"type": "string"}}}} for t in FAKE_TOOLS]

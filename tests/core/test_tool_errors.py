@@ -1,4 +1,4 @@
-"""The §3.1 error mapping table (pwc-mcp.md) with its test vectors."""
+"""The §3.1 error mapping table (docs/tool-contract.md) with its test vectors."""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
 """A small real HTTP catalog (aiohttp in a background thread) for the tool tests.
 
-It serves the payload shapes of pwc-mcp.md §3.3's test vectors and records
+It serves the payload shapes of docs/tool-contract.md §3.3's test vectors and records
 every request (path + query) so tests can assert "no catalog call". The
 leaderboard rows are real SQuAD1.1 rows from the shared
 ``evaluation-tables.json``, duplicated under a second task scope so the CLI
@@ -63,9 +63,9 @@ OUTSIDE = {"arxiv_id": "2401.99999", "title": "Attention Is All You Need", "abst
            "available_at": [{"label": "arXiv", "url": "https://arxiv.org/abs/2401.99999"}]}
 
 
-def squad_rows(shared_data: Path, limit: int = 30) -> list[dict[str, Any]]:
+def squad_rows(pwc_archive: Path, limit: int = 30) -> list[dict[str, Any]]:
     """Real SQuAD1.1 leaderboard rows as catalog evaluation rows, each under two task scopes."""
-    tables = json.loads((shared_data / "pwc-archive" / "evaluation-tables.json").read_text())
+    tables = json.loads((pwc_archive / "evaluation-tables.json").read_text())
     dataset = next(ds for task in tables for ds in task["datasets"] if ds["dataset"] == "SQuAD1.1")
     rows = []
     for rank, row in enumerate(dataset["sota"]["rows"][:limit], start=1):
@@ -86,10 +86,10 @@ def squad_rows(shared_data: Path, limit: int = 30) -> list[dict[str, Any]]:
 class StubCatalog:
     """``base_url`` answers the catalog paths the 21 tools use; ``requests`` records (path, query)."""
 
-    def __init__(self, shared_data: Path) -> None:
+    def __init__(self, pwc_archive: Path) -> None:
         self.requests: list[tuple[str, dict[str, str]]] = []
         self.overrides: dict[str, Callable[[web.Request], web.StreamResponse]] = {}
-        self.rows = squad_rows(shared_data)
+        self.rows = squad_rows(pwc_archive)
         self.port = free_port()
         self.base_url = f"http://127.0.0.1:{self.port}/api/v1"
         self._loop = asyncio.new_event_loop()
@@ -175,9 +175,9 @@ class StubCatalog:
 
 
 @pytest.fixture(scope="module")
-def stub(shared_data: Path) -> Iterator[StubCatalog]:
+def stub(pwc_archive: Path) -> Iterator[StubCatalog]:
     """The stub catalog, one per test module (import this fixture where it is used)."""
-    with StubCatalog(shared_data) as catalog:
+    with StubCatalog(pwc_archive) as catalog:
         yield catalog
 
 

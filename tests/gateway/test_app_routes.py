@@ -1,4 +1,4 @@
-"""Routes and statuses of the gateway (pwc-mcp.md §1.2–§1.6)."""
+"""Routes and statuses of the gateway (docs/tool-contract.md §1.2–§1.6)."""
 
 from __future__ import annotations
 

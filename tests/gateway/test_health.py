@@ -1,4 +1,4 @@
-"""``/health``: readiness from cached background probes only (pwc-mcp.md §1.3)."""
+"""``/health``: readiness from cached background probes only (docs/tool-contract.md §1.3)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Rate-limit identity (pwc-mcp.md §2.2 vectors, adapted to the seed's right-most-hop rule)."""
+"""Rate-limit identity (docs/tool-contract.md §2.2 vectors, adapted to the seed's right-most-hop rule)."""
 
 from __future__ import annotations
 

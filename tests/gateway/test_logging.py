@@ -1,4 +1,4 @@
-"""Logs and metrics are content-free (pwc-mcp.md §2.6, seed "Safety and operations")."""
+"""Logs and metrics are content-free (docs/tool-contract.md §2.6, seed "Safety and operations")."""
 
 from __future__ import annotations
 

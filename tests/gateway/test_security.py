@@ -1,4 +1,4 @@
-"""Host and Origin allowlists (pwc-mcp.md §1.6)."""
+"""Host and Origin allowlists (docs/tool-contract.md §1.6)."""
 
 from __future__ import annotations
 

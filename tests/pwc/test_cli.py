@@ -1,4 +1,4 @@
-"""Parser tree, entry point and exit-code mapping (spec pwc-cli.md §1.1, §5)."""
+"""Parser tree, entry point and exit-code mapping (docs/cli-contract.md §1.1, §5)."""
 
 from __future__ import annotations
 

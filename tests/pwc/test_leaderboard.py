@@ -289,8 +289,8 @@ def test_parameter_scan_rejects_backwards_next_page() -> None:
 # ---------------------------------------------------------------- real data
 
 
-def _archive_rows(shared_data: Path, dataset: str) -> list[dict[str, Any]]:
-    tables = json.loads((shared_data / "pwc-archive" / "evaluation-tables.json").read_text())
+def _archive_rows(pwc_archive: Path, dataset: str) -> list[dict[str, Any]]:
+    tables = json.loads((pwc_archive / "evaluation-tables.json").read_text())
     stack = list(tables)
     while stack:
         task = stack.pop()
@@ -305,8 +305,8 @@ def _archive_rows(shared_data: Path, dataset: str) -> list[dict[str, Any]]:
     raise AssertionError(f"{dataset} not in the archive")
 
 
-def test_real_squad_rows_select_and_sort_by_f1(shared_data: Path) -> None:
-    rows = merge_evaluations(_archive_rows(shared_data, "SQuAD1.1"))
+def test_real_squad_rows_select_and_sort_by_f1(pwc_archive: Path) -> None:
+    rows = merge_evaluations(_archive_rows(pwc_archive, "SQuAD1.1"))
     assert len(rows) > 100
     top = MetricSelection(require=("EM", "f1"), sort=("F1", "desc")).apply(rows)
     values = [metric_value(r["metrics"], "F1") for r in top]
@@ -314,14 +314,14 @@ def test_real_squad_rows_select_and_sort_by_f1(shared_data: Path) -> None:
     assert all(v is not None for v in values)
 
 
-def test_real_percent_metrics_parse(shared_data: Path) -> None:
-    rows = _archive_rows(shared_data, "Monologue")
+def test_real_percent_metrics_parse(pwc_archive: Path) -> None:
+    rows = _archive_rows(pwc_archive, "Monologue")
     values = {r["model_name"]: metric_value(r["metrics"], "accuracy") for r in rows}
     assert values["CHFusion (2017)"] == 76.5
 
 
-def test_real_rows_listed_under_two_tasks_merge_into_one_with_two_scopes(shared_data: Path) -> None:
-    rows = _archive_rows(shared_data, "SQuAD1.1")[:5]
+def test_real_rows_listed_under_two_tasks_merge_into_one_with_two_scopes(pwc_archive: Path) -> None:
+    rows = _archive_rows(pwc_archive, "SQuAD1.1")[:5]
     copies = [{**row, "task_id": "Reading Comprehension"} for row in rows]
     merged = merge_evaluations(rows + copies)
     assert len(merged) == len({(r["paper_id"], r["model_name"]) for r in rows})

@@ -1,4 +1,4 @@
-"""In-process query layer (spec pwc-cli.md §2.20, §1.4, §6 case 59)."""
+"""In-process query layer (docs/cli-contract.md §2.20, §1.4, §6 case 59)."""
 
 from __future__ import annotations
 

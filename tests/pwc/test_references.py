@@ -1,4 +1,4 @@
-"""Paper reference classification (spec pwc-cli.md §3.1)."""
+"""Paper reference classification (docs/cli-contract.md §3.1)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Output primitives (spec pwc-cli.md §1.2, §1.3, §4.2)."""
+"""Output primitives (docs/cli-contract.md §1.2, §1.3, §4.2)."""
 
 from __future__ import annotations
 

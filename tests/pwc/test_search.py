@@ -1,4 +1,4 @@
-"""``pwc search`` against a real local stub (spec pwc-cli.md §2.1, §6 cases 7, 8, 42, 43, 53)."""
+"""``pwc search`` against a real local stub (docs/cli-contract.md §2.1, §6 cases 7, 8, 42, 43, 53)."""
 
 from __future__ import annotations
 

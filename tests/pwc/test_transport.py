@@ -1,4 +1,4 @@
-"""The catalog client against real local HTTP servers (spec pwc-cli.md §4.1, §5)."""
+"""The catalog client against real local HTTP servers (docs/cli-contract.md §4.1, §5)."""
 
 from __future__ import annotations
 

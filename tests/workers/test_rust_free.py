@@ -34,7 +34,7 @@ def mapped_shared_objects(pid: int) -> set[Path]:
 
 
 def test_the_rust_detector_recognises_a_rust_extension() -> None:
-    import orjson  # the gateway's JSON library is a Rust extension: the detector must see it
+    import orjson  # a Rust extension (the catalog service uses it): the detector must see it
 
     (extension,) = Path(orjson.__file__).parent.glob("*.so")
     assert is_rust_binary(extension)
