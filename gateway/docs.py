@@ -22,6 +22,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any, Final
 
 from aiohttp import web
+from pwc_mcp_core.catalogue_tools import LIMIT_CAP
 from pwc_mcp_core.prompts import prompts_list_result
 from pwc_mcp_core.settings import DEFAULT_API_URL, CoreSettings
 from pwc_mcp_core.templates import RESOURCE_TEMPLATES
@@ -91,7 +92,7 @@ def _limits(core: CoreSettings) -> dict[str, Any]:
         "max_body_bytes": core.max_body_bytes,
         "call_deadline_s": core.call_deadline_s,
         "read_paper_chunk_bytes": min(core.chunk_bytes, 65536),
-        "rows_per_list_call": core.list_limit_cap,
+        "rows_per_list_call": LIMIT_CAP,
     }
 
 
