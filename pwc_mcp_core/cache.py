@@ -246,6 +246,12 @@ class RedisCache:
                 return cached.encode("utf-8") if isinstance(cached, str) else bytes(cached)
             token = uuid.uuid4().hex
             if self._call(self._redis.set, lock, token, nx=True, px=self._lock_ttl_ms):
+                # A leader may have stored the entry and unlocked between our GET and our
+                # SET NX: read once more before loading, or we would load it a second time.
+                stored = self._call(self._redis.get, entry)
+                if stored is not None:
+                    self._release(lock, token)
+                    return stored.encode("utf-8") if isinstance(stored, str) else bytes(stored)
                 return self._lead(entry, lock, token, ttl_s, loader)
             if time.monotonic() >= deadline:
                 logger.warning("cache single-flight wait expired; loading directly")
