@@ -141,7 +141,8 @@ def health(base_url: str) -> tuple[int, dict[str, Any]]:
 
 
 def pending_by_consumer(redis_url: str) -> dict[str, int]:
-    """XPENDING summary of the calls Stream: consumer name → pending entries."""
+    """XPENDING summary of the calls Stream: worker id (``PWC_MCP_WORKER_ID``, without the
+    per-start incarnation suffix) → pending entries."""
     from pwc_mcp_core import keys, queue
 
     client = redis.Redis.from_url(redis_url, socket_timeout=5)
@@ -151,8 +152,11 @@ def pending_by_consumer(redis_url: str) -> dict[str, int]:
         return {}
     finally:
         client.close()
-    return {c["name"].decode() if isinstance(c["name"], bytes) else c["name"]: int(c["pending"])
-            for c in summary.get("consumers") or []}
+    counts: dict[str, int] = {}
+    for consumer in summary.get("consumers") or []:
+        name = consumer["name"].decode() if isinstance(consumer["name"], bytes) else consumer["name"]
+        counts[queue.worker_of(name)] = counts.get(queue.worker_of(name), 0) + int(consumer["pending"])
+    return counts
 
 
 def assert_workers_alive(cluster: Cluster, expected: int | None = None) -> None:
