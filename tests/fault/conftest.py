@@ -168,3 +168,16 @@ def assert_workers_alive(cluster: Cluster, expected: int | None = None) -> None:
     gateway = next(g for g in cluster.gateways if g.proc.poll() is None)
     wait_until(lambda: health(gateway.base_url)[1].get("checks", {}).get("workers") == want,
                timeout_s=20, what=f"/health showing {want} workers")
+
+
+def pytest_terminal_summary(terminalreporter: Any) -> None:
+    """Print the per-fault accounting table (tests/fault/accounting.py) after a fault run."""
+    from tests.fault.accounting import TALLIES
+
+    if not TALLIES:
+        return
+    terminalreporter.write_sep("-", "fault accounting")
+    terminalreporter.write_line("| fault | sent | answered once | clear error | answered twice | hung |")
+    terminalreporter.write_line("|---|---|---|---|---|---|")
+    for counted in TALLIES:
+        terminalreporter.write_line(counted.row())

@@ -5,6 +5,8 @@ forwards every request to the upstream catalog, unless a fault is switched on:
 
 * ``delay(seconds)``: wait, then forward (a slow catalog);
 * ``fail(status)``: answer ``status`` with ``{"detail": "injected fault"}`` (5xx);
+* ``trickle(interval_s)``: answer with the upstream's headers, then its body one byte
+  every ``interval_s`` (a catalog that never quite stops sending);
 * ``refuse()``: stop listening, so connections are refused; ``heal()`` listens again
   on the same port.
 
@@ -32,6 +34,7 @@ _HOP_HEADERS = frozenset({"connection", "keep-alive", "transfer-encoding", "cont
 class _Fault:
     delay_s: float = 0.0
     status: int | None = None
+    trickle_s: float = 0.0
 
 
 class FaultyCatalog:
@@ -109,6 +112,10 @@ class FaultyCatalog:
         """Answer every (non-probe) request with ``status``."""
         self.fault = _Fault(status=status)
 
+    def trickle(self, interval_s: float = 0.5) -> None:
+        """Send every (non-probe) answer's body one byte per ``interval_s``."""
+        self.fault = _Fault(trickle_s=interval_s)
+
     def refuse(self) -> None:
         """Stop listening: new connections are refused (the probe too)."""
         self._run(self._stop_listening())
@@ -127,7 +134,11 @@ class FaultyCatalog:
 
     async def _handle(self, request: web.Request) -> web.StreamResponse:
         fault = self.fault
-        if not (self.spare_probe and self._is_probe(request)) and (fault.delay_s or fault.status):
+        faulted = not (self.spare_probe and self._is_probe(request))
+        if faulted and fault.trickle_s:
+            self.hits += 1
+            return await self._trickle(request, fault.trickle_s)
+        if faulted and (fault.delay_s or fault.status):
             self.hits += 1
             if fault.delay_s:
                 await asyncio.sleep(fault.delay_s)
@@ -141,3 +152,15 @@ class FaultyCatalog:
             payload = await upstream.read()
             out = {k: v for k, v in upstream.headers.items() if k.lower() not in _HOP_HEADERS}
             return web.Response(status=upstream.status, body=payload, headers=out)
+
+    async def _trickle(self, request: web.Request, interval_s: float) -> web.StreamResponse:
+        response = web.StreamResponse(status=200, headers={"Content-Type": "application/json"})
+        response.content_length = 1_000_000
+        await response.prepare(request)
+        try:
+            for _ in range(1_000_000):
+                await response.write(b" ")
+                await asyncio.sleep(interval_s)
+        except (ConnectionError, asyncio.CancelledError):
+            pass
+        return response

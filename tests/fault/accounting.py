@@ -1,0 +1,75 @@
+"""Per-fault accounting of what clients saw: the numbers RELIABILITY.md's table reports.
+
+A fault test sends its calls, hands every outcome to :func:`tally`, and asserts the two
+that must be zero. Every tally is also printed in the pytest terminal summary
+(``tests/fault/conftest.py``), so a fault-suite run reports, for each fault: calls sent,
+answered once, answered with a clear error, answered twice, hung past the deadline.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+__all__ = ["TALLIES", "Tally", "tally"]
+
+# A call answered later than its deadline plus this margin counts as hung.
+HANG_MARGIN_S = 3.0
+_CLEAR_WORDS = ("retry", "timed out", "unavailable", "deadline", "lost")
+
+
+@dataclass
+class Tally:
+    """What the clients of one fault saw."""
+
+    fault: str
+    sent: int = 0
+    answered_once: int = 0
+    clear_error: int = 0
+    answered_twice: int = 0
+    hung: int = 0
+    other: int = 0
+
+    def row(self) -> str:
+        """One Markdown table row."""
+        return (f"| {self.fault} | {self.sent} | {self.answered_once} | {self.clear_error} | "
+                f"{self.answered_twice} | {self.hung} |")
+
+
+TALLIES: list[Tally] = []
+
+
+def _is_clear_error(answer: Any) -> bool:
+    body = answer.body if isinstance(answer.body, dict) else {}
+    if "error" in body:
+        return any(word in str(body["error"].get("message", "")).lower() for word in _CLEAR_WORDS)
+    if answer.is_tool_error:
+        return any(word in answer.tool_text.lower() for word in _CLEAR_WORDS)
+    return False
+
+
+def tally(fault: str, outcomes: list[Any], *, deadline_s: float) -> Tally:
+    """Count ``outcomes`` (``RpcAnswer`` or the exception a client call raised, e.g. a
+    client-side timeout) of one fault and record the tally.
+
+    * answered once: HTTP 200 with exactly one JSON-RPC result for the request's id;
+    * answered twice: more than one response message, or one for another request's id;
+    * clear error: a JSON-RPC error or isError result that says to retry / timed out /
+      unavailable / lost;
+    * hung: no answer, or one later than ``deadline_s`` + ``HANG_MARGIN_S``.
+    """
+    counted = Tally(fault=fault, sent=len(outcomes))
+    for outcome in outcomes:
+        if isinstance(outcome, BaseException) or outcome.elapsed_s > deadline_s + HANG_MARGIN_S:
+            counted.hung += 1
+        elif isinstance(outcome.body, list) or (isinstance(outcome.body, dict)
+                                                 and outcome.body.get("id") != outcome.request_id):
+            counted.answered_twice += 1
+        elif outcome.status == 200 and "result" in outcome.body and not outcome.is_tool_error:
+            counted.answered_once += 1
+        elif _is_clear_error(outcome):
+            counted.clear_error += 1
+        else:
+            counted.other += 1
+    TALLIES.append(counted)
+    return counted
