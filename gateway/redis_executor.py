@@ -110,6 +110,7 @@ class RedisExecutor:
         self._live_workers = 0
         self._redis_ok = False
         self._stall = StallWatch()
+        self._threads = self._depth = self._running = 0
         self._offset_s: float | None = None  # Redis's clock minus this host's, from the last refresh
         self.requeued = 0
 
@@ -117,6 +118,13 @@ class RedisExecutor:
     def live_workers(self) -> int:
         """Workers seen alive at the last liveness refresh (cached, never waits)."""
         return self._live_workers
+
+    def pool_state(self) -> dict[str, int]:
+        """The worker pool at the last refresh (cached): ``threads`` (calls the live workers
+        can run at once), ``running`` (calls a worker has taken and not answered),
+        ``waiting`` (calls no worker has taken yet). ``running`` reaching ``threads`` with
+        ``waiting`` above 0 is saturation."""
+        return {"threads": self._threads, "running": self._running, "waiting": self._depth}
 
     @property
     def redis_ok(self) -> bool:
@@ -263,20 +271,22 @@ class RedisExecutor:
         sent = time.monotonic()
         try:
             await queue.ensure_group(self._redis)
-            redis_ms, live = await queue.live_workers_at(self._redis, grace_s=self._stall.grace_s())
-            depth, busy = await queue.backlog(self._redis)
+            live = await queue.live_workers_at(self._redis, grace_s=self._stall.grace_s())
+            depth, running = await queue.backlog(self._redis)
             stalled = self._stall.ok(sent) or time.monotonic() - sent >= STALL_S
-            self._offset_s = redis_ms / 1000 - time.time()
+            self._offset_s = live.redis_ms / 1000 - time.time()
             self._redis_ok = True
             if not stalled:  # an answer that waited out a Redis stall judged liveness too early
-                self._live_workers = len(live)
+                self._live_workers, self._threads = len(live.consumers), live.threads
         except RedisError:
             self._redis_ok = False
-            self._live_workers = 0
-            depth = busy = 0
+            self._live_workers = self._threads = 0
+            depth = running = 0
+        self._depth, self._running = depth, running
         metrics.set_live_workers(self._live_workers)
         metrics.set_queue_depth(depth)
-        metrics.set_busy_workers(busy)
+        metrics.set_busy_workers(running)
+        metrics.set_worker_threads(self._threads)
 
     async def _refresh_liveness_forever(self) -> None:
         while True:

@@ -18,6 +18,7 @@ __all__ = [
     "concurrency_global",
     "rate_window",
     "reply_list",
+    "worker_threads",
     "workers_set",
 ]
 
@@ -52,6 +53,11 @@ def reply_list(gateway_id: str) -> str:
 def workers_set() -> str:
     """Sorted set of worker ids scored by their last heartbeat (unix ms)."""
     return f"{ROOT}workers"
+
+
+def worker_threads() -> str:
+    """Hash of consumer name → its thread count (calls it runs at once), kept beside ``workers_set``."""
+    return f"{ROOT}worker-threads"
 
 
 def cache_entry(digest: str) -> str:

@@ -49,6 +49,7 @@ __all__ = [
     "claim_orphans",
     "consumer_name",
     "entry_exists",
+    "Liveness",
     "live_workers_at",
     "recover_previous",
     "worker_of",
@@ -313,33 +314,47 @@ def worker_of(consumer: str) -> str:
     return consumer.split("#", 1)[0]
 
 
-async def heartbeat(redis: Redis, consumer: str) -> int:
-    """Record that ``consumer`` is alive, by Redis's clock; prune hour-old entries.
+async def heartbeat(redis: Redis, consumer: str, threads: int = 0) -> int:
+    """Record that ``consumer`` (running ``threads`` calls at once) is alive, by Redis's
+    clock; prune hour-old entries.
 
     Returns:
         Redis's time, unix ms (callers derive their clock offset from it).
     """
     script = redis.register_script(scripts.load("heartbeat"))
-    return int(await script(keys=[keys.workers_set()], args=[consumer, 3_600_000]))
+    return int(await script(keys=[keys.workers_set(), keys.worker_threads()], args=[consumer, 3_600_000, threads]))
 
 
 async def forget_worker(redis: Redis, consumer: str) -> None:
     """Deregister a consumer that is shutting down cleanly."""
-    await redis.zrem(keys.workers_set(), consumer)
+    async with redis.pipeline(transaction=False) as pipe:
+        pipe.zrem(keys.workers_set(), consumer)
+        pipe.hdel(keys.worker_threads(), consumer)
+        await pipe.execute()
 
 
-async def live_workers_at(redis: Redis, *, grace_s: float = 0.0) -> tuple[int, list[str]]:
-    """``(redis time in unix ms, consumers whose heartbeat is at most HEARTBEAT_TTL_S +
-    grace_s old)``, both judged by Redis's own clock, so worker hosts' clocks do not matter."""
+@dataclass(frozen=True, slots=True)
+class Liveness:
+    """One liveness judgement: Redis's time (unix ms), the live consumers, their threads summed."""
+
+    redis_ms: int
+    consumers: list[str]
+    threads: int
+
+
+async def live_workers_at(redis: Redis, *, grace_s: float = 0.0) -> Liveness:
+    """The consumers whose heartbeat is at most ``HEARTBEAT_TTL_S + grace_s`` old, judged by
+    Redis's own clock (worker hosts' clocks do not matter), with Redis's time and their threads."""
     window_ms = int((keys.HEARTBEAT_TTL_S + max(0.0, grace_s)) * 1000)
     script = redis.register_script(scripts.load("live_workers"))
-    reply = await script(keys=[keys.workers_set()], args=[window_ms])
-    return int(reply[0]), [m.decode() if isinstance(m, bytes) else str(m) for m in reply[1:]]
+    reply = await script(keys=[keys.workers_set(), keys.worker_threads()], args=[window_ms])
+    return Liveness(redis_ms=int(reply[0]), threads=int(reply[1]),
+                    consumers=[m.decode() if isinstance(m, bytes) else str(m) for m in reply[2:]])
 
 
 async def live_workers(redis: Redis, *, grace_s: float = 0.0) -> list[str]:
     """Consumers with a fresh heartbeat (see `live_workers_at`)."""
-    return (await live_workers_at(redis, grace_s=grace_s))[1]
+    return (await live_workers_at(redis, grace_s=grace_s)).consumers
 
 
 async def entry_exists(redis: Redis, entry_ids: Sequence[str]) -> list[bool]:
@@ -405,7 +420,7 @@ async def recover_previous(redis: Redis, *, consumer: str) -> list[Job]:
         if info.get("pending", 0):
             claimed.extend(await _claim_all(redis, name, consumer, 10_000))
         await redis.xgroup_delconsumer(keys.calls_stream(), GROUP, name)
-        await redis.zrem(keys.workers_set(), name)
+        await forget_worker(redis, name)
     return claimed
 
 

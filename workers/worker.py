@@ -230,7 +230,7 @@ class Worker:
     async def _beat(self) -> None:
         """One heartbeat; also measures this host's clock offset to Redis and Redis stalls."""
         sent = time.monotonic()
-        redis_ms = await queue.heartbeat(self._redis, self.consumer)
+        redis_ms = await queue.heartbeat(self._redis, self.consumer, self._runner.threads)
         self._stall.ok(sent)
         self._offset_s = redis_ms / 1000 - self._settings.clock()
 

@@ -74,9 +74,11 @@ def test_a_trickling_catalog_frees_worker_threads_by_the_call_deadline(
     faulty_catalog.trickle(0.2)
     collect = send(url, 6, "trickle", deadline_s=deadline_s)
     most = 0
+    pools = []
     started = time.monotonic()
     while time.monotonic() - started < deadline_s:
         most = max(most, sum(pending_by_consumer(redis_url).values()))
+        pools.append(health(cluster.gateways[0].base_url)[1].get("checks", {}).get("pool"))
         time.sleep(0.1)
     outcomes = collect()
     faulty_catalog.heal()
@@ -84,6 +86,10 @@ def test_a_trickling_catalog_frees_worker_threads_by_the_call_deadline(
     assert counted.answered_twice == 0 and counted.hung == 0
     assert counted.answered_once + counted.clear_error == 6, outcomes
     assert most <= threads, f"the worker held {most} calls with {threads} threads"
+    # /health shows the saturation: every thread running, calls waiting.
+    assert {"threads": threads, "running": threads} in [{k: p[k] for k in ("threads", "running")}
+                                                       for p in pools if p], pools
+    assert any(p and p["waiting"] > 0 for p in pools), pools
     # The threads are free again: a healthy call is answered at once, not after the trickle.
     answer = wait_until(lambda: (lambda a: a if a.status == 200 and not a.is_tool_error else None)(
         call_tool(url, "search_papers", unique_search("after"), timeout_s=10)), timeout_s=deadline_s * 3,
