@@ -60,7 +60,9 @@ class Worker:
         self._settings = settings
         self._runner = runner
         self.consumer = queue.consumer_name(settings.worker_id, uuid.uuid4().hex[:8])
-        self._redis = Redis.from_url(settings.redis_url, socket_connect_timeout=2, socket_timeout=None)
+        # Bounded reads: after a network partition heals, a command stuck on a dead TCP
+        # connection must fail and reconnect, not wait out TCP's retransmission backoff.
+        self._redis = Redis.from_url(settings.redis_url, socket_connect_timeout=2, socket_timeout=5)
         self._stopping = asyncio.Event()
         self._halt = threading.Event()  # tells consumer threads to stop reading
         self._consumers: list[threading.Thread] = []

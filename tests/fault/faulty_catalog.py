@@ -43,11 +43,13 @@ class FaultyCatalog:
     Args:
         upstream_api_url: the real catalog's API base, e.g. ``http://127.0.0.1:P/api/v1``.
         port: the port to listen on (a free one chosen by the caller).
+        host: the address to listen on (a netns test's own veth address, or loopback).
     """
 
-    def __init__(self, upstream_api_url: str, port: int) -> None:
+    def __init__(self, upstream_api_url: str, port: int, host: str = "127.0.0.1") -> None:
         self._upstream_root = upstream_api_url.split("/api/v1")[0]
         self.port = port
+        self.host = host
         self.fault = _Fault()
         self.spare_probe = True
         self.hits = 0
@@ -60,7 +62,7 @@ class FaultyCatalog:
     @property
     def api_url(self) -> str:
         """The URL to give the system under test as ``PWC_API_URL``."""
-        return f"http://127.0.0.1:{self.port}/api/v1"
+        return f"http://{self.host}:{self.port}/api/v1"
 
     # -- lifecycle -------------------------------------------------------------------------
 
@@ -88,7 +90,7 @@ class FaultyCatalog:
 
     async def _listen(self) -> None:
         assert self._runner is not None
-        self._site = web.TCPSite(self._runner, "127.0.0.1", self.port, reuse_address=True)
+        self._site = web.TCPSite(self._runner, self.host, self.port, reuse_address=True)
         await self._site.start()
 
     async def _stop_listening(self) -> None:
