@@ -15,7 +15,6 @@ __all__ = ["TALLIES", "Tally", "tally"]
 
 # A call answered later than its deadline plus this margin counts as hung.
 HANG_MARGIN_S = 3.0
-_CLEAR_WORDS = ("retry", "timed out", "unavailable", "deadline", "lost")
 
 
 @dataclass
@@ -40,12 +39,15 @@ TALLIES: list[Tally] = []
 
 
 def _is_clear_error(answer: Any) -> bool:
+    """A JSON-RPC error with a message, a refusal body naming its reason, or an isError
+    result with text (the tool error texts say what failed and what to do)."""
     body = answer.body if isinstance(answer.body, dict) else {}
-    if "error" in body:
-        return any(word in str(body["error"].get("message", "")).lower() for word in _CLEAR_WORDS)
-    if answer.is_tool_error:
-        return any(word in answer.tool_text.lower() for word in _CLEAR_WORDS)
-    return False
+    error = body.get("error")
+    if isinstance(error, dict):
+        return bool(str(error.get("message", "")).strip())
+    if isinstance(error, str):
+        return bool(error.strip())
+    return answer.is_tool_error and bool(answer.tool_text.strip())
 
 
 def tally(fault: str, outcomes: list[Any], *, deadline_s: float) -> Tally:
@@ -53,16 +55,17 @@ def tally(fault: str, outcomes: list[Any], *, deadline_s: float) -> Tally:
     client-side timeout) of one fault and record the tally.
 
     * answered once: HTTP 200 with exactly one JSON-RPC result for the request's id;
-    * answered twice: more than one response message, or one for another request's id;
-    * clear error: a JSON-RPC error or isError result that says to retry / timed out /
-      unavailable / lost;
+    * answered twice: more than one response message, or a result for another request's
+      id (someone else's answer); a refusal sent before the request was parsed has no id;
+    * clear error: a JSON-RPC error with a message, a refusal naming its reason
+      (``limits_unavailable``, ``server_saturated``), or an isError result with its text;
     * hung: no answer, or one later than ``deadline_s`` + ``HANG_MARGIN_S``.
     """
     counted = Tally(fault=fault, sent=len(outcomes))
     for outcome in outcomes:
         if isinstance(outcome, BaseException) or outcome.elapsed_s > deadline_s + HANG_MARGIN_S:
             counted.hung += 1
-        elif isinstance(outcome.body, list) or (isinstance(outcome.body, dict)
+        elif isinstance(outcome.body, list) or (isinstance(outcome.body, dict) and "result" in outcome.body
                                                  and outcome.body.get("id") != outcome.request_id):
             counted.answered_twice += 1
         elif outcome.status == 200 and "result" in outcome.body and not outcome.is_tool_error:
