@@ -7,13 +7,13 @@ Background tasks keep the state fresh; ``/health`` itself never waits on anythin
   5 s after a failure. Starts not ready, so the first ``/health`` may answer 503.
 * redis (Redis mode): ``PING`` every 2 s.
 * workers (Redis mode): the executor's cached live-worker count (must be ≥ 1).
-* pool (Redis mode): the executor's cached ``{"threads", "running", "waiting"}``: calls the
+* pool (Redis mode, beside ``checks``): the executor's cached ``{"threads", "running", "waiting"}``: calls the
   live workers can run at once, calls taken and not yet answered, calls not yet taken.
   Shown, not judged: a saturated pool is alive, and admission already refuses past it.
 
 Body: ``{"status": "ok"|"unavailable", "service": "pwc-mcp", "version", "protocol",
 "checks": {"redis": "ok"|"unavailable"|"embedded", "workers": N|null, "catalog": "ok"|"unavailable"}}``
-(plus ``"pool"`` in Redis mode),
+plus, in Redis mode, a top-level ``"pool"`` (shown, not a check),
 HTTP 200 when ready, 503 when not.
 """
 
@@ -114,10 +114,10 @@ class HealthState:
             "workers": workers,
             "catalog": "ok" if self.catalog_ok else "unavailable",
         }
-        if self._pool is not None:
-            checks["pool"] = self._pool()
         body = {"status": "ok" if ready else "unavailable", "service": "pwc-mcp", "version": SERVER_VERSION,
                 "protocol": LATEST_LEGACY_VERSION, "checks": checks}
+        if self._pool is not None:
+            body["pool"] = self._pool()
         return (200 if ready else 503), body
 
     async def handle(self, request: web.Request) -> web.Response:

@@ -109,7 +109,7 @@ def test_a_partitioned_worker_host_loses_no_call_and_rejoins_at_full_capacity(
         processes.append(host2)
         gateway = start_pwc_mcp("gateway", env=env, log_path=tmp_path / "gateway.log")
         processes.append(gateway.proc)
-        pool = lambda: health(gateway.base_url)[1].get("checks", {}).get("pool") or {}  # noqa: E731
+        pool = lambda: health(gateway.base_url)[1].get("pool") or {}  # noqa: E731
         wait_until(lambda: pool().get("threads") == 2 * THREADS, timeout_s=30, what="both hosts' workers live")
 
         proxy.delay(2.0)
