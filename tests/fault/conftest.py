@@ -155,7 +155,8 @@ def pending_by_consumer(redis_url: str) -> dict[str, int]:
     counts: dict[str, int] = {}
     for consumer in summary.get("consumers") or []:
         name = consumer["name"].decode() if isinstance(consumer["name"], bytes) else consumer["name"]
-        counts[queue.worker_of(name)] = counts.get(queue.worker_of(name), 0) + int(consumer["pending"])
+        worker_id = name.split("#", 1)[0]  # queue.consumer_name's <worker id>#<incarnation>
+        counts[worker_id] = counts.get(worker_id, 0) + int(consumer["pending"])
     return counts
 
 
