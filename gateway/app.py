@@ -83,7 +83,8 @@ def create_app(settings: GatewaySettings, *, executor: Any = None, limiter: Limi
     health = HealthState(core.api_url, ok_interval_s=settings.health_ok_interval_s,
                          fail_interval_s=settings.health_fail_interval_s,
                          redis_probe=getattr(limiter, "ping", None) if redis_mode else None,
-                         live_workers=(lambda: _live_workers(executor)) if redis_mode else None)
+                         live_workers=(lambda: _live_workers(executor)) if redis_mode else None,
+                         pool=getattr(executor, "pool_state", None) if redis_mode else None)
     admission = Admission(policy=policy, trusted=parse_networks(core.trusted_proxy_cidrs), limiter=limiter,
                           max_body_bytes=settings.max_body_bytes, identity_key=derive_key(core.cursor_keys[0]))
     # Deferred admission needs both halves: the limiter builds the script, the executor runs it.

@@ -7,9 +7,13 @@ Background tasks keep the state fresh; ``/health`` itself never waits on anythin
   5 s after a failure. Starts not ready, so the first ``/health`` may answer 503.
 * redis (Redis mode): ``PING`` every 2 s.
 * workers (Redis mode): the executor's cached live-worker count (must be ≥ 1).
+* pool (Redis mode, beside ``checks``): the executor's cached ``{"threads", "running", "waiting"}``: calls the
+  live workers can run at once, calls taken and not yet answered, calls not yet taken.
+  Shown, not judged: a saturated pool is alive, and admission already refuses past it.
 
 Body: ``{"status": "ok"|"unavailable", "service": "pwc-mcp", "version", "protocol",
-"checks": {"redis": "ok"|"unavailable"|"embedded", "workers": N|null, "catalog": "ok"|"unavailable"}}``,
+"checks": {"redis": "ok"|"unavailable"|"embedded", "workers": N|null, "catalog": "ok"|"unavailable"}}``
+plus, in Redis mode, a top-level ``"pool"`` (shown, not a check),
 HTTP 200 when ready, 503 when not.
 """
 
@@ -47,16 +51,19 @@ class HealthState:
         ok_interval_s, fail_interval_s: probe spacing after a success / a failure.
         redis_probe: ``async () -> bool`` in Redis mode, None when embedded.
         live_workers: ``() -> int`` (cached, cheap) in Redis mode, None when embedded.
+        pool: ``() -> dict[str, int]`` (cached, cheap) in Redis mode, None when embedded.
     """
 
     def __init__(self, api_url: str, *, ok_interval_s: float, fail_interval_s: float,
                  redis_probe: Callable[[], Awaitable[bool]] | None = None,
-                 live_workers: Callable[[], int] | None = None) -> None:
+                 live_workers: Callable[[], int] | None = None,
+                 pool: Callable[[], dict[str, int]] | None = None) -> None:
         self._url = api_url.rstrip("/") + "/tasks/"
         self._ok_interval = ok_interval_s
         self._fail_interval = fail_interval_s
         self._redis_probe = redis_probe
         self._live_workers = live_workers
+        self._pool = pool
         self.catalog_ok = False
         self.redis_ok = False
         self._tasks: list[asyncio.Task[None]] = []
@@ -109,6 +116,8 @@ class HealthState:
         }
         body = {"status": "ok" if ready else "unavailable", "service": "pwc-mcp", "version": SERVER_VERSION,
                 "protocol": LATEST_LEGACY_VERSION, "checks": checks}
+        if self._pool is not None:
+            body["pool"] = self._pool()
         return (200 if ready else 503), body
 
     async def handle(self, request: web.Request) -> web.Response:

@@ -18,11 +18,12 @@ reached the limiter raises :class:`LimitsUnavailable` and the gateway fails clos
 from __future__ import annotations
 
 import asyncio
+import heapq
 import itertools
 import math
 import time
 import uuid
-from collections import deque
+from collections import OrderedDict, deque
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Final, Protocol
@@ -180,7 +181,13 @@ class RedisLimiter:
 
 
 class MemoryLimiter:
-    """The same limits inside one process (embedded mode), under one asyncio lock."""
+    """The same limits inside one process (embedded mode), under one asyncio lock.
+
+    Expiry is amortized O(1) per request however many identities are tracked (identities
+    are cheap to mint with IPv6): leases expire from a heap ordered by expiry, and a
+    client's windows are forgotten from an insertion-ordered map of last-request times
+    once its newest request is older than the window. Nothing walks every table.
+    """
 
     def __init__(self, limits: LimitSettings, *, clock: Callable[[], float] = time.monotonic) -> None:
         self._limits = limits
@@ -190,6 +197,13 @@ class MemoryLimiter:
         self._semantic: dict[str, deque[float]] = {}
         self._client_leases: dict[str, dict[str, float]] = {}
         self._global_leases: dict[str, float] = {}
+        self._last_seen: OrderedDict[str, float] = OrderedDict()  # client -> newest request, oldest first
+        self._expiries: list[tuple[float, str, str]] = []  # heap of (expiry, lease id, client)
+
+    @property
+    def tracked_identities(self) -> int:
+        """Clients whose request windows are still held (for tests and benchmarks)."""
+        return len(self._last_seen)
 
     @staticmethod
     def _trim(window: deque[float], now: float) -> None:
@@ -201,20 +215,26 @@ class MemoryLimiter:
         return max(1, min(WINDOW_S, math.ceil(window[0] + WINDOW_S - now))) if window else 1
 
     def _purge(self, now: float) -> None:
-        for lease_id in [k for k, exp in self._global_leases.items() if exp <= now]:
-            del self._global_leases[lease_id]
-        for client in list(self._client_leases):
-            leases = self._client_leases[client]
-            for lease_id in [k for k, exp in leases.items() if exp <= now]:
-                del leases[lease_id]
+        expiries = self._expiries
+        while expiries and expiries[0][0] <= now:
+            _, lease_id, client = heapq.heappop(expiries)
+            self._drop_lease(lease_id, client)
+        seen = self._last_seen
+        while seen:
+            client, newest = next(iter(seen.items()))
+            if newest > now - WINDOW_S:
+                break
+            del seen[client]
+            self._requests.pop(client, None)
+            self._semantic.pop(client, None)
+
+    def _drop_lease(self, lease_id: str, client: str) -> None:
+        self._global_leases.pop(lease_id, None)
+        leases = self._client_leases.get(client)
+        if leases is not None:
+            leases.pop(lease_id, None)
             if not leases:
                 del self._client_leases[client]
-        if len(self._requests) > 10_000:  # bound tracked identities: forget idle ones
-            for table in (self._requests, self._semantic):
-                for client in list(table):
-                    self._trim(table[client], now)
-                    if not table[client]:
-                        del table[client]
 
     async def acquire(self, client_hash: str, *, semantic: bool, lease: bool = True) -> Decision:
         lim = self._limits
@@ -223,31 +243,37 @@ class MemoryLimiter:
             self._purge(now)
             if len(self._global_leases) >= lim.global_concurrency_limit:
                 return Decision(False, "global", 1)
-            requests = self._requests.setdefault(client_hash, deque())
+            requests = self._requests.get(client_hash) or deque()
             self._trim(requests, now)
             if len(requests) >= lim.request_limit:
                 return Decision(False, "requests", self._retry(requests, now))
-            sem = self._semantic.setdefault(client_hash, deque())
+            sem = self._semantic.get(client_hash) or deque()
             self._trim(sem, now)
             if semantic and len(sem) >= lim.semantic_limit:
                 return Decision(False, "semantic", self._retry(sem, now))
-            leases = self._client_leases.setdefault(client_hash, {})
+            leases = self._client_leases.get(client_hash, {})
             if len(leases) >= lim.concurrency_limit:
                 return Decision(False, "concurrency", 1)
             requests.append(now)
+            self._requests[client_hash] = requests
             if semantic:
                 sem.append(now)
+                self._semantic[client_hash] = sem
+            self._last_seen[client_hash] = now
+            self._last_seen.move_to_end(client_hash)
             if not lease:
                 return Decision(True, "ok", 0)
             lease_id = uuid.uuid4().hex
-            leases[lease_id] = now + lim.lease_ttl_s
-            self._global_leases[lease_id] = now + lim.lease_ttl_s
+            expiry = now + lim.lease_ttl_s
+            self._client_leases.setdefault(client_hash, {})[lease_id] = expiry
+            self._global_leases[lease_id] = expiry
+            heapq.heappush(self._expiries, (expiry, lease_id, client_hash))
             return Decision(True, "ok", 0, Lease(lease_id, client_hash))
 
     async def release(self, lease: Lease) -> None:
         async with self._lock:
-            self._global_leases.pop(lease.lease_id, None)
-            self._client_leases.get(lease.client_hash, {}).pop(lease.lease_id, None)
+            # Its heap entry stays until its expiry and is then a no-op (bounded by the lease TTL).
+            self._drop_lease(lease.lease_id, lease.client_hash)
 
     async def close(self) -> None:
         return None

@@ -14,7 +14,7 @@ Worker-fed metrics (``pwc_mcp_cache_requests_total``, ``pwc_mcp_upstream_request
 live in ``pwc_mcp_core.observability`` and are recorded wherever calls run (this process
 in embedded mode, the workers in Redis mode); the multiprocess collector sums them. The
 RedisExecutor reports through :func:`set_queue_depth`, :func:`set_busy_workers` and
-:func:`set_live_workers`.
+:func:`set_live_workers` and :func:`set_worker_threads`.
 """
 
 from __future__ import annotations
@@ -28,7 +28,7 @@ from prometheus_client import (CONTENT_TYPE_LATEST, REGISTRY, CollectorRegistry,
                                generate_latest, multiprocess)
 
 __all__ = ["CONTENT_TYPE", "observe_call", "observe_queue_wait", "observe_request", "record_rejection", "render",
-           "set_busy_workers", "set_live_workers", "set_queue_depth"]
+           "set_busy_workers", "set_live_workers", "set_queue_depth", "set_worker_threads"]
 
 CONTENT_TYPE: Final = CONTENT_TYPE_LATEST
 
@@ -43,11 +43,18 @@ LIMIT_REJECTIONS = Counter("pwc_mcp_limit_rejections", "Requests refused by admi
 QUEUE_WAIT_SECONDS = Histogram("pwc_mcp_executor_queue_wait_seconds",
                                "Time a tool call waited before a thread or worker started it")
 CALL_SECONDS = Histogram("pwc_mcp_executor_call_seconds", "Time from dispatching a tool call to its reply")
+# Pool-wide values every gateway process reads from Redis: "livemax" merges them across
+# processes and drops a dead process's file (mark_process_dead, gunicorn's child_exit
+# hook), so a dead process's last value cannot linger in the maximum.
 QUEUE_DEPTH = Gauge("pwc_mcp_executor_queue_depth", "Tool calls waiting for a worker",
-                    multiprocess_mode="max")
-BUSY_WORKERS = Gauge("pwc_mcp_workers_busy", "Workers running a call", multiprocess_mode="max")
+                    multiprocess_mode="livemax")
+BUSY_WORKERS = Gauge("pwc_mcp_workers_busy",
+                     "Tool calls a worker has taken and not yet answered (pool-wide; compare with "
+                     "pwc_mcp_worker_threads)", multiprocess_mode="livemax")
 LIVE_WORKERS = Gauge("pwc_mcp_workers_live", "Workers with a fresh heartbeat (1 in embedded mode)",
-                     multiprocess_mode="max")
+                     multiprocess_mode="livemax")
+WORKER_THREADS = Gauge("pwc_mcp_worker_threads", "Calls the live workers can run at once (their threads summed)",
+                       multiprocess_mode="livemax")
 
 
 @functools.lru_cache(maxsize=1024)  # label values are classified, so the set is small
@@ -87,6 +94,11 @@ def set_queue_depth(depth: int) -> None:
 def set_busy_workers(count: int) -> None:
     """Executor hook: workers currently running a call."""
     BUSY_WORKERS.set(count)
+
+
+def set_worker_threads(count: int) -> None:
+    """Executor hook: threads of the live workers, summed."""
+    WORKER_THREADS.set(count)
 
 
 def set_live_workers(count: int) -> None:

@@ -11,7 +11,15 @@ Failure contract (what the MCP layer turns into JSON-RPC errors / HTTP 503):
 * no live worker, or Redis unreachable → :class:`ExecutorUnavailable`, fast;
 * the backlog is full → :class:`ExecutorUnavailable` (backpressure);
 * no reply before ``call.deadline`` → :class:`ExecutorTimeout`;
-* a reply over ``max_response_bytes`` → :class:`ResponseTooLarge`.
+* a reply over ``max_response_bytes`` → :class:`ResponseTooLarge`;
+* the call's Stream entry vanished without a reply (Redis lost data: ``FLUSHALL``, a
+  restart without persistence, a failover to a lagging replica) → queued again, up to
+  ``_MAX_REQUEUES`` times (every tool is read-only and idempotent), then
+  :class:`ExecutorUnavailable` ("lost by the queue; retry"). Noticed within about
+  ``2 × _ENTRY_CHECK_S`` (ARCHITECTURE.md "Delivery guarantee").
+
+Liveness is judged by Redis's clock, widened after a Redis stall this process saw
+(``pwc_mcp_core.liveness``), so a Redis pause does not make every worker look dead.
 
 The body a worker returns is forwarded as bytes; it is never parsed here.
 """
@@ -24,11 +32,13 @@ import logging
 import time
 import uuid
 from collections.abc import Callable
+from dataclasses import dataclass, field
 
 from redis.asyncio import Redis
 from redis.exceptions import RedisError
 
 from pwc_mcp_core import keys, queue
+from pwc_mcp_core.liveness import STALL_S, StallWatch
 from pwc_mcp_core.redis_pipe import RedisPipe
 from pwc_mcp_core.errors import ExecutorTimeout, ExecutorUnavailable, ResponseTooLarge
 
@@ -42,6 +52,24 @@ logger = logging.getLogger(__name__)
 
 _LIVENESS_REFRESH_S = 1.0
 _REPLY_WAIT_S = 1
+# How often waiting calls check that their Stream entry still exists; an entry missing at
+# two checks in a row (so a reply pushed just before the XDEL is not mistaken) is lost.
+_ENTRY_CHECK_S = 1.0
+_MAX_REQUEUES = 2
+
+
+@dataclass
+class _InFlight:
+    """A call waiting for its reply: what is needed to queue it again if Redis loses it."""
+
+    future: asyncio.Future[bytes]
+    call_json: str
+    lease: tuple[str, str] | None
+    redis_deadline: float | None
+    entry_id: str | None = None
+    misses: int = 0
+    requeues: int = 0
+    lost: list[str] = field(default_factory=list)
 
 
 class RedisExecutor:
@@ -78,15 +106,26 @@ class RedisExecutor:
         self._max_backlog = max_backlog
         self._max_response_bytes = max_response_bytes
         self._observe = observe
-        self._waiting: dict[str, asyncio.Future[bytes]] = {}
+        self._waiting: dict[str, _InFlight] = {}
         self._tasks: list[asyncio.Task[None]] = []
         self._live_workers = 0
         self._redis_ok = False
+        self._stall = StallWatch()
+        self._threads = self._depth = self._running = 0
+        self._offset_s: float | None = None  # Redis's clock minus this host's, from the last refresh
+        self.requeued = 0
 
     @property
     def live_workers(self) -> int:
         """Workers seen alive at the last liveness refresh (cached, never waits)."""
         return self._live_workers
+
+    def pool_state(self) -> dict[str, int]:
+        """The worker pool at the last refresh (cached): ``threads`` (calls the live workers
+        can run at once), ``running`` (calls a worker has taken and not answered),
+        ``waiting`` (calls no worker has taken yet). ``running`` reaching ``threads`` with
+        ``waiting`` above 0 is saturation."""
+        return {"threads": self._threads, "running": self._running, "waiting": self._depth}
 
     @property
     def redis_ok(self) -> bool:
@@ -104,6 +143,7 @@ class RedisExecutor:
         self._tasks = [
             asyncio.create_task(self._read_replies(), name="pwc-mcp-replies"),
             asyncio.create_task(self._refresh_liveness_forever(), name="pwc-mcp-liveness"),
+            asyncio.create_task(self._check_entries_forever(), name="pwc-mcp-entry-check"),
         ]
 
     async def close(self) -> None:
@@ -113,9 +153,9 @@ class RedisExecutor:
         for task in self._tasks:
             with contextlib.suppress(asyncio.CancelledError, Exception):
                 await task
-        for future in self._waiting.values():
-            if not future.done():
-                future.set_exception(ExecutorUnavailable("the gateway is shutting down"))
+        for waiting in self._waiting.values():
+            if not waiting.future.done():
+                waiting.future.set_exception(ExecutorUnavailable("the gateway is shutting down"))
         self._waiting.clear()
         await self._redis.aclose()
         await self._pipe.close()
@@ -142,19 +182,19 @@ class RedisExecutor:
             raise ExecutorTimeout("the call deadline passed before it was queued")
         rid = uuid.uuid4().hex
         future: asyncio.Future[bytes] = asyncio.get_running_loop().create_future()
-        self._waiting[rid] = future
+        call_json = call.to_json()
+        redis_deadline = call.deadline + self._offset_s if self._offset_s is not None else None
+        handed = ticket is not None and (ticket.deferred or ticket.lease_taken)
+        waiting = _InFlight(future, call_json, (ticket.lease.lease_id, ticket.lease.client_hash) if handed else None,
+                            redis_deadline)
+        self._waiting[rid] = waiting
         started = time.monotonic()
         try:
             try:
                 if ticket is not None and ticket.deferred:
-                    await self._admit_and_enqueue(ticket, rid, call.to_json())
+                    waiting.entry_id = await self._admit_and_enqueue(ticket, rid, call_json, redis_deadline)
                 else:
-                    handed = ticket is not None and ticket.lease_taken
-                    await queue.enqueue(
-                        self._pipe, rid=rid, reply_key=self._reply_key, call_json=call.to_json(),
-                        max_backlog=self._max_backlog,
-                        lease=(ticket.lease.lease_id, ticket.lease.client_hash) if handed else None,
-                    )
+                    waiting.entry_id = await self._enqueue(rid, waiting)
             except queue.QueueFull as exc:
                 raise ExecutorUnavailable("the worker queue is full; retry shortly") from exc
             except RedisError as exc:
@@ -174,7 +214,18 @@ class RedisExecutor:
             raise ResponseTooLarge("the serialized response exceeds the response bound")
         return body
 
-    async def _admit_and_enqueue(self, ticket: DispatchTicket, rid: str, call_json: bytes | str) -> None:
+    async def _enqueue(self, rid: str, waiting: _InFlight) -> str:
+        """Append the call's entry (first time or again); returns its entry id.
+
+        Raises:
+            queue.QueueFull, redis.exceptions.RedisError: as `queue.enqueue`.
+        """
+        return await queue.enqueue(self._pipe, rid=rid, reply_key=self._reply_key, call_json=waiting.call_json,
+                                   max_backlog=self._max_backlog, lease=waiting.lease,
+                                   redis_deadline=waiting.redis_deadline)
+
+    async def _admit_and_enqueue(self, ticket: DispatchTicket, rid: str, call_json: bytes | str,
+                                 redis_deadline: float | None) -> str | None:
         """Run the ticket's deferred admission and the enqueue as one script (`gateway.dispatch_ticket`).
 
         Raises:
@@ -184,10 +235,10 @@ class RedisExecutor:
         """
         script, lease = ticket.script, ticket.lease
         try:
-            code = await queue.admit_and_enqueue(
+            code, entry_id = await queue.admit_and_enqueue(
                 self._pipe, admission_keys=script.keys, admission_args=script.args, rid=rid,
                 reply_key=self._reply_key, call_json=call_json, max_backlog=self._max_backlog,
-                lease=(lease.lease_id, lease.client_hash))
+                lease=(lease.lease_id, lease.client_hash), redis_deadline=redis_deadline)
         except (RedisError, OSError) as exc:
             ticket.limits_unavailable = True
             raise ExecutorUnavailable("the limit store is unavailable") from exc
@@ -198,6 +249,7 @@ class RedisExecutor:
             ticket.refusal = decision_from_code(code, None)
             raise ExecutorUnavailable("refused by the limits")
         ticket.admitted = ticket.lease_taken = True
+        return entry_id
 
     async def _read_replies(self) -> None:
         while True:
@@ -216,26 +268,61 @@ class RedisExecutor:
         except ValueError:
             logger.warning("dropped a malformed reply")
             return
-        future = self._waiting.get(rid)
-        if future is not None and not future.done():
-            future.set_result(body)
+        waiting = self._waiting.get(rid)
+        if waiting is not None and not waiting.future.done():
+            waiting.future.set_result(body)
         # else: a duplicate (a reclaimed call answered twice) or a late reply: dropped.
 
     async def _refresh_liveness(self) -> None:
+        sent = time.monotonic()
         try:
             await queue.ensure_group(self._redis)
-            self._live_workers = len(await queue.live_workers(self._redis))
-            depth, busy = await queue.backlog(self._redis)
+            live = await queue.live_workers_at(self._redis, grace_s=self._stall.grace_s())
+            depth, running = await queue.backlog(self._redis)
+            stalled = self._stall.ok(sent) or time.monotonic() - sent >= STALL_S
+            self._offset_s = live.redis_ms / 1000 - time.time()
             self._redis_ok = True
+            if not stalled:  # an answer that waited out a Redis stall judged liveness too early
+                self._live_workers, self._threads = len(live.consumers), live.threads
         except RedisError:
             self._redis_ok = False
-            self._live_workers = 0
-            depth = busy = 0
+            self._live_workers = self._threads = 0
+            depth = running = 0
+        self._depth, self._running = depth, running
         metrics.set_live_workers(self._live_workers)
         metrics.set_queue_depth(depth)
-        metrics.set_busy_workers(busy)
+        metrics.set_busy_workers(running)
+        metrics.set_worker_threads(self._threads)
 
     async def _refresh_liveness_forever(self) -> None:
         while True:
             await asyncio.sleep(_LIVENESS_REFRESH_S)
             await self._refresh_liveness()
+
+    async def _check_entries_forever(self) -> None:
+        while True:
+            await asyncio.sleep(_ENTRY_CHECK_S)
+            with contextlib.suppress(RedisError):
+                await self._check_entries()
+
+    async def _check_entries(self) -> None:
+        """Find waiting calls whose Stream entry is gone without a reply; queue them again or fail them."""
+        checked = [(rid, w) for rid, w in self._waiting.items() if w.entry_id is not None and not w.future.done()]
+        if not checked:
+            return
+        exists = await queue.entry_exists(self._redis, [w.entry_id for _, w in checked])
+        for (rid, waiting), present in zip(checked, exists):
+            waiting.misses = 0 if present else waiting.misses + 1
+            if waiting.misses < 2 or waiting.future.done():
+                continue
+            waiting.misses = 0
+            if waiting.requeues >= _MAX_REQUEUES:
+                waiting.future.set_exception(ExecutorUnavailable("the call was lost by the queue; retry"))
+                continue
+            waiting.requeues += 1
+            try:
+                waiting.entry_id = await self._enqueue(rid, waiting)
+                self.requeued += 1
+                logger.warning("queued a call again after Redis lost its entry")
+            except (queue.QueueFull, RedisError):
+                waiting.future.set_exception(ExecutorUnavailable("the call was lost by the queue; retry"))

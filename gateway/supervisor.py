@@ -2,7 +2,9 @@
 
 A child that exits is logged and restarted (after a short pause if it keeps dying);
 a child that exits with status 2 (bad configuration) stops everything, since a
-restart cannot fix it. SIGTERM or SIGINT stops every child (SIGTERM, then SIGKILL
+restart cannot fix it. A child that exits has its live Prometheus gauges dropped from
+the shared multiprocess directory (``mark_process_dead``), as gunicorn's ``child_exit``
+hook does for gateway processes. SIGTERM or SIGINT stops every child (SIGTERM, then SIGKILL
 after a grace period) and the supervisor exits 0.
 """
 
@@ -67,6 +69,15 @@ def _stop_all(children: Sequence[Child]) -> None:
             child.proc.wait()
 
 
+def _mark_dead(env: Mapping[str, str], pid: int) -> None:
+    """Drop a dead child's live gauges from the multiprocess metrics, if they are on."""
+    directory = env.get("PROMETHEUS_MULTIPROC_DIR")
+    if directory:
+        from prometheus_client import multiprocess
+
+        multiprocess.mark_process_dead(pid, directory)
+
+
 def supervise(children: Sequence[Child], env: Mapping[str, str]) -> int:
     """Run ``children`` until a stop signal; returns the exit status (0, or 2 on a config error)."""
     stop = threading.Event()
@@ -90,6 +101,7 @@ def supervise(children: Sequence[Child], env: Mapping[str, str]) -> int:
                     status = CONFIG_ERROR_EXIT
                     stop.set()
                     break
+                _mark_dead(env, child.proc.pid)
                 logger.warning("%s exited with status %d; restarting", child.name, code)
                 if time.monotonic() - child.started_at < QUICK_EXIT_S:
                     stop.wait(RESTART_PAUSE_S)  # a crash loop must not spin

@@ -7,6 +7,12 @@ limit has arrived. Reads go through the :class:`pwc.cache.Cache` seam; only
 2xx responses are cached, as a small JSON envelope of status, lower-cased
 headers and the base64 body.
 
+Deadline: ``timeout`` is a wall-clock bound over the whole request (connect, headers and
+body), not per socket read: every socket operation waits at most until that end, so a
+server that trickles its answer a byte at a time cannot hold a thread past it. A caller
+can tighten it for the requests its thread makes with :meth:`Client.within` (the worker
+does so with the call's deadline, ARCHITECTURE.md "Delivery guarantee").
+
 Errors: every timeout → :class:`RequestTimeout` (exit 3, a fix over the
 reference, which let body-read timeouts exit 2); other network failures →
 ``TransportError("API request failed: <reason>")``; non-2xx →
@@ -20,13 +26,17 @@ import base64
 import datetime as dt
 import hashlib
 import json
+import contextlib
 import logging
 import os
-from collections.abc import Mapping
+import threading
+import time
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import quote
 
+import httpcore
 import httpx
 
 from pwc import __version__
@@ -94,13 +104,87 @@ def _unpack(blob: bytes) -> tuple[int, dict[str, str], bytes]:
     return int(data["status"]), dict(data["headers"]), base64.b64decode(data["body"])
 
 
+class _Ends(threading.local):
+    """The monotonic end of the request the current thread is making (``inf``: none)."""
+
+    end: float = float("inf")
+
+
+class _DeadlineStream(httpcore.NetworkStream):
+    """A socket stream whose every read and write waits at most until its thread's end."""
+
+    def __init__(self, inner: httpcore.NetworkStream, ends: _Ends) -> None:
+        self._inner = inner
+        self._ends = ends
+
+    def _bound(self, timeout: float | None, error: type[Exception]) -> float | None:
+        left = self._ends.end - time.monotonic()
+        if left <= 0:
+            raise error("the request deadline passed")
+        return left if timeout is None else min(timeout, left)
+
+    def read(self, max_bytes: int, timeout: float | None = None) -> bytes:
+        return self._inner.read(max_bytes, self._bound(timeout, httpcore.ReadTimeout))
+
+    def write(self, buffer: bytes, timeout: float | None = None) -> None:
+        self._inner.write(buffer, self._bound(timeout, httpcore.WriteTimeout))
+
+    def close(self) -> None:
+        self._inner.close()
+
+    def start_tls(self, ssl_context: Any, server_hostname: str | None = None,
+                  timeout: float | None = None) -> httpcore.NetworkStream:
+        inner = self._inner.start_tls(ssl_context, server_hostname, self._bound(timeout, httpcore.ConnectTimeout))
+        return _DeadlineStream(inner, self._ends)
+
+    def get_extra_info(self, info: str) -> Any:
+        return self._inner.get_extra_info(info)
+
+
+class _DeadlineBackend(httpcore.NetworkBackend):
+    """httpcore's sync socket backend with every connect, read and write bounded by the
+    calling thread's request end (``_Ends``): httpx itself only bounds each operation."""
+
+    def __init__(self, ends: _Ends) -> None:
+        self._inner = httpcore.SyncBackend()
+        self._ends = ends
+
+    def _bound(self, timeout: float | None) -> float | None:
+        left = self._ends.end - time.monotonic()
+        if left <= 0:
+            raise httpcore.ConnectTimeout("the request deadline passed")
+        return left if timeout is None else min(timeout, left)
+
+    def connect_tcp(self, host: str, port: int, timeout: float | None = None, local_address: str | None = None,
+                    socket_options: Any = None) -> httpcore.NetworkStream:
+        stream = self._inner.connect_tcp(host, port, self._bound(timeout), local_address, socket_options)
+        return _DeadlineStream(stream, self._ends)
+
+    def connect_unix_socket(self, path: str, timeout: float | None = None,
+                            socket_options: Any = None) -> httpcore.NetworkStream:
+        return _DeadlineStream(self._inner.connect_unix_socket(path, self._bound(timeout), socket_options), self._ends)
+
+    def sleep(self, seconds: float) -> None:
+        self._inner.sleep(seconds)
+
+
+def _deadline_transport(ends: _Ends) -> httpx.HTTPTransport:
+    """httpx's default transport over :class:`_DeadlineBackend` (same TLS and pool defaults)."""
+    transport = httpx.HTTPTransport()
+    transport._pool = httpcore.ConnectionPool(  # noqa: SLF001 - httpx has no public backend seam
+        ssl_context=httpx.create_ssl_context(), max_connections=100, max_keepalive_connections=20,
+        keepalive_expiry=5.0, network_backend=_DeadlineBackend(ends))
+    return transport
+
+
 class Client:
     """The catalog API client: ``Client(base_url=None, *, timeout=30.0, cache=None, max_bytes=2 MiB, transport=None)``.
 
     ``base_url`` falls back to ``PWC_API_URL``, then :data:`DEFAULT_BASE_URL`
-    (a trailing ``/`` is stripped). ``timeout`` (seconds) bounds connect and
-    each read. ``transport`` is httpx's own seam (e.g. ``httpx.MockTransport``
-    in unit tests); None is the real network. Use as a context manager or call :meth:`close`.
+    (a trailing ``/`` is stripped). ``timeout`` (seconds) bounds each request end to
+    end, wall clock (see the module docstring). ``transport`` is httpx's own seam (e.g.
+    ``httpx.MockTransport`` in unit tests); None is the real network through the
+    wall-clock deadline transport. Use as a context manager or call :meth:`close`.
     """
 
     def __init__(self, base_url: str | None = None, *, timeout: float = 30.0,
@@ -111,8 +195,23 @@ class Client:
         self.timeout = float(timeout)
         self.max_bytes = max_bytes
         self.cache: Cache = cache if cache is not None else NullCache()
+        self._ends = _Ends()
+        if transport is None:
+            transport = _deadline_transport(self._ends)
         self._http = httpx.Client(headers=HEADERS, timeout=httpx.Timeout(self.timeout),
                                   follow_redirects=False, transport=transport)
+
+    @contextlib.contextmanager
+    def within(self, seconds: float) -> Iterator[None]:
+        """Bound every request the calling thread makes inside the block to end within
+        ``seconds`` from now (on top of ``timeout``); a request past it raises
+        ``RequestTimeout``. Nested blocks keep the earliest end."""
+        previous = self._ends.end
+        self._ends.end = min(previous, time.monotonic() + max(0.0, seconds))
+        try:
+            yield
+        finally:
+            self._ends.end = previous
 
     def close(self) -> None:
         """Close the underlying connection pool."""
@@ -157,6 +256,10 @@ class Client:
 
     def _fetch(self, path: str, pairs: list[tuple[str, str]]) -> tuple[int, dict[str, str], bytes]:
         """One uncached GET; returns (status, lower-case headers, body) for 2xx, else raises."""
+        with self.within(self.timeout):
+            return self._fetch_bounded(path, pairs)
+
+    def _fetch_bounded(self, path: str, pairs: list[tuple[str, str]]) -> tuple[int, dict[str, str], bytes]:
         try:
             with self._http.stream("GET", self.url(path), params=pairs) as response:
                 status = response.status_code

@@ -28,7 +28,7 @@ import redis
 
 from pwc.cache import Cache
 
-from pwc_mcp_core import keys, scripts
+from pwc_mcp_core import keys, retry, scripts
 
 __all__ = ["Chunk", "ChunkCache", "MemoryCache", "RedisCache", "TieredCache"]
 
@@ -221,6 +221,7 @@ class RedisCache:
         self._wait_s = wait_s
         self._poll_s = poll_s
         self._max_poll_s = max_poll_s
+        self._backoff = retry.backoff(base_s=poll_s, cap_s=max_poll_s)
         self._unlock = redis_client.register_script(scripts.load("cache_unlock"))
         self._keeper = _LockKeeper(redis_client, ttl_ms=self._lock_ttl_ms, every_s=renew_s)
 
@@ -239,19 +240,25 @@ class RedisCache:
 
     def _fetch(self, entry: str, lock: str, ttl_s: float, loader: Callable[[], bytes]) -> bytes:
         deadline = time.monotonic() + self._wait_s
-        delay = self._poll_s
+        polls = 0
         while True:
             cached = self._call(self._redis.get, entry)
             if cached is not None:  # str only if the client was built with decode_responses=True
                 return cached.encode("utf-8") if isinstance(cached, str) else bytes(cached)
             token = uuid.uuid4().hex
             if self._call(self._redis.set, lock, token, nx=True, px=self._lock_ttl_ms):
+                # A leader may have stored the entry and unlocked between our GET and our
+                # SET NX: read once more before loading, or we would load it a second time.
+                stored = self._call(self._redis.get, entry)
+                if stored is not None:
+                    self._release(lock, token)
+                    return stored.encode("utf-8") if isinstance(stored, str) else bytes(stored)
                 return self._lead(entry, lock, token, ttl_s, loader)
             if time.monotonic() >= deadline:
                 logger.warning("cache single-flight wait expired; loading directly")
                 return loader()
-            time.sleep(min(delay, max(0.0, deadline - time.monotonic())))
-            delay = min(delay * 2, self._max_poll_s)
+            time.sleep(min(self._backoff.compute(polls), max(0.0, deadline - time.monotonic())))
+            polls += 1
 
     def _lead(self, entry: str, lock: str, token: str, ttl_s: float,
               loader: Callable[[], bytes]) -> bytes:

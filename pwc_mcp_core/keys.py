@@ -22,6 +22,7 @@ __all__ = [
     "sse_inbox",
     "sse_session",
     "sse_sessions_global",
+    "worker_threads",
     "workers_set",
 ]
 
@@ -56,6 +57,11 @@ def reply_list(gateway_id: str) -> str:
 def workers_set() -> str:
     """Sorted set of worker ids scored by their last heartbeat (unix ms)."""
     return f"{ROOT}workers"
+
+
+def worker_threads() -> str:
+    """Hash of consumer name → its thread count (calls it runs at once), kept beside ``workers_set``."""
+    return f"{ROOT}worker-threads"
 
 
 def cache_entry(digest: str) -> str:

@@ -32,13 +32,19 @@ class LocalExecutor:
         on_queue_wait: optional hook, seconds a call waited for a free thread.
         on_call: optional hook, seconds from submission to result.
         thread_name_prefix: names the pool's threads (visible in debuggers and py-spy).
+        clock: wall clock (unix seconds) the call deadlines are judged by; a worker whose
+            host clock is off passes its Redis-corrected clock here.
+
+    A call's catalog requests are bounded by its deadline too (``Client.within``), so a
+    thread is free again by then whatever the catalog does.
     """
 
     def __init__(self, runtime_factory: Callable[[], Any], *, max_workers: int, max_response_bytes: int,
                  run: Callable[[Call, Any], bytes] | None = None,
                  on_queue_wait: Callable[[float], None] | None = None,
                  on_call: Callable[[float], None] | None = None,
-                 thread_name_prefix: str = "pwc-mcp-tool") -> None:
+                 thread_name_prefix: str = "pwc-mcp-tool",
+                 clock: Callable[[], float] = time.time) -> None:
         if run is None:
             from pwc_mcp_core.execution import execute as run
         self._run_call = run
@@ -50,6 +56,7 @@ class LocalExecutor:
         self._on_queue_wait = on_queue_wait
         self._on_call = on_call
         self._closed = False
+        self._clock = clock
 
     @property
     def live_workers(self) -> int:
@@ -59,7 +66,12 @@ class LocalExecutor:
     def _run(self, call: Call, submitted: float) -> bytes:
         if self._on_queue_wait is not None:
             self._on_queue_wait(time.perf_counter() - submitted)
-        return self._run_call(call, self._get_runtime())
+        runtime = self._get_runtime()
+        within = getattr(getattr(runtime, "client", None), "within", None)
+        if within is None:  # a test runtime without the catalog client
+            return self._run_call(call, runtime)
+        with within(call.deadline - self._clock()):
+            return self._run_call(call, runtime)
 
     def _get_runtime(self) -> Any:
         with self._runtime_lock:
@@ -122,7 +134,7 @@ class LocalExecutor:
         """Seconds left before ``call.deadline``; raises if closed or already past it."""
         if self._closed:
             raise ExecutorUnavailable("the executor is closed")
-        remaining = call.deadline - time.time()
+        remaining = call.deadline - self._clock()
         if remaining <= 0:
             raise ExecutorTimeout("the call deadline passed before it started")
         return remaining

@@ -35,6 +35,7 @@ from redis.asyncio import Redis
 from redis.exceptions import ResponseError
 
 from pwc_mcp_core import keys, scripts
+from pwc_mcp_core.liveness import STALL_S
 from pwc_mcp_core.redis_pipe import RedisPipe, ScriptRunner, SyncPipe
 
 __all__ = [
@@ -46,6 +47,12 @@ __all__ = [
     "TOO_LARGE",
     "admit_and_enqueue",
     "claim_orphans",
+    "consumer_name",
+    "entry_exists",
+    "Liveness",
+    "live_workers_at",
+    "recover_previous",
+    "worker_of",
     "decode_reply",
     "encode_reply",
     "enqueue",
@@ -87,6 +94,8 @@ class Job:
         call_json: the serialized ``Call``.
         lease: ``(lease_id, client_hash)`` of the concurrency lease the worker gives back
             with its reply, or None when the gateway keeps that job itself.
+        redis_deadline: the call deadline on Redis's clock (unix seconds), when the gateway
+            knew its offset to it; a worker converts it to its own clock.
     """
 
     entry_id: bytes
@@ -94,6 +103,7 @@ class Job:
     reply_key: str
     call_json: str
     lease: tuple[str, str] | None = None
+    redis_deadline: float | None = None
 
 
 def encode_reply(rid: str, body: bytes) -> bytes:
@@ -123,25 +133,29 @@ async def ensure_group(redis: Redis) -> None:
 
 
 async def enqueue(pipe: RedisPipe, *, rid: str, reply_key: str, call_json: str, max_backlog: int,
-                  lease: tuple[str, str] | None = None) -> None:
+                  lease: tuple[str, str] | None = None, redis_deadline: float | None = None) -> str:
     """Append one call to the Stream, atomically refusing when the backlog is full.
 
     ``lease`` (``(lease_id, client_hash)``) hands the call's concurrency lease to the
-    worker, which releases it in the same round trip as its reply.
+    worker, which releases it in the same round trip as its reply. ``redis_deadline``: see `Job`.
+
+    Returns:
+        the new entry's id.
 
     Raises:
         QueueFull: ``max_backlog`` entries are already queued or running.
         redis.exceptions.RedisError: Redis is unreachable (callers map it).
     """
-    fields = _entry_fields(rid, reply_key, call_json, lease)
+    fields = _entry_fields(rid, reply_key, call_json, lease, redis_deadline)
     added = await _script(pipe, "enqueue")([keys.calls_stream()], [max_backlog, *fields])
     if not added:
         raise QueueFull(f"{max_backlog} calls are already queued")
+    return added.decode() if isinstance(added, bytes) else str(added)
 
 
 async def admit_and_enqueue(pipe: RedisPipe, *, admission_keys: Sequence[str], admission_args: Sequence[str | int],
                             rid: str, reply_key: str, call_json: str, max_backlog: int,
-                            lease: tuple[str, str]) -> int:
+                            lease: tuple[str, str], redis_deadline: float | None = None) -> tuple[int, str | None]:
     """Admit a call against the limits and append it to the Stream in one atomic step.
 
     ``admission_keys``/``admission_args`` are ``admission.lua``'s KEYS and first eight
@@ -150,22 +164,28 @@ async def admit_and_enqueue(pipe: RedisPipe, *, admission_keys: Sequence[str], a
     the worker gives it back with its reply.
 
     Returns:
-        0 when admitted and queued; ``ADMITTED_BACKLOG_FULL`` when admitted (counted) but
-        not queued; otherwise the admission refusal code (``admission.lua``).
+        ``(code, entry id)``: code 0 when admitted and queued (with the new entry's id);
+        ``ADMITTED_BACKLOG_FULL`` when admitted (counted) but not queued; otherwise the
+        admission refusal code (``admission.lua``); the id is None unless queued.
 
     Raises:
         redis.exceptions.RedisError: Redis is unreachable (callers map it).
     """
-    fields = _entry_fields(rid, reply_key, call_json, lease)
+    fields = _entry_fields(rid, reply_key, call_json, lease, redis_deadline)
     code = await _script(pipe, "admit_enqueue")([*admission_keys, keys.calls_stream()],
                                                  [*admission_args, max_backlog, *fields])
-    return int(code)
+    if isinstance(code, bytes | str):
+        return 0, code.decode() if isinstance(code, bytes) else code
+    return int(code), None
 
 
-def _entry_fields(rid: str, reply_key: str, call_json: str, lease: tuple[str, str] | None) -> list[str]:
+def _entry_fields(rid: str, reply_key: str, call_json: str, lease: tuple[str, str] | None,
+                  redis_deadline: float | None = None) -> list[str]:
     fields = ["rid", rid, "reply", reply_key, "call", call_json]
     if lease is not None:
         fields += ["lease", f"{lease[0]}:{lease[1]}"]
+    if redis_deadline is not None:
+        fields += ["dl", f"{redis_deadline:.3f}"]
     return fields
 
 
@@ -247,8 +267,9 @@ def _parse(entries: list) -> tuple[list[Job], list[tuple[Any, ...]]]:
             lease = fields[b"lease"].decode("ascii").split(":", 1) if b"lease" in fields else None
             jobs.append(Job(entry_id=entry_id, rid=fields[b"rid"].decode("ascii"),
                             reply_key=fields[b"reply"].decode("ascii"), call_json=fields[b"call"].decode("utf-8"),
-                            lease=(lease[0], lease[1]) if lease is not None else None))
-        except (KeyError, UnicodeDecodeError, IndexError, AttributeError):
+                            lease=(lease[0], lease[1]) if lease is not None else None,
+                            redis_deadline=float(fields[b"dl"]) if b"dl" in fields else None))
+        except (KeyError, UnicodeDecodeError, IndexError, AttributeError, ValueError):
             malformed.append(entry_id)
     if not malformed:
         return jobs, []
@@ -278,25 +299,71 @@ async def wait_replies(pipe: RedisPipe, reply_key: str, *, timeout_s: float, bat
     return list(popped[1]) if popped else []
 
 
-async def heartbeat(redis: Redis, worker_id: str) -> None:
-    """Record that ``worker_id`` is alive now, and prune long-dead entries."""
-    now_ms = int(time.time() * 1000)
+def consumer_name(worker_id: str, incarnation: str) -> str:
+    """The consumer name of one start of worker ``worker_id`` (``<id>#<incarnation>``).
+
+    Unique per process start, so a worker restarted under the same id (systemd's
+    ``%H-%i``) never shares a pending list with the process it replaces; the new process
+    claims its predecessors' entries at start (`recover_previous`).
+    """
+    return f"{worker_id}#{incarnation}"
+
+
+def worker_of(consumer: str) -> str:
+    """The worker id of a consumer name (the name itself for a pre-incarnation name)."""
+    return consumer.split("#", 1)[0]
+
+
+async def heartbeat(redis: Redis, consumer: str, threads: int = 0) -> int:
+    """Record that ``consumer`` (running ``threads`` calls at once) is alive, by Redis's
+    clock; prune hour-old entries.
+
+    Returns:
+        Redis's time, unix ms (callers derive their clock offset from it).
+    """
+    script = redis.register_script(scripts.load("heartbeat"))
+    return int(await script(keys=[keys.workers_set(), keys.worker_threads()], args=[consumer, 3_600_000, threads]))
+
+
+async def forget_worker(redis: Redis, consumer: str) -> None:
+    """Deregister a consumer that is shutting down cleanly."""
     async with redis.pipeline(transaction=False) as pipe:
-        pipe.zadd(keys.workers_set(), {worker_id: now_ms})
-        pipe.zremrangebyscore(keys.workers_set(), 0, now_ms - 3_600_000)
+        pipe.zrem(keys.workers_set(), consumer)
+        pipe.hdel(keys.worker_threads(), consumer)
         await pipe.execute()
 
 
-async def forget_worker(redis: Redis, worker_id: str) -> None:
-    """Deregister a worker that is shutting down cleanly."""
-    await redis.zrem(keys.workers_set(), worker_id)
+@dataclass(frozen=True, slots=True)
+class Liveness:
+    """One liveness judgement: Redis's time (unix ms), the live consumers, their threads summed."""
+
+    redis_ms: int
+    consumers: list[str]
+    threads: int
 
 
-async def live_workers(redis: Redis) -> list[str]:
-    """Ids of workers whose last heartbeat is newer than ``keys.HEARTBEAT_TTL_S``."""
-    since_ms = int((time.time() - keys.HEARTBEAT_TTL_S) * 1000)
-    members = await redis.zrangebyscore(keys.workers_set(), since_ms, "+inf")
-    return [member.decode() for member in members]
+async def live_workers_at(redis: Redis, *, grace_s: float = 0.0) -> Liveness:
+    """The consumers whose heartbeat is at most ``HEARTBEAT_TTL_S + grace_s`` old, judged by
+    Redis's own clock (worker hosts' clocks do not matter), with Redis's time and their threads."""
+    window_ms = int((keys.HEARTBEAT_TTL_S + max(0.0, grace_s)) * 1000)
+    script = redis.register_script(scripts.load("live_workers"))
+    reply = await script(keys=[keys.workers_set(), keys.worker_threads()], args=[window_ms])
+    return Liveness(redis_ms=int(reply[0]), threads=int(reply[1]),
+                    consumers=[m.decode() if isinstance(m, bytes) else str(m) for m in reply[2:]])
+
+
+async def live_workers(redis: Redis, *, grace_s: float = 0.0) -> list[str]:
+    """Consumers with a fresh heartbeat (see `live_workers_at`)."""
+    return (await live_workers_at(redis, grace_s=grace_s)).consumers
+
+
+async def entry_exists(redis: Redis, entry_ids: Sequence[str]) -> list[bool]:
+    """For each Stream entry id, whether the calls Stream still holds it (one pipeline)."""
+    async with redis.pipeline(transaction=False) as pipe:
+        for entry_id in entry_ids:
+            pipe.xrange(keys.calls_stream(), min=entry_id, max=entry_id, count=1)
+        found = await pipe.execute()
+    return [bool(rows) for rows in found]
 
 
 async def backlog(redis: Redis) -> tuple[int, int]:
@@ -309,14 +376,19 @@ async def backlog(redis: Redis) -> tuple[int, int]:
     return max(0, length - pending), pending
 
 
-async def claim_orphans(redis: Redis, *, consumer: str, count: int) -> list[Job]:
-    """Claim pending entries whose consumer is no longer live, for ``consumer`` to run again.
+async def claim_orphans(redis: Redis, *, consumer: str, count: int, grace_s: float = 0.0) -> list[Job]:
+    """Claim up to ``count`` pending entries whose consumer is no longer live, for ``consumer``.
 
-    A consumer counts as dead when it is absent from the live set; its entries
-    are XCLAIMed whatever their idle time (a dead worker will never ack), and
-    the dead consumer is removed from the group once it owns nothing.
+    A consumer counts as dead when it is absent from the live set (window widened by
+    ``grace_s`` after a Redis stall); its entries are XCLAIMed whatever their idle time (a
+    dead worker will never ack), and the dead consumer is removed from the group once it
+    owns nothing. If judging liveness itself took ``liveness.STALL_S`` or more, Redis
+    stalled meanwhile and the judgement is stale: nothing is claimed.
     """
-    live = set(await live_workers(redis))
+    started = time.monotonic()
+    live = set(await live_workers(redis, grace_s=grace_s))
+    if time.monotonic() - started >= STALL_S:
+        return []
     live.add(consumer)
     claimed: list[Job] = []
     for info in await redis.xinfo_consumers(keys.calls_stream(), GROUP):
@@ -324,15 +396,39 @@ async def claim_orphans(redis: Redis, *, consumer: str, count: int) -> list[Job]
         if name in live:
             continue
         if info.get("pending", 0):
-            pending = await redis.xpending_range(
-                keys.calls_stream(), GROUP, min="-", max="+", count=count - len(claimed), consumername=name
-            )
-            ids = [item["message_id"] for item in pending]
-            if ids:
-                entries = await redis.xclaim(keys.calls_stream(), GROUP, consumer, min_idle_time=0, message_ids=ids)
-                claimed.extend(await _claimed_jobs(redis, entries))
+            if count - len(claimed) <= 0:
+                continue
+            claimed.extend(await _claim_all(redis, name, consumer, count - len(claimed)))
         else:
             await redis.xgroup_delconsumer(keys.calls_stream(), GROUP, name)
-        if len(claimed) >= count:
-            break
     return claimed
+
+
+async def recover_previous(redis: Redis, *, consumer: str) -> list[Job]:
+    """At start: claim every entry still pending for an earlier start of the same worker id,
+    then remove those consumers and their heartbeats.
+
+    Only one process runs under a worker id at a time (systemd's ``%H-%i``), so an earlier
+    incarnation's entries are known orphans even while its heartbeat is still fresh.
+    """
+    worker_id = worker_of(consumer)
+    claimed: list[Job] = []
+    for info in await redis.xinfo_consumers(keys.calls_stream(), GROUP):
+        name = info["name"].decode() if isinstance(info["name"], bytes) else info["name"]
+        if name == consumer or worker_of(name) != worker_id:
+            continue
+        if info.get("pending", 0):
+            claimed.extend(await _claim_all(redis, name, consumer, 10_000))
+        await redis.xgroup_delconsumer(keys.calls_stream(), GROUP, name)
+        await forget_worker(redis, name)
+    return claimed
+
+
+async def _claim_all(redis: Redis, owner: str, consumer: str, count: int) -> list[Job]:
+    pending = await redis.xpending_range(keys.calls_stream(), GROUP, min="-", max="+", count=count,
+                                         consumername=owner)
+    ids = [item["message_id"] for item in pending]
+    if not ids:
+        return []
+    entries = await redis.xclaim(keys.calls_stream(), GROUP, consumer, min_idle_time=0, message_ids=ids)
+    return await _claimed_jobs(redis, entries)

@@ -40,6 +40,6 @@ def main(argv: Sequence[str] | None = None, environ: Mapping[str, str] | None = 
         redis_client = redis.Redis.from_url(settings.redis_url, socket_connect_timeout=2, socket_timeout=5)
         return Runtime.build(settings.core, TieredCache(MemoryCache(), RedisCache(redis_client)))
 
-    worker = Worker(settings, Runner(runtime, settings.threads, settings.core.max_body_bytes))
+    worker = Worker(settings, Runner(runtime, settings.threads, settings.core.max_body_bytes, clock=settings.clock))
     asyncio.run(worker.run())
     return 0

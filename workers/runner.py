@@ -31,19 +31,23 @@ class Runner:
         max_response_bytes: bodies above it are replaced by ``queue.TOO_LARGE``.
     """
 
-    def __init__(self, runtime_factory: Callable[[], Any], threads: int, max_response_bytes: int) -> None:
+    def __init__(self, runtime_factory: Callable[[], Any], threads: int, max_response_bytes: int,
+                 clock: Callable[[], float] = time.time) -> None:
         self._executor = LocalExecutor(runtime_factory, max_workers=threads, max_response_bytes=max_response_bytes,
-                                       thread_name_prefix="pwc-call")
+                                       thread_name_prefix="pwc-call", clock=clock)
+        self._clock = clock
         self.threads = threads
 
-    def run_here(self, call_json: str) -> bytes | None:
-        """Run one serialized call in the calling thread; ``None`` when its deadline passed,
-        before the call started or while it ran (nobody waits for it any more).
+    def run_here(self, call: Call | str) -> bytes | None:
+        """Run one call (or serialized call) in the calling thread; ``None`` when its deadline
+        passed, before the call started or while it ran (nobody waits for it any more).
+        The deadline is judged by ``clock`` and also bounds the call's catalog requests.
 
         Raises:
-            ValueError: ``call_json`` is not a call (the caller drops the entry).
+            ValueError: ``call`` is not a call (the caller drops the entry).
         """
-        call = Call.from_json(call_json)
+        if isinstance(call, str):
+            call = Call.from_json(call)
         try:
             body = self._executor.run_here(call)
         except ExecutorTimeout:
@@ -51,7 +55,7 @@ class Runner:
         except ResponseTooLarge:
             logger.warning("response over the bound replaced")
             return queue.TOO_LARGE
-        return body if time.time() <= call.deadline else None
+        return body if self._clock() <= call.deadline else None
 
     def warm(self) -> None:
         """Build the runtime and the tool tables before the consumer threads start (blocking).

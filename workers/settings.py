@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import os
 import socket
+import time
 from collections.abc import Mapping
 from dataclasses import dataclass
 
 from pwc_mcp_core.errors import ConfigError
-from pwc_mcp_core.settings import CoreSettings, env_int
+from pwc_mcp_core.settings import CoreSettings, env_int, env_number
 
 __all__ = ["WorkerSettings"]
 
@@ -30,12 +31,20 @@ class WorkerSettings:
       among live workers.
     * ``PWC_MCP_WORKER_DRAIN_S`` (default 30, 1–600): how long SIGTERM waits for running
       calls before the process exits anyway.
+    * ``PWC_MCP_WORKER_CLOCK_SKEW_S`` (default 0, -60–60): a test seam that makes this
+      worker's wall clock read that many seconds off, to prove a host with a wrong clock
+      still works (ARCHITECTURE.md "Clocks"); never set it in production.
     """
 
     core: CoreSettings
     worker_id: str
     drain_s: float = 30.0
     threads: int = DEFAULT_THREADS
+    clock_skew_s: float = 0.0
+
+    def clock(self) -> float:
+        """This worker's wall clock, unix seconds (``time.time()`` plus the test skew)."""
+        return time.time() + self.clock_skew_s
 
     @property
     def redis_url(self) -> str:
@@ -57,7 +66,8 @@ class WorkerSettings:
         worker_id = environ.get("PWC_MCP_WORKER_ID", "").strip() or f"{socket.gethostname()}-{os.getpid()}"
         # CoreSettings already validated the variable; only its default differs here.
         threads = core.worker_threads if environ.get("PWC_MCP_WORKER_THREADS", "").strip() else DEFAULT_THREADS
-        return cls(core=core, worker_id=worker_id, drain_s=float(drain_s), threads=threads)
+        skew = env_number(environ, "PWC_MCP_WORKER_CLOCK_SKEW_S", 0.0, -60, 60)
+        return cls(core=core, worker_id=worker_id, drain_s=float(drain_s), threads=threads, clock_skew_s=skew)
 
     def __repr__(self) -> str:
         return f"WorkerSettings(worker_id={self.worker_id!r}, threads={self.threads}, drain_s={self.drain_s})"

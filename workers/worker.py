@@ -1,32 +1,42 @@
 """The worker: consumer threads read calls from the Stream, run them and reply; drain on SIGTERM.
 
 Lifecycle: build the per-process tables and the runtime (``Runner.warm``), then
-register a heartbeat before reading anything (so no peer mistakes this
-consumer for a dead one), then start ``threads`` consumer threads. Each one blocks in
-``XREADGROUP`` on a synchronous connection of its own, runs the call it got right
-there and sends the reply from the same thread: no event-loop or thread-pool hand-off
-lies on a call's path (each cost a thread wake-up, 137 µs at p50 on the benchmark
-machine). The event loop keeps the heartbeat, and every ``_RECLAIM_EVERY_S`` claims the
-calls of dead workers and runs them the same way, each on a thread of its own. On SIGTERM or SIGINT: stop
-reading, let running calls finish (at most ``drain_s``), deregister, exit 0. Redis
-outages are waited out with a bounded backoff; they never kill the worker.
+register a heartbeat under this start's own consumer name (``<worker id>#<incarnation>``)
+before reading anything, claim whatever an earlier start under the same worker id left
+pending (a crash restarted by systemd within its heartbeat TTL), then start ``threads``
+consumer threads. Each one blocks in ``XREADGROUP`` on a synchronous connection of its
+own, runs the call it got right there and sends the reply from the same thread: no
+event-loop or thread-pool hand-off lies on a call's path. The event loop keeps the
+heartbeat, and every ``_RECLAIM_EVERY_S`` claims the calls of dead workers, at most as
+many as there are idle threads, into a local hand-over queue the consumer threads serve
+before reading new entries: a worker never runs more calls than it has threads. On
+SIGTERM or SIGINT: stop reading, let running calls finish (at most ``drain_s``),
+deregister, exit 0. Redis outages are waited out with one jittered backoff
+(``pwc_mcp_core.retry``); they never kill the worker. Deadlines are judged on this
+host's clock corrected by its offset to Redis's clock (ARCHITECTURE.md "Clocks").
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import logging
 import signal
 import threading
 import time
+import uuid
+from queue import Empty, SimpleQueue
 
 from redis.asyncio import Redis
 from redis.exceptions import RedisError
 
 from pwc_mcp_core import keys, queue
+from pwc_mcp_core.call import Call
 from pwc_mcp_core.gc_tuning import settle_after_startup
+from pwc_mcp_core.liveness import StallWatch
 from pwc_mcp_core.redis_pipe import SyncPipe
+from pwc_mcp_core.retry import REDIS_BACKOFF
 from workers.runner import Runner
 from workers.settings import WorkerSettings
 
@@ -35,7 +45,6 @@ __all__ = ["Worker"]
 logger = logging.getLogger(__name__)
 
 _BLOCK_MS = 1000
-_BACKOFF_MAX_S = 2.0
 _RECLAIM_EVERY_S = 2.0
 
 
@@ -43,20 +52,25 @@ class Worker:
     """One worker process's queue consumer.
 
     Args:
-        settings: the worker settings (Redis URL, id, threads, drain time).
+        settings: the worker settings (Redis URL, id, threads, drain time, clock).
         runner: executes calls in the calling thread (`Runner.run_here`).
     """
 
     def __init__(self, settings: WorkerSettings, runner: Runner) -> None:
         self._settings = settings
         self._runner = runner
-        self._redis = Redis.from_url(settings.redis_url, socket_connect_timeout=2, socket_timeout=None)
+        self.consumer = queue.consumer_name(settings.worker_id, uuid.uuid4().hex[:8])
+        # Bounded reads: after a network partition heals, a command stuck on a dead TCP
+        # connection must fail and reconnect, not wait out TCP's retransmission backoff.
+        self._redis = Redis.from_url(settings.redis_url, socket_connect_timeout=2, socket_timeout=5)
         self._stopping = asyncio.Event()
         self._halt = threading.Event()  # tells consumer threads to stop reading
         self._consumers: list[threading.Thread] = []
-        self._running: set[asyncio.Task[None]] = set()
+        self._handover: SimpleQueue[queue.Job] = SimpleQueue()  # claimed calls for the consumer threads
         self._lock = threading.Lock()
         self._busy = 0
+        self._stall = StallWatch()
+        self._offset_s = 0.0  # Redis's clock minus this host's (settings.clock)
         self.completed = 0
 
     def stop(self) -> None:
@@ -78,7 +92,7 @@ class Worker:
             with contextlib.suppress(asyncio.CancelledError):
                 await beat
             with contextlib.suppress(RedisError):
-                await queue.forget_worker(self._redis, self._settings.worker_id)
+                await queue.forget_worker(self._redis, self.consumer)
             await self._redis.aclose()
             await self._runner.close()
             logger.info("worker stopped completed=%d", self.completed)
@@ -87,32 +101,47 @@ class Worker:
         """Warm up, become ready, start the consumer threads, then reclaim dead workers' calls until stopped."""
         await asyncio.to_thread(self._runner.warm)  # before any heartbeat: no call waits on it
         settle_after_startup()
-        backoff = 0.1
-        ready = False
+        failures = 0
+        ready = recovered = False
         while not self._stopping.is_set():
             try:
                 if not ready:
                     await queue.ensure_group(self._redis)
-                    await queue.heartbeat(self._redis, self._settings.worker_id)
+                    await self._beat()
+                    if not recovered:
+                        jobs = await queue.recover_previous(self._redis, consumer=self.consumer)
+                        if jobs:
+                            logger.info("recovered calls of this worker's previous start count=%d", len(jobs))
+                        self._hand_over(jobs)
+                        recovered = True
                     ready = True
                     self._start_consumers()
                     logger.info("worker ready threads=%d", self._runner.threads)
-                await self._wait_for_free_thread()
-                jobs = await queue.claim_orphans(self._redis, consumer=self._settings.worker_id,
-                                                 count=self._free_threads())
-                if jobs:
-                    logger.info("reclaimed calls of a dead worker count=%d", len(jobs))
-                for job in jobs:
-                    self._start(job)
-                backoff = 0.1
+                idle = self._idle_threads()
+                if idle > 0:
+                    jobs = await queue.claim_orphans(self._redis, consumer=self.consumer, count=idle,
+                                                     grace_s=self._stall.grace_s())
+                    if jobs:
+                        logger.info("reclaimed calls of a dead worker count=%d", len(jobs))
+                    self._hand_over(jobs)
+                failures = 0
                 with contextlib.suppress(TimeoutError):
                     await asyncio.wait_for(self._stopping.wait(), _RECLAIM_EVERY_S)
             except RedisError:
                 ready = False
-                logger.warning("redis unavailable; retrying in %.1fs", backoff)
+                failures += 1
+                delay = REDIS_BACKOFF.compute(failures)
+                logger.warning("redis unavailable; retrying in %.1fs", delay)
                 with contextlib.suppress(TimeoutError):
-                    await asyncio.wait_for(self._stopping.wait(), backoff)
-                backoff = min(backoff * 2, _BACKOFF_MAX_S)
+                    await asyncio.wait_for(self._stopping.wait(), delay)
+
+    def _idle_threads(self) -> int:
+        with self._lock:
+            return self._runner.threads - self._busy - self._handover.qsize()
+
+    def _hand_over(self, jobs: list[queue.Job]) -> None:
+        for job in jobs:
+            self._handover.put(job)
 
     def _start_consumers(self) -> None:
         if self._consumers:
@@ -123,87 +152,92 @@ class Worker:
             self._consumers.append(thread)
 
     def _consume_in_thread(self) -> None:
-        """One consumer thread: read a call, run it here, answer it; until the worker halts."""
+        """One consumer thread: run a handed-over call, else read one, run it here, answer it; until halted."""
         client = SyncPipe(self._settings.redis_url, timeout_s=_BLOCK_MS / 1000 + 5)
-        backoff = 0.1
+        failures = 0
         try:
             while not self._halt.is_set():
                 try:
-                    jobs = queue.read_jobs_sync(client, consumer=self._settings.worker_id, count=1,
-                                                block_ms=_BLOCK_MS)
-                except RedisError:  # the loop logs outages; threads just wait them out
-                    self._halt.wait(backoff)
-                    backoff = min(backoff * 2, _BACKOFF_MAX_S)
+                    self._run_here(client, self._handover.get_nowait())
                     continue
-                backoff = 0.1
+                except Empty:
+                    pass
+                try:
+                    jobs = queue.read_jobs_sync(client, consumer=self.consumer, count=1, block_ms=_BLOCK_MS)
+                except RedisError:  # the loop logs outages; threads just wait them out
+                    failures += 1
+                    self._halt.wait(REDIS_BACKOFF.compute(failures))
+                    continue
+                failures = 0
                 for job in jobs:
                     self._run_here(client, job)
         finally:
             client.close()
+
+    def _call_of(self, job: queue.Job) -> Call:
+        """The job's call with its deadline on this host's clock (from Redis's, when the gateway sent it)."""
+        call = Call.from_json(job.call_json)
+        if job.redis_deadline is not None:
+            call = dataclasses.replace(call, deadline=job.redis_deadline - self._offset_s)
+        return call
 
     def _run_here(self, client: SyncPipe, job: queue.Job) -> None:
         started = time.monotonic()
         with self._lock:
             self._busy += 1
         try:
+            deadline = 0.0
             try:
-                body = self._runner.run_here(job.call_json)
+                call = self._call_of(job)
+                deadline = call.deadline
+                body = self._runner.run_here(call)
             except Exception as exc:  # a malformed entry must not kill the thread
                 logger.warning("dropped an unreadable call error=%s", type(exc).__name__)
                 body = None
-            for attempt in range(20):
-                try:
-                    queue.finish_sync(client, job, body)
-                    break
-                except RedisError:
-                    # The reply must not be lost to a short Redis blip; the caller's deadline bounds this.
-                    time.sleep(min(0.05 * 2**attempt, 1.0))
+            self._finish(client, job, body, deadline)
         finally:
             with self._lock:
                 self._busy -= 1
                 self.completed += 1
         logger.debug("call done ms=%d", int((time.monotonic() - started) * 1000))
 
-    def _free_threads(self) -> int:
-        return max(1, self._runner.threads - len(self._running))
-
-    async def _wait_for_free_thread(self) -> None:
-        while len(self._running) >= self._runner.threads and not self._stopping.is_set():
-            await asyncio.wait(self._running, return_when=asyncio.FIRST_COMPLETED)
-
-    def _start(self, job: queue.Job) -> None:
-        task = asyncio.create_task(self._handle(job))
-        self._running.add(task)
-        task.add_done_callback(self._running.discard)
-
-    async def _handle(self, job: queue.Job) -> None:
-        """Run a reclaimed call as a consumer thread would, on a thread and connection of its own."""
-        await asyncio.to_thread(self._run_reclaimed, job)
-
-    def _run_reclaimed(self, job: queue.Job) -> None:
-        client = SyncPipe(self._settings.redis_url, timeout_s=_BLOCK_MS / 1000 + 5)
-        try:
-            self._run_here(client, job)
-        finally:
-            client.close()
+    def _finish(self, client: SyncPipe, job: queue.Job, body: bytes | None, deadline: float) -> None:
+        """Reply and acknowledge, retrying through a Redis blip. The call's deadline ends the
+        reply attempts (nobody waits after it); the acknowledgement is retried until it lands
+        or the worker halts, so the entry is not left pending."""
+        failures = 0
+        while True:
+            if body is not None and self._settings.clock() >= deadline:
+                body = None
+            try:
+                queue.finish_sync(client, job, body)
+                return
+            except RedisError:
+                if self._halt.is_set() and body is None:
+                    return
+                failures += 1
+                time.sleep(REDIS_BACKOFF.compute(failures))
 
     async def _drain(self) -> None:
         self._halt.set()
         deadline = time.monotonic() + self._settings.drain_s
-        if self._running or self._busy:
-            logger.info("draining running calls count=%d", len(self._running) + self._busy)
-        if self._running:
-            _done, pending = await asyncio.wait(self._running, timeout=self._settings.drain_s)
-            for task in pending:
-                task.cancel()
+        if self._busy:
+            logger.info("draining running calls count=%d", self._busy)
         for thread in self._consumers:  # each returns within one XREADGROUP block or its call
             remaining = deadline - time.monotonic()
             if remaining <= 0:
                 break
             await asyncio.to_thread(thread.join, remaining)
 
+    async def _beat(self) -> None:
+        """One heartbeat; also measures this host's clock offset to Redis and Redis stalls."""
+        sent = time.monotonic()
+        redis_ms = await queue.heartbeat(self._redis, self.consumer, self._runner.threads)
+        self._stall.ok(sent)
+        self._offset_s = redis_ms / 1000 - self._settings.clock()
+
     async def _beat_forever(self) -> None:
         while True:
             with contextlib.suppress(RedisError):
-                await queue.heartbeat(self._redis, self._settings.worker_id)
+                await self._beat()
             await asyncio.sleep(keys.HEARTBEAT_INTERVAL_S)

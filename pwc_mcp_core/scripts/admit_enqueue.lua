@@ -8,7 +8,7 @@
 -- ARGV[9]  maximum backlog (entries in the stream, XLEN)
 -- ARGV[10..] field/value pairs of the stream entry
 --
--- Returns 0 when admitted and queued; an admission refusal code (admission.lua, nothing
+-- Returns the new entry id when admitted and queued; an admission refusal code (admission.lua, nothing
 -- written); or 501 when the backlog is full: the request is then counted in its windows,
 -- as an admitted request is, but takes no lease and is not queued.
 --!include admission.lua
@@ -27,5 +27,4 @@ local fields = {}
 for i = 10, #ARGV do
   fields[#fields + 1] = ARGV[i]
 end
-redis.call('XADD', KEYS[5], '*', unpack(fields))
-return 0
+return redis.call('XADD', KEYS[5], '*', unpack(fields))

@@ -200,6 +200,27 @@ def test_redis_cache_never_stores_loader_errors_and_releases_the_lock(redis_url:
     assert failing.calls == 2
 
 
+class _LeaderFinishesBeforeOurLock(redis.Redis):
+    """A real client whose lock ``SET NX`` lands just after another leader stored the entry
+    and unlocked: the interleaving that made a waiter load a second time (issue 14 item 5)."""
+
+    entry = ""
+
+    def set(self, name, value, *args, **kwargs):  # noqa: ANN001, ANN002, ANN003 - redis-py's signature
+        if kwargs.get("nx"):
+            super().set(self.entry, b"from-the-leader", px=60_000)
+        return super().set(name, value, *args, **kwargs)
+
+
+def test_redis_cache_reads_the_entry_again_after_winning_the_lock(redis_url: str) -> None:
+    client = _LeaderFinishesBeforeOurLock.from_url(redis_url)
+    client.entry = keys.cache_entry(RedisCache._digest("k"))
+    loader = Loader(b"second-load")
+    assert RedisCache(client).fetch("k", 60, loader) == b"from-the-leader"
+    assert loader.calls == 0
+    assert client.keys(keys.cache_lock("*")) == []
+
+
 def test_redis_cache_waiter_loads_itself_when_the_lock_holder_never_finishes(redis_url: str) -> None:
     client = redis.Redis.from_url(redis_url)
     cache = RedisCache(client, wait_s=0.2)

@@ -141,7 +141,8 @@ def health(base_url: str) -> tuple[int, dict[str, Any]]:
 
 
 def pending_by_consumer(redis_url: str) -> dict[str, int]:
-    """XPENDING summary of the calls Stream: consumer name → pending entries."""
+    """XPENDING summary of the calls Stream: worker id (``PWC_MCP_WORKER_ID``, without the
+    per-start incarnation suffix) → pending entries."""
     from pwc_mcp_core import keys, queue
 
     client = redis.Redis.from_url(redis_url, socket_timeout=5)
@@ -151,8 +152,12 @@ def pending_by_consumer(redis_url: str) -> dict[str, int]:
         return {}
     finally:
         client.close()
-    return {c["name"].decode() if isinstance(c["name"], bytes) else c["name"]: int(c["pending"])
-            for c in summary.get("consumers") or []}
+    counts: dict[str, int] = {}
+    for consumer in summary.get("consumers") or []:
+        name = consumer["name"].decode() if isinstance(consumer["name"], bytes) else consumer["name"]
+        worker_id = name.split("#", 1)[0]  # queue.consumer_name's <worker id>#<incarnation>
+        counts[worker_id] = counts.get(worker_id, 0) + int(consumer["pending"])
+    return counts
 
 
 def assert_workers_alive(cluster: Cluster, expected: int | None = None) -> None:
@@ -164,3 +169,16 @@ def assert_workers_alive(cluster: Cluster, expected: int | None = None) -> None:
     gateway = next(g for g in cluster.gateways if g.proc.poll() is None)
     wait_until(lambda: health(gateway.base_url)[1].get("checks", {}).get("workers") == want,
                timeout_s=20, what=f"/health showing {want} workers")
+
+
+def pytest_terminal_summary(terminalreporter: Any) -> None:
+    """Print the per-fault accounting table (tests/fault/accounting.py) after a fault run."""
+    from tests.fault.accounting import TALLIES
+
+    if not TALLIES:
+        return
+    terminalreporter.write_sep("-", "fault accounting")
+    terminalreporter.write_line("| fault | sent | answered once | clear error | answered twice | hung |")
+    terminalreporter.write_line("|---|---|---|---|---|---|")
+    for counted in TALLIES:
+        terminalreporter.write_line(counted.row())

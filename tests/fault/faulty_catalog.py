@@ -5,6 +5,8 @@ forwards every request to the upstream catalog, unless a fault is switched on:
 
 * ``delay(seconds)``: wait, then forward (a slow catalog);
 * ``fail(status)``: answer ``status`` with ``{"detail": "injected fault"}`` (5xx);
+* ``trickle(interval_s)``: answer with the upstream's headers, then its body one byte
+  every ``interval_s`` (a catalog that never quite stops sending);
 * ``refuse()``: stop listening, so connections are refused; ``heal()`` listens again
   on the same port.
 
@@ -32,6 +34,7 @@ _HOP_HEADERS = frozenset({"connection", "keep-alive", "transfer-encoding", "cont
 class _Fault:
     delay_s: float = 0.0
     status: int | None = None
+    trickle_s: float = 0.0
 
 
 class FaultyCatalog:
@@ -40,11 +43,13 @@ class FaultyCatalog:
     Args:
         upstream_api_url: the real catalog's API base, e.g. ``http://127.0.0.1:P/api/v1``.
         port: the port to listen on (a free one chosen by the caller).
+        host: the address to listen on (a netns test's own veth address, or loopback).
     """
 
-    def __init__(self, upstream_api_url: str, port: int) -> None:
+    def __init__(self, upstream_api_url: str, port: int, host: str = "127.0.0.1") -> None:
         self._upstream_root = upstream_api_url.split("/api/v1")[0]
         self.port = port
+        self.host = host
         self.fault = _Fault()
         self.spare_probe = True
         self.hits = 0
@@ -57,7 +62,7 @@ class FaultyCatalog:
     @property
     def api_url(self) -> str:
         """The URL to give the system under test as ``PWC_API_URL``."""
-        return f"http://127.0.0.1:{self.port}/api/v1"
+        return f"http://{self.host}:{self.port}/api/v1"
 
     # -- lifecycle -------------------------------------------------------------------------
 
@@ -85,7 +90,7 @@ class FaultyCatalog:
 
     async def _listen(self) -> None:
         assert self._runner is not None
-        self._site = web.TCPSite(self._runner, "127.0.0.1", self.port, reuse_address=True)
+        self._site = web.TCPSite(self._runner, self.host, self.port, reuse_address=True)
         await self._site.start()
 
     async def _stop_listening(self) -> None:
@@ -109,6 +114,10 @@ class FaultyCatalog:
         """Answer every (non-probe) request with ``status``."""
         self.fault = _Fault(status=status)
 
+    def trickle(self, interval_s: float = 0.5) -> None:
+        """Send every (non-probe) answer's body one byte per ``interval_s``."""
+        self.fault = _Fault(trickle_s=interval_s)
+
     def refuse(self) -> None:
         """Stop listening: new connections are refused (the probe too)."""
         self._run(self._stop_listening())
@@ -127,7 +136,11 @@ class FaultyCatalog:
 
     async def _handle(self, request: web.Request) -> web.StreamResponse:
         fault = self.fault
-        if not (self.spare_probe and self._is_probe(request)) and (fault.delay_s or fault.status):
+        faulted = not (self.spare_probe and self._is_probe(request))
+        if faulted and fault.trickle_s:
+            self.hits += 1
+            return await self._trickle(request, fault.trickle_s)
+        if faulted and (fault.delay_s or fault.status):
             self.hits += 1
             if fault.delay_s:
                 await asyncio.sleep(fault.delay_s)
@@ -141,3 +154,15 @@ class FaultyCatalog:
             payload = await upstream.read()
             out = {k: v for k, v in upstream.headers.items() if k.lower() not in _HOP_HEADERS}
             return web.Response(status=upstream.status, body=payload, headers=out)
+
+    async def _trickle(self, request: web.Request, interval_s: float) -> web.StreamResponse:
+        response = web.StreamResponse(status=200, headers={"Content-Type": "application/json"})
+        response.content_length = 1_000_000
+        await response.prepare(request)
+        try:
+            for _ in range(1_000_000):
+                await response.write(b" ")
+                await asyncio.sleep(interval_s)
+        except (ConnectionError, asyncio.CancelledError):
+            pass
+        return response

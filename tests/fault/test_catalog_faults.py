@@ -11,6 +11,7 @@ from collections.abc import Callable
 
 import pytest
 
+from tests.fault.accounting import tally
 from tests.fault.conftest import assert_workers_alive, call_tool, unique_search
 from tests.fault.faulty_catalog import FaultyCatalog
 from tests.integration.conftest import Cluster
@@ -26,12 +27,14 @@ pytestmark = [pytest.mark.slow, pytest.mark.timeout(120)]
 ])
 def test_a_catalog_fault_gives_a_prefixed_tool_error_and_workers_survive(
         faulty_cluster: Callable[..., Cluster], faulty_catalog: FaultyCatalog,
-        inject: Callable[[FaultyCatalog], None], prefix: str) -> None:
+        inject: Callable[[FaultyCatalog], None], prefix: str, request: pytest.FixtureRequest) -> None:
     cluster = faulty_cluster(workers=2, PWC_MCP_CATALOG_TIMEOUT="2")
     url = cluster.gateways[0].mcp_url
     inject(faulty_catalog)
 
     answers = [call_tool(url, "search_papers", unique_search("fault"), timeout_s=30) for _ in range(3)]
+    counted = tally(f"catalog fault: {request.node.callspec.id}", answers, deadline_s=30)
+    assert counted.answered_twice == 0 and counted.hung == 0
 
     for answer in answers:
         assert answer.status == 200, answer.body

@@ -23,6 +23,7 @@ import redis
 from gateway.redis_executor import RedisExecutor
 from pwc_mcp_core import keys, queue
 from pwc_mcp_core.call import Call
+from tests.fault.accounting import tally
 from tests.fault.conftest import assert_workers_alive, call_tool, unique_search, wait_until
 from tests.fault.faulty_catalog import FaultyCatalog
 from tests.integration.conftest import Cluster
@@ -59,6 +60,8 @@ def test_a_flood_from_many_clients_is_refused_fast_beyond_the_global_limit_and_m
             max_stream = max(max_stream, client.xlen(keys.calls_stream()))
             time.sleep(0.1)
         answers = [f.result() for f in futures]
+    counted = tally("flood: 40 clients, 1 worker thread, global limit 8", answers, deadline_s=CALL_DEADLINE_S)
+    assert counted.answered_twice == 0 and counted.hung == 0
 
     saturated = [a for a in answers if a.status == 503]
     served = [a for a in answers if a.status == 200]

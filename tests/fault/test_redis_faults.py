@@ -15,6 +15,7 @@ import httpx
 import pytest
 
 from tests.conftest import RedisServer
+from tests.fault.accounting import tally
 from tests.fault.conftest import assert_workers_alive, call_tool, health, post_rpc, unique_search, wait_until
 from tests.fault.faulty_catalog import FaultyCatalog
 from tests.integration.conftest import Cluster
@@ -74,6 +75,8 @@ def test_a_call_in_flight_across_a_short_redis_restart_is_answered_once_within_i
         redis_server.stop()
         redis_server.start()
         answer = future.result(timeout=deadline_s + 15)
+    counted = tally("Redis restarted (empty) while a call runs", [answer], deadline_s=deadline_s)
+    assert counted.answered_twice == 0 and counted.hung == 0
     # Either the worker's retried reply got through, or the deadline answered: never a hang, one answer.
     assert answer.status == 200, answer.body
     assert answer.body["id"] == answer.request_id

@@ -15,6 +15,7 @@ import pytest
 import redis
 
 from pwc_mcp_core import keys
+from tests.fault.accounting import tally
 from tests.fault.conftest import (
     assert_workers_alive,
     call_tool,
@@ -49,6 +50,8 @@ def test_calls_held_by_a_sigkilled_worker_are_rerun_by_another_and_answered_exac
         victim.proc.kill()
         victim.proc.wait(timeout=10)
         answers = [future.result(timeout=CALL_DEADLINE_S + 15) for future in futures]
+    counted = tally("worker SIGKILLed mid-call (2 workers)", answers, deadline_s=CALL_DEADLINE_S)
+    assert counted.answered_twice == 0 and counted.hung == 0
 
     for answer in answers:
         assert answer.status == 200, answer.body
@@ -108,6 +111,8 @@ def test_a_worker_killed_before_its_heartbeat_expires_never_leaves_a_call_waitin
         cluster.workers[0].proc.kill()
         started = time.monotonic()
         answer = future.result(timeout=deadline_s + 15)
+    counted = tally("the only worker SIGKILLed mid-call", [answer], deadline_s=deadline_s)
+    assert counted.answered_twice == 0 and counted.hung == 0
     assert time.monotonic() - started < deadline_s + 5
     assert answer.status in (200, 503), answer.body
     assert answer.body["id"] == answer.request_id

@@ -158,3 +158,24 @@ async def test_a_request_answered_at_once_is_counted_but_holds_no_slot(make_limi
     assert (await limiter.acquire("c", semantic=False, lease=False)).allowed
     assert (await limiter.acquire("c", semantic=False, lease=False)).allowed
     assert (await limiter.acquire("c", semantic=False, lease=False)).kind == "requests"
+
+
+async def test_memory_limiter_forgets_idle_identities_and_expired_leases() -> None:
+    class Clock:
+        now = 1000.0
+
+        def __call__(self) -> float:
+            return self.now
+
+    clock = Clock()
+    limiter = MemoryLimiter(LimitSettings(request_limit=2, global_concurrency_limit=10_000, lease_ttl_s=40),
+                            clock=clock)
+    for n in range(1000):
+        assert (await limiter.acquire(f"c{n}", semantic=n % 2 == 0)).allowed
+    assert limiter.tracked_identities == 1000
+    clock.now += 30
+    assert (await limiter.acquire("c1", semantic=False)).allowed  # c1 stays tracked, moved to the back
+    clock.now += 30.5  # every other identity's newest request is now past the 60 s window
+    assert (await limiter.acquire("fresh", semantic=False)).allowed
+    assert limiter.tracked_identities == 2  # c1 and fresh
+    assert len(limiter._global_leases) == 2 and len(limiter._client_leases) == 2  # the 40 s leases lapsed

@@ -216,3 +216,63 @@ def test_errors_are_never_cached():
 def test_malformed_base_url_is_a_transport_error():
     with Client("http://[not-a-host/api/v1") as client, pytest.raises(TransportError, match="^API request failed"):
         client.get_json("papers/search")
+
+
+def _trickling_server(stage: str) -> tuple[int, "threading.Event"]:
+    """A socket server that trickles one byte every 50 ms, in its headers or its body."""
+    import socket
+    import threading
+
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    listener.listen()
+    stop = threading.Event()
+
+    def serve() -> None:
+        conn, _ = listener.accept()
+        conn.recv(65536)
+        head = b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 100000\r\n\r\n"
+        prefix, slow = (b"", head) if stage == "headers" else (head, b"[" + b"1," * 50000)
+        conn.sendall(prefix)
+        for byte in slow:
+            if stop.wait(0.05):
+                break
+            try:
+                conn.sendall(bytes([byte]))
+            except OSError:
+                break
+        conn.close()
+        listener.close()
+
+    threading.Thread(target=serve, daemon=True).start()
+    return listener.getsockname()[1], stop
+
+
+@pytest.mark.parametrize("stage", ["headers", "body"])
+def test_timeout_is_a_wall_clock_bound_over_a_trickling_response(stage: str) -> None:
+    import time
+
+    from pwc.errors import RequestTimeout
+    from pwc.transport import Client
+
+    port, stop = _trickling_server(stage)
+    started = time.monotonic()
+    with Client(f"http://127.0.0.1:{port}/api/v1", timeout=1.0) as client, pytest.raises(RequestTimeout):
+        client.get_json("tasks/")
+    stop.set()
+    assert time.monotonic() - started < 1.8
+
+
+def test_within_tightens_the_bound_for_the_calling_thread() -> None:
+    import time
+
+    from pwc.errors import RequestTimeout
+    from pwc.transport import Client
+
+    port, stop = _trickling_server("body")
+    started = time.monotonic()
+    with Client(f"http://127.0.0.1:{port}/api/v1", timeout=30.0) as client, client.within(0.5), \
+            pytest.raises(RequestTimeout):
+        client.get_json("tasks/")
+    stop.set()
+    assert time.monotonic() - started < 1.3

@@ -1,0 +1,171 @@
+"""Issue 14: no call lost, stuck or over-committed in the worker pool.
+
+Real redis-server, gateway and worker processes; the catalog is the faulty proxy. Each
+test tallies what its clients saw (tests/fault/accounting.py): answered twice and hung
+past the deadline must be 0. Deadlines and delays are short so the file stays fast.
+"""
+
+from __future__ import annotations
+
+import signal
+import time
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any
+
+import httpx
+import pytest
+import redis
+
+from tests.fault.accounting import tally
+from tests.fault.conftest import call_tool, health, pending_by_consumer, unique_search, wait_until
+from tests.fault.faulty_catalog import FaultyCatalog
+from tests.integration.conftest import Cluster
+
+pytestmark = [pytest.mark.slow, pytest.mark.timeout(120)]
+
+
+def send(url: str, count: int, tag: str, *, deadline_s: float) -> list[Any]:
+    """Start ``count`` concurrent unique calls; returns a function that collects their outcomes."""
+    pool = ThreadPoolExecutor(max_workers=count)
+    futures = [pool.submit(call_tool, url, "search_papers", unique_search(f"{tag}{i}"), client_id=f"{tag}{i}",
+                           timeout_s=deadline_s + 10) for i in range(count)]
+
+    def collect() -> list[Any]:
+        outcomes: list[Any] = []
+        for future in futures:
+            try:
+                outcomes.append(future.result(timeout=deadline_s + 15))
+            except Exception as exc:  # noqa: BLE001 - a client timeout is an outcome (hung)
+                outcomes.append(exc)
+        pool.shutdown(wait=False)
+        return outcomes
+
+    return collect  # type: ignore[return-value]
+
+
+def test_a_worker_restarted_under_its_own_id_recovers_its_in_flight_calls(
+        faulty_cluster: Callable[..., Cluster], faulty_catalog: FaultyCatalog, redis_url: str) -> None:
+    deadline_s = 15
+    cluster = faulty_cluster(workers=1, PWC_MCP_CALL_DEADLINE=str(deadline_s))
+    faulty_catalog.delay(3.0)
+    collect = send(cluster.gateways[0].mcp_url, 4, "restart", deadline_s=deadline_s)
+    wait_until(lambda: pending_by_consumer(redis_url).get("w0", 0) >= 4, timeout_s=10, what="w0 holding 4 calls")
+    cluster.workers[0].proc.kill()
+    cluster.workers[0].proc.wait(timeout=10)
+    time.sleep(0.5)
+    faulty_catalog.heal()
+    cluster.add_worker(PWC_MCP_WORKER_ID="w0")  # systemd's %H-%i: the same name, before the heartbeat expires
+    outcomes = collect()
+    counted = tally("worker SIGKILLed, restarted under its own id 0.5 s later", outcomes, deadline_s=deadline_s)
+    assert counted.answered_twice == 0 and counted.hung == 0
+    assert counted.answered_once == 4, outcomes
+    assert all(o.elapsed_s < deadline_s - 3 for o in outcomes)  # not the "timed out at the deadline" of old
+    wait_until(lambda: not any(pending_by_consumer(redis_url).values()), timeout_s=10, what="empty PEL")
+
+
+def test_a_trickling_catalog_frees_worker_threads_by_the_call_deadline(
+        faulty_cluster: Callable[..., Cluster], faulty_catalog: FaultyCatalog, redis_url: str) -> None:
+    deadline_s = 4
+    threads = 2
+    cluster = faulty_cluster(workers=1, PWC_MCP_CALL_DEADLINE=str(deadline_s), PWC_MCP_CATALOG_TIMEOUT="3",
+                             PWC_MCP_WORKER_THREADS=str(threads))
+    url = cluster.gateways[0].mcp_url
+    faulty_catalog.trickle(0.2)
+    collect = send(url, 6, "trickle", deadline_s=deadline_s)
+    most = 0
+    pools = []
+    started = time.monotonic()
+    while time.monotonic() - started < deadline_s:
+        most = max(most, sum(pending_by_consumer(redis_url).values()))
+        pools.append(health(cluster.gateways[0].base_url)[1].get("pool"))
+        time.sleep(0.1)
+    outcomes = collect()
+    faulty_catalog.heal()
+    counted = tally("catalog trickles one byte per 0.2 s (6 calls, 2 threads)", outcomes, deadline_s=deadline_s)
+    assert counted.answered_twice == 0 and counted.hung == 0
+    assert counted.answered_once + counted.clear_error == 6, outcomes
+    assert most <= threads, f"the worker held {most} calls with {threads} threads"
+    # /health shows the saturation: every thread running, calls waiting.
+    assert {"threads": threads, "running": threads} in [{k: p[k] for k in ("threads", "running")}
+                                                       for p in pools if p], pools
+    assert any(p and p["waiting"] > 0 for p in pools), pools
+    # The threads are free again: a healthy call is answered at once, not after the trickle.
+    answer = wait_until(lambda: (lambda a: a if a.status == 200 and not a.is_tool_error else None)(
+        call_tool(url, "search_papers", unique_search("after"), timeout_s=10)), timeout_s=deadline_s * 3,
+        interval_s=0.2, what="a healthy call answered")
+    assert answer.elapsed_s < 2.0
+
+
+def test_calls_lost_inside_redis_are_queued_again_within_seconds(
+        faulty_cluster: Callable[..., Cluster], faulty_catalog: FaultyCatalog, redis_url: str) -> None:
+    deadline_s = 20
+    cluster = faulty_cluster(workers=1, PWC_MCP_CALL_DEADLINE=str(deadline_s), PWC_MCP_WORKER_THREADS="2")
+    faulty_catalog.delay(1.0)
+    collect = send(cluster.gateways[0].mcp_url, 8, "flush", deadline_s=deadline_s)
+    client = redis.Redis.from_url(redis_url)
+    try:
+        wait_until(lambda: client.xlen("pwcmcp:v1:calls") >= 6, timeout_s=10, what="a backlog")
+        client.flushall()  # = a restart without persistence / a failover to a lagging replica
+    finally:
+        client.close()
+    outcomes = collect()
+    counted = tally("FLUSHALL with a backlog (8 calls, 2 threads)", outcomes, deadline_s=deadline_s)
+    assert counted.answered_twice == 0 and counted.hung == 0
+    assert counted.answered_once + counted.clear_error == 8, outcomes
+    assert max(o.elapsed_s for o in outcomes) < 12, "lost calls waited out the deadline"
+
+
+def test_a_redis_pause_does_not_make_every_worker_look_dead(
+        faulty_cluster: Callable[..., Cluster], faulty_catalog: FaultyCatalog, redis_server: Any,
+        redis_url: str) -> None:
+    deadline_s = 30  # the 4 calls in flight must outlive the 20 s pause
+    cluster = faulty_cluster(workers=2, PWC_MCP_CALL_DEADLINE=str(deadline_s))
+    gateway = cluster.gateways[0]
+    wait_until(lambda: health(gateway.base_url)[1].get("checks", {}).get("workers") == 2, timeout_s=10,
+               what="2 workers")
+    faulty_catalog.delay(4.0)
+    across = send(gateway.mcp_url, 4, "across", deadline_s=deadline_s)  # running on workers during the pause
+    wait_until(lambda: sum(pending_by_consumer(redis_url).values()) == 4, timeout_s=10,
+               what="the workers running 4 calls")
+    redis_server.proc.send_signal(signal.SIGSTOP)
+    try:
+        time.sleep(20)
+    finally:
+        redis_server.proc.send_signal(signal.SIGCONT)
+    resumed = time.monotonic()
+    faulty_catalog.heal()
+    wait_until(lambda: health(gateway.base_url)[1].get("checks", {}).get("workers") == 2, timeout_s=4,
+               interval_s=0.1, what="/health counting both workers after the pause")
+    recovered_s = time.monotonic() - resumed
+    outcomes = across() + send(gateway.mcp_url, 10, "pause", deadline_s=deadline_s)()
+    counted = tally("Redis SIGSTOPped for 20 s (4 calls across it, 10 after)", outcomes, deadline_s=deadline_s)
+    assert counted.answered_twice == 0 and counted.hung == 0
+    assert counted.answered_once == 14, outcomes
+    assert recovered_s < 2.5
+    for worker in cluster.workers:  # nobody judged a live peer dead and ran its calls again
+        assert "reclaimed calls of a dead worker" not in worker.log_text()
+    for worker in cluster.workers:
+        assert "reclaimed calls of a dead worker" not in worker.log_text()
+
+
+def test_a_worker_whose_clock_is_5_s_off_runs_calls_within_their_deadline(
+        faulty_cluster: Callable[..., Cluster], faulty_catalog: FaultyCatalog) -> None:
+    deadline_s = 4  # shorter than the skew: a worker judging by its own clock would drop every call
+    cluster = faulty_cluster(workers=0, PWC_MCP_CALL_DEADLINE=str(deadline_s))
+    cluster.add_worker(PWC_MCP_WORKER_ID="ahead", PWC_MCP_WORKER_CLOCK_SKEW_S="5")
+    cluster.add_worker(PWC_MCP_WORKER_ID="behind", PWC_MCP_WORKER_CLOCK_SKEW_S="-5")
+    cluster.add_gateway()
+    gateway = cluster.gateways[0]
+    cluster.wait_ready(gateway)
+    seen = set()
+    started = time.monotonic()
+    while time.monotonic() - started < 4:  # both stay live: liveness is judged by Redis's clock
+        seen.add(health(gateway.base_url)[1].get("checks", {}).get("workers"))
+        time.sleep(0.25)
+    assert seen == {2}, seen
+    outcomes = send(gateway.mcp_url, 8, "skew", deadline_s=deadline_s)()
+    counted = tally("worker host clocks 5 s ahead / behind", outcomes, deadline_s=deadline_s)
+    assert counted.answered_twice == 0 and counted.hung == 0
+    assert counted.answered_once == 8, outcomes
+    assert httpx.get(f"{gateway.base_url}/health", timeout=5).status_code == 200
