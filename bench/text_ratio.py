@@ -5,7 +5,7 @@
     uv run python bench/text_ratio.py --write    # also replace `## Text size` in BENCHMARKS.md
 
 Starts ``python -m catalog serve --sample`` on a free loopback port, runs every
-tool once through ``pwc_mcp_core.execution.execute`` (the code a worker runs)
+tool once through ``pwc_mcp_core.tools.execution.execute`` (the code a worker runs)
 with realistic arguments, and compares the UTF-8 bytes of the ``content`` text
 with the compact JSON (``separators=(",", ":")``, UTF-8) of the projections the
 text renders: ``structuredContent`` without ``schema_version`` and ``data``; for
@@ -33,9 +33,9 @@ from typing import Any
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-from pwc_mcp_core.call import Call  # noqa: E402
-from pwc_mcp_core.execution import Runtime, execute  # noqa: E402
-from pwc_mcp_core.settings import CoreSettings  # noqa: E402
+from pwc_mcp_core.runtime.call import Call  # noqa: E402
+from pwc_mcp_core.tools.execution import Runtime, execute  # noqa: E402
+from pwc_mcp_core.runtime.core_settings import CoreSettings  # noqa: E402
 
 TARGET = 0.70
 # One realistic call per tool (the same arguments the end-to-end client test uses).

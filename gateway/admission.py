@@ -23,7 +23,7 @@ Then :mod:`gateway.http_mcp` checks Accept (406) and Content-Type (415), runs th
 server, and replaces a response body over 2 MiB with 503 ``response_too_large``.
 Every refusal above (0, 1, 5 and the response bound) is a JSON-RPC error object with the
 request id (``null`` when the body was not read) and ``data: {"error": <code>,
-"retry_after_s": n}`` (:mod:`pwc_mcp_core.refusals`). Rejected requests are not recorded.
+"retry_after_s": n}`` (:mod:`pwc_mcp_core.protocol.refusals`). Rejected requests are not recorded.
 Behind Redis, a tool call's check 5 may run later, inside the script that queues the
 call (:mod:`gateway.dispatch_ticket`); every answer stays the one this order gives.
 """
@@ -35,12 +35,12 @@ from dataclasses import dataclass
 from typing import Final
 
 from aiohttp import ClientPayloadError, web
-from pwc_mcp_core.refusals import REFUSALS, refusal_body
+from pwc_mcp_core.protocol.refusals import REFUSALS, refusal_body
 
 from gateway import identity, metrics
 from gateway.limits import Decision, Lease, Limiter, LimitsUnavailable
 from gateway.security import SecurityPolicy
-from pwc_mcp_core.jsonrpc import compact
+from pwc_mcp_core.protocol.jsonrpc import compact
 
 __all__ = ["Admission", "BodyIncomplete", "compact_dumps", "identity_encoded", "json_error", "read_bounded_body",
            "refusal_response"]
@@ -60,7 +60,7 @@ _JSON_HEADERS: Final = {"Content-Type": "application/json"}
 
 def refusal_response(error: str, *, id_json: bytes = b"null", retry_after: int | None = None,
                      limit_bytes: int = 2 * 1024 * 1024, close: bool = False) -> web.Response:
-    """The JSON-RPC refusal ``error`` (`pwc_mcp_core.refusals`) with its status and ``Retry-After``.
+    """The JSON-RPC refusal ``error`` (`pwc_mcp_core.protocol.refusals`) with its status and ``Retry-After``.
 
     ``close`` ends the connection after the answer (a body that broke off cannot be drained).
     """

@@ -16,8 +16,8 @@ from collections.abc import AsyncIterator, Mapping, Sequence
 from typing import Any
 
 from aiohttp import web
-from pwc_mcp_core.gc_tuning import settle_after_startup
-from pwc_mcp_core.server import McpServer
+from pwc_mcp_core.runtime.gc_tuning import settle_after_startup
+from pwc_mcp_core.mcp_server.server import McpServer
 
 from gateway import metrics
 from gateway.admission import Admission
@@ -63,7 +63,7 @@ def create_app(settings: GatewaySettings, *, executor: Any = None, limiter: Limi
         settings: gateway settings (core inside).
         executor: ``async (Call) -> bytes``; default: the configured mode's executor.
         limiter: default: ``RedisLimiter`` when ``core.redis_url`` is set, else ``MemoryLimiter``.
-        tools: the ``tools/list`` tools; default ``catalogue.tool_list_result()`` (``/docs`` shows the same).
+        tools: the ``tools/list`` tools; default ``registry.tool_list_result()`` (``/docs`` shows the same).
 
     Raises:
         ConfigError: an allowlist is invalid (e.g. a wildcard Origin), or Redis mode is
@@ -71,9 +71,9 @@ def create_app(settings: GatewaySettings, *, executor: Any = None, limiter: Limi
     """
     core = settings.core
     if tools is None:
-        from pwc_mcp_core import catalogue
+        from pwc_mcp_core.tools import registry
 
-        tools = catalogue.tool_list_result()["tools"]
+        tools = registry.tool_list_result()["tools"]
     policy = SecurityPolicy.from_lists(core.allowed_hosts, core.allowed_origins)
     redis_mode = core.redis_url is not None
     if executor is None:
@@ -153,7 +153,7 @@ async def app_factory() -> web.AppRunner:
     gateway's own server settings (``gateway.serving.server_options``: no request
     decompression, the idle timeout above the proxy's, the content-free server logger).
     """
-    from pwc_mcp_core.logs import configure_logging
+    from pwc_mcp_core.runtime.logs import configure_logging
 
     from gateway.serving import server_options
 

@@ -9,7 +9,7 @@ Commands (all honour ``PWC_MCP_HOST`` and ``PORT``, default 127.0.0.1:7860):
 * ``demo`` — the bundled sample catalog plus an embedded server, offline, with an
   ephemeral cursor key.
 * ``stdio`` — MCP over stdin/stdout; without ``PWC_MCP_CURSOR_KEY_CURRENT`` it keeps one
-  cursor key in the user state directory (``pwc_mcp_core.stdio_key``).
+  cursor key in the user state directory (``pwc_mcp_core.mcp_server.stdio_key``).
 * ``smoke URL`` — the deployment smoke test.
 
 A configuration error prints one line and exits 2, never a traceback.
@@ -55,7 +55,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def _serve(args: argparse.Namespace) -> int:
-    from pwc_mcp_core.logs import configure_logging
+    from pwc_mcp_core.runtime.logs import configure_logging
     from gateway.serving import config_error, serve_from_env
     from gateway.settings import GatewaySettings
     from gateway.supervisor import Child, gateway_argv, supervise, worker_argv
@@ -88,7 +88,7 @@ def _worker(argv: Sequence[str]) -> int:
 
 
 def _stdio(argv: Sequence[str]) -> int:
-    from pwc_mcp_core.stdio import main as stdio_main
+    from pwc_mcp_core.mcp_server.stdio import main as stdio_main
 
     return stdio_main(argv)
 

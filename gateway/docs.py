@@ -22,11 +22,11 @@ from collections.abc import Mapping, Sequence
 from typing import Any, Final
 
 from aiohttp import web
-from pwc_mcp_core.catalogue_tools import LIMIT_CAP
-from pwc_mcp_core.prompts import prompts_list_result
-from pwc_mcp_core.settings import DEFAULT_API_URL, CoreSettings
-from pwc_mcp_core.templates import RESOURCE_TEMPLATES
-from pwc_mcp_core.version import LATEST_LEGACY_VERSION, MODERN_VERSIONS, SERVER_VERSION, SUPPORTED_VERSIONS
+from pwc_mcp_core.tools.definitions import LIMIT_CAP
+from pwc_mcp_core.tools.prompts import prompts_list_result
+from pwc_mcp_core.runtime.core_settings import DEFAULT_API_URL, CoreSettings
+from pwc_mcp_core.tools.templates import RESOURCE_TEMPLATES
+from pwc_mcp_core.protocol.versions import LATEST_LEGACY_VERSION, MODERN_VERSIONS, SERVER_VERSION, SUPPORTED_VERSIONS
 
 from gateway.docs_html import render_html
 from gateway.public_url import PublicUrl

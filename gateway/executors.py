@@ -12,8 +12,8 @@ from __future__ import annotations
 
 from typing import Any, Protocol
 
-from pwc_mcp_core.call import Call
-from pwc_mcp_core.local_executor import LocalExecutor
+from pwc_mcp_core.runtime.call import Call
+from pwc_mcp_core.mcp_server.local_executor import LocalExecutor
 
 from gateway import metrics
 from gateway.dispatch_ticket import DispatchTicket
@@ -33,8 +33,8 @@ class Executor(Protocol):
 
 def build_embedded_executor(core: Any) -> LocalExecutor:
     """A ``LocalExecutor`` with core's in-memory cache; the pool is sized by the global limit."""
-    from pwc_mcp_core.cache import MemoryCache
-    from pwc_mcp_core.execution import Runtime
+    from pwc_mcp_core.runtime.caches import MemoryCache
+    from pwc_mcp_core.tools.execution import Runtime
 
     return LocalExecutor(lambda: Runtime.build(core, MemoryCache()),
                          max_workers=max(core.worker_threads, core.global_concurrency_limit),

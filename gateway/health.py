@@ -27,7 +27,7 @@ from typing import Any, Final
 
 import httpx
 from aiohttp import web
-from pwc_mcp_core.version import LATEST_LEGACY_VERSION, SERVER_VERSION
+from pwc_mcp_core.protocol.versions import LATEST_LEGACY_VERSION, SERVER_VERSION
 
 __all__ = ["HealthState"]
 

@@ -4,7 +4,7 @@
 429/503), then Accept (406) and Content-Type (415), then hands the body to
 ``McpServer.handle``; a response body over the bound becomes the 503
 ``response_too_large`` refusal. Refusals are JSON-RPC errors carrying the request id
-(:mod:`pwc_mcp_core.refusals`). ``GET``/``DELETE /mcp`` → 405 with ``Allow: POST``.
+(:mod:`pwc_mcp_core.protocol.refusals`). ``GET``/``DELETE /mcp`` → 405 with ``Allow: POST``.
 One content-free line per request goes to logger ``pwc_mcp.requests`` (docs/tool-contract.md §2.6).
 """
 
@@ -16,10 +16,10 @@ from dataclasses import dataclass
 from typing import Any, Final
 
 from aiohttp import web
-from pwc_mcp_core.eras import PROTOCOL_HEADER, Classification, protocol_label
-from pwc_mcp_core.refusals import request_id_json
-from pwc_mcp_core.server import McpServer
-from pwc_mcp_core.version import SERVER_VERSION
+from pwc_mcp_core.protocol.eras import PROTOCOL_HEADER, Classification, protocol_label
+from pwc_mcp_core.protocol.refusals import request_id_json
+from pwc_mcp_core.mcp_server.server import McpServer
+from pwc_mcp_core.protocol.versions import SERVER_VERSION
 
 from gateway import metrics
 from gateway.admission import Admission, compact_dumps, refusal_response

@@ -5,7 +5,7 @@ Limits (seed "Safety and operations", docs/tool-contract.md §2.1/§2.3): reques
 concurrent requests in all. A request is admitted only when every limit has room, and
 then it is recorded in one atomic step; a rejected request is never recorded.
 
-``RedisLimiter`` runs ``admit.lua``/``release.lua`` (``pwc_mcp_core/scripts``) so any
+``RedisLimiter`` runs ``admit.lua``/``release.lua`` (``pwc_mcp_core/cluster/scripts``) so any
 number of gateway processes on any number of hosts share one budget, using the Redis
 server's clock. Concurrency is held as *leases* scored by expiry: a gateway that dies
 without releasing leaves leases that lapse after ``lease_ttl_s``. When Redis cannot be
@@ -30,8 +30,8 @@ from typing import Final, Protocol
 
 from redis.exceptions import RedisError
 
-from pwc_mcp_core import keys, scripts
-from pwc_mcp_core.redis_pipe import RedisPipe, ScriptRunner
+from pwc_mcp_core.cluster import redis_keys as keys, scripts
+from pwc_mcp_core.cluster.redis_pipe import RedisPipe, ScriptRunner
 
 __all__ = ["AdmissionScript", "Decision", "Lease", "Limiter", "LimitSettings", "LimitsUnavailable", "MemoryLimiter",
            "RedisLimiter", "decision_from_code"]

@@ -11,7 +11,7 @@ gateway`` with more than one process sets it to a fresh temp dir itself. Limitat
 workers on another host are not visible here; scrape them separately.
 
 Worker-fed metrics (``pwc_mcp_cache_requests_total``, ``pwc_mcp_upstream_requests_total``)
-live in ``pwc_mcp_core.observability`` and are recorded wherever calls run (this process
+live in ``pwc_mcp_core.runtime.cache_metrics`` and are recorded wherever calls run (this process
 in embedded mode, the workers in Redis mode); the multiprocess collector sums them. The
 RedisExecutor reports through :func:`set_queue_depth`, :func:`set_busy_workers` and
 :func:`set_live_workers` and :func:`set_worker_threads`.
@@ -23,7 +23,7 @@ import functools
 import os
 from typing import Any, Final
 
-import pwc_mcp_core.observability  # noqa: F401  (registers the cache and upstream counters)
+import pwc_mcp_core.runtime.cache_metrics  # noqa: F401  (registers the cache and upstream counters)
 from prometheus_client import (CONTENT_TYPE_LATEST, REGISTRY, CollectorRegistry, Counter, Gauge, Histogram,
                                generate_latest, multiprocess)
 

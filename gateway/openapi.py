@@ -16,7 +16,7 @@ from typing import Any, Final
 
 import orjson
 from aiohttp import web
-from pwc_mcp_core.version import SERVER_INFO, SERVER_VERSION
+from pwc_mcp_core.protocol.versions import SERVER_INFO, SERVER_VERSION
 
 __all__ = ["OpenApiDocument", "build_openapi"]
 

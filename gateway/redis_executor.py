@@ -1,10 +1,10 @@
 """Send tool calls to the worker pool over Redis and wait for their replies.
 
 One :class:`RedisExecutor` per gateway process. Each process owns a reply
-list (``keys.reply_list(gateway_id)``) read by a single background task that
+list (``redis_keys.reply_list(gateway_id)``) read by a single background task that
 resolves the waiting request's future by request id, so a thousand waiting
 calls cost one blocking Redis connection, not a thousand. Wire format:
-:mod:`pwc_mcp_core.queue`.
+:mod:`pwc_mcp_core.cluster.queue`.
 
 Failure contract (what the MCP layer turns into JSON-RPC errors / HTTP 503):
 
@@ -19,7 +19,7 @@ Failure contract (what the MCP layer turns into JSON-RPC errors / HTTP 503):
   ``2 × _ENTRY_CHECK_S`` (ARCHITECTURE.md "Delivery guarantee").
 
 Liveness is judged by Redis's clock, widened after a Redis stall this process saw
-(``pwc_mcp_core.liveness``), so a Redis pause does not make every worker look dead.
+(``pwc_mcp_core.cluster.liveness``), so a Redis pause does not make every worker look dead.
 
 The body a worker returns is forwarded as bytes; it is never parsed here.
 """
@@ -37,9 +37,9 @@ from dataclasses import dataclass, field
 from redis.asyncio import Redis
 from redis.exceptions import RedisError
 
-from pwc_mcp_core import keys, queue
-from pwc_mcp_core.liveness import STALL_S, StallWatch
-from pwc_mcp_core.redis_pipe import RedisPipe
+from pwc_mcp_core.cluster import queue, redis_keys
+from pwc_mcp_core.cluster.liveness import STALL_S, StallWatch
+from pwc_mcp_core.cluster.redis_pipe import RedisPipe
 from pwc_mcp_core.errors import ExecutorTimeout, ExecutorUnavailable, ResponseTooLarge
 
 from gateway import metrics
@@ -102,7 +102,7 @@ class RedisExecutor:
         self._pipe = RedisPipe(redis_url, timeout_s=5.0, connect_timeout_s=2.0)
         self._reply_pipe = RedisPipe(redis_url, timeout_s=_REPLY_WAIT_S + 5.0, connect_timeout_s=2.0)
         self.gateway_id = uuid.uuid4().hex
-        self._reply_key = keys.reply_list(self.gateway_id)
+        self._reply_key = redis_keys.reply_list(self.gateway_id)
         self._max_backlog = max_backlog
         self._max_response_bytes = max_response_bytes
         self._observe = observe

@@ -34,8 +34,8 @@ from typing import Any, Final
 import orjson
 from aiohttp import web
 from multidict import MultiMapping
-from pwc_mcp_core.server import McpServer
-from pwc_mcp_core.version import SERVER_VERSION
+from pwc_mcp_core.mcp_server.server import McpServer
+from pwc_mcp_core.protocol.versions import SERVER_VERSION
 
 from gateway import metrics
 from gateway.admission import Admission

@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from pwc_mcp_core.settings import checked_hosts, checked_origins
+from pwc_mcp_core.runtime.core_settings import checked_hosts, checked_origins
 
 __all__ = ["SecurityPolicy"]
 

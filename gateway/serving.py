@@ -9,7 +9,7 @@ Both paths serve with the same HTTP server settings (`server_options`):
   ``keepalive_timeout`` (60 s in ``nginx/pwc-mcp.conf``): the proxy always closes an idle
   connection first, so the gateway never closes one onto which nginx has just written a
   POST (nginx never replays a POST, so that race surfaced as 502s after any stall).
-* aiohttp's server logger is ``aiohttp.server``, whose records ``pwc_mcp_core.logs``
+* aiohttp's server logger is ``aiohttp.server``, whose records ``pwc_mcp_core.runtime.logs``
   reduces to a content-free line (no address, no traceback for a client's fault).
 
 gunicorn's own lines go through the same handler and format (`gunicorn_logger_class`).
@@ -149,7 +149,7 @@ def config_error(command: str, exc: ConfigError) -> int:
 def serve_from_env(command: str, environ: Mapping[str, str], processes: int, *,
                    allow_ephemeral_cursor_key: bool = False) -> int:
     """Build settings from ``environ``, configure logging and serve; returns the exit status."""
-    from pwc_mcp_core.logs import configure_logging
+    from pwc_mcp_core.runtime.logs import configure_logging
 
     try:
         settings = GatewaySettings.from_env(environ, allow_ephemeral_cursor_key=allow_ephemeral_cursor_key)

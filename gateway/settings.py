@@ -2,7 +2,7 @@
 
 Built once at the entry point with :meth:`GatewaySettings.from_env`; nothing below
 reads ``os.environ`` (docs/style.md §7 practice 4). Listener, bounds, limits and the call
-deadline live in :class:`pwc_mcp_core.settings.CoreSettings`.
+deadline live in :class:`pwc_mcp_core.runtime.core_settings.CoreSettings`.
 """
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Final
 
-from pwc_mcp_core.settings import CoreSettings
+from pwc_mcp_core.runtime.core_settings import CoreSettings
 
 from gateway.limits import LimitSettings
 from gateway.sse_sessions import SseSettings

@@ -32,7 +32,7 @@ from dataclasses import dataclass
 from typing import Final
 
 from aiohttp import web
-from pwc_mcp_core.version import SERVER_VERSION
+from pwc_mcp_core.protocol.versions import SERVER_VERSION
 
 from gateway import metrics
 from gateway.admission import Admission, compact_dumps, json_error

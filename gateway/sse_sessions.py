@@ -6,11 +6,11 @@ on the stream. The POST may reach any gateway process on any host, so a session 
 known in a shared store and the answer is routed to the process that holds the stream:
 
 * :class:`MemorySessionStore` (embedded mode): one process, routing is a queue put.
-* :class:`RedisSessionStore` (Redis mode): a session record ``keys.sse_session`` names
+* :class:`RedisSessionStore` (Redis mode): a session record ``redis_keys.sse_session`` names
   its holder and its client; an answer computed elsewhere is pushed onto the holder's
-  inbox list (``keys.sse_inbox``), which the holder drains with one blocking pop loop.
-  The holder renews its records every ``keys.SSE_SESSION_RENEW_S``; when it dies they
-  lapse after ``keys.SSE_SESSION_TTL_S``, the client's stream is gone, and messages for
+  inbox list (``redis_keys.sse_inbox``), which the holder drains with one blocking pop loop.
+  The holder renews its records every ``redis_keys.SSE_SESSION_RENEW_S``; when it dies they
+  lapse after ``redis_keys.SSE_SESSION_TTL_S``, the client's stream is gone, and messages for
   those sessions get 404. No sticky sessions are needed.
 
 Stream caps (per client and in all, :class:`SseSettings`) are checked and taken in one
@@ -31,9 +31,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Final, Protocol
 
-from pwc_mcp_core import keys, scripts
+from pwc_mcp_core.cluster import redis_keys, scripts
 from pwc_mcp_core.errors import ConfigError
-from pwc_mcp_core.redis_pipe import RedisPipe, ScriptRunner
+from pwc_mcp_core.cluster.redis_pipe import RedisPipe, ScriptRunner
 from redis.exceptions import RedisError
 
 from gateway.limits import LimitsUnavailable
@@ -197,12 +197,12 @@ class RedisSessionStore:
         self._inbox_pipe = RedisPipe(redis_url, timeout_s=None, connect_timeout_s=1.0)
         self._open = ScriptRunner(self._pipe, scripts.load("sse_open"))
         self._renew = ScriptRunner(self._pipe, scripts.load("sse_renew"))
-        self._ttl_ms = keys.SSE_SESSION_TTL_S * 1000
+        self._ttl_ms = redis_keys.SSE_SESSION_TTL_S * 1000
 
     async def open(self, session_id: str, client_hash: str, settings: SseSettings) -> int:
         try:
             return int(await self._open(
-                [keys.sse_client_sessions(client_hash), keys.sse_sessions_global(), keys.sse_session(session_id)],
+                [redis_keys.sse_client_sessions(client_hash), redis_keys.sse_sessions_global(), redis_keys.sse_session(session_id)],
                 [session_id, settings.max_streams_per_client, settings.max_streams, self._ttl_ms, self.holder_id,
                  client_hash]))
         except (RedisError, OSError) as exc:
@@ -210,7 +210,7 @@ class RedisSessionStore:
 
     async def lookup(self, session_id: str) -> tuple[str, str] | None:
         try:
-            holder, client = await self._pipe.execute("HMGET", keys.sse_session(session_id), "holder", "client")
+            holder, client = await self._pipe.execute("HMGET", redis_keys.sse_session(session_id), "holder", "client")
         except (RedisError, OSError) as exc:
             raise LimitsUnavailable("redis unreachable") from exc
         if holder is None or client is None:
@@ -218,31 +218,31 @@ class RedisSessionStore:
         return holder.decode(), client.decode()
 
     async def forward(self, holder_id: str, session_id: str, body: bytes) -> None:
-        inbox = keys.sse_inbox(holder_id)
+        inbox = redis_keys.sse_inbox(holder_id)
         try:
             await self._pipe.execute_many([("RPUSH", inbox, session_id.encode() + b" " + body),
-                                           ("EXPIRE", inbox, keys.SSE_INBOX_TTL_S)])
+                                           ("EXPIRE", inbox, redis_keys.SSE_INBOX_TTL_S)])
         except (RedisError, OSError) as exc:
             raise LimitsUnavailable("redis unreachable") from exc
 
     async def close(self, session_id: str, client_hash: str) -> None:
         with contextlib.suppress(RedisError, OSError):
-            await self._pipe.execute_many([("ZREM", keys.sse_client_sessions(client_hash), session_id),
-                                           ("ZREM", keys.sse_sessions_global(), session_id),
-                                           ("DEL", keys.sse_session(session_id))])
+            await self._pipe.execute_many([("ZREM", redis_keys.sse_client_sessions(client_hash), session_id),
+                                           ("ZREM", redis_keys.sse_sessions_global(), session_id),
+                                           ("DEL", redis_keys.sse_session(session_id))])
 
     async def run(self, hub: SessionHub) -> None:
         await asyncio.gather(self._renew_forever(hub), self._drain_inbox(hub))
 
     async def _renew_forever(self, hub: SessionHub) -> None:
         while True:
-            await asyncio.sleep(keys.SSE_SESSION_RENEW_S)
+            await asyncio.sleep(redis_keys.SSE_SESSION_RENEW_S)
             sessions = hub.local_sessions()
             if not sessions:
                 continue
-            record_keys: list[str] = [keys.sse_sessions_global()]
+            record_keys: list[str] = [redis_keys.sse_sessions_global()]
             for session in sessions:
-                record_keys += [keys.sse_client_sessions(session.client_hash), keys.sse_session(session.session_id)]
+                record_keys += [redis_keys.sse_client_sessions(session.client_hash), redis_keys.sse_session(session.session_id)]
             try:
                 gone = await self._renew(record_keys, [self._ttl_ms, *(s.session_id for s in sessions)])
             except (RedisError, OSError) as exc:
@@ -252,7 +252,7 @@ class RedisSessionStore:
                 hub.end_local(session_id.decode() if isinstance(session_id, bytes) else str(session_id))
 
     async def _drain_inbox(self, hub: SessionHub) -> None:
-        inbox = keys.sse_inbox(self.holder_id)
+        inbox = redis_keys.sse_inbox(self.holder_id)
         while True:
             try:
                 item = await self._inbox_pipe.execute("BLPOP", inbox, _INBOX_BLOCK_S)

@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from aiohttp import web
-from pwc_mcp_core.version import LATEST_LEGACY_VERSION, SUPPORTED_VERSIONS
+from pwc_mcp_core.protocol.versions import LATEST_LEGACY_VERSION, SUPPORTED_VERSIONS
 
 from gateway.public_url import PublicUrl
 

@@ -47,7 +47,7 @@ def stop_process(proc: subprocess.Popen, *, timeout_s: float = 10.0) -> None:
 
 
 def refusal_error(answer: object) -> str | None:
-    """The ``data.error`` code of a JSON-RPC refusal body (`pwc_mcp_core.refusals`), else None.
+    """The ``data.error`` code of a JSON-RPC refusal body (`pwc_mcp_core.protocol.refusals`), else None.
 
     Accepts the parsed body or its raw bytes; checks the JSON-RPC shape on the way.
     """

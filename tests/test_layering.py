@@ -1,8 +1,13 @@
-"""The import layering of ARCHITECTURE.md (its opening map), checked on the source with `ast`.
+"""The import layering of ARCHITECTURE.md, checked on the source with `ast`.
 
-pwc (sync, no Redis, no aiohttp) <- pwc_mcp_core <- workers, gateway; the
-gateway never imports workers and the workers never import the gateway;
-catalog is a separate service that imports none of them.
+Packages: pwc (sync, no Redis, no aiohttp) <- pwc_mcp_core <- workers, gateway; the gateway
+never imports workers and the workers never import the gateway; catalog is a separate service
+that imports none of them.
+
+Inside pwc_mcp_core the subpackages form layers, lowest first: protocol < cluster < runtime < tools < mcp_server. A module imports only
+its own subpackage, the layers below it and the root modules (errors); nothing imports back up,
+and there is no import cycle between modules (imports inside functions count too). Every module
+lives in a subpackage, so a new flat module fails here until it is placed.
 """
 
 from __future__ import annotations
@@ -13,6 +18,7 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
+CORE = ROOT / "pwc_mcp_core"
 
 FORBIDDEN = {
     "pwc": {"redis", "aiohttp", "orjson", "asyncio", "pwc_mcp_core", "workers", "gateway", "catalog"},
@@ -22,25 +28,112 @@ FORBIDDEN = {
     "catalog": {"pwc", "pwc_mcp_core", "workers", "gateway"},
 }
 
+LAYERS = ('protocol', 'cluster', 'runtime', 'tools', 'mcp_server')
+"""pwc_mcp_core's subpackages, lowest first."""
+ROOT_MODULES = ('__init__', 'errors')
+"""Modules directly in pwc_mcp_core/: importable by every layer, importing none."""
 
-def _imported_roots(path: Path) -> set[str]:
+
+def _imports(path: Path) -> list[tuple[str, int]]:
+    """Every imported dotted name in ``path`` with its line (relative imports resolved)."""
     tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
-    roots: set[str] = set()
+    package = ".".join(path.relative_to(ROOT).with_suffix("").parts[:-1])
+    found: list[tuple[str, int]] = []
     for node in ast.walk(tree):
         if isinstance(node, ast.Import):
-            roots.update(alias.name.split(".")[0] for alias in node.names)
-        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
-            roots.add(node.module.split(".")[0])
-    return roots
+            found.extend((alias.name, node.lineno) for alias in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                parts = package.split(".")
+                base = ".".join(parts[: len(parts) - node.level + 1] + ([base] if base else []))
+            found.append((base, node.lineno))
+            # ``from pwc_mcp_core.x import y`` may import the module pwc_mcp_core.x.y
+            found.extend((f"{base}.{alias.name}", node.lineno) for alias in node.names)
+    return found
+
+
+def _module_name(path: Path) -> str:
+    parts = path.relative_to(ROOT).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def _core_modules() -> dict[str, Path]:
+    return {_module_name(path): path for path in sorted(CORE.rglob("*.py"))}
+
+
+def _layer(module: str) -> str | None:
+    """``pwc_mcp_core.tools.execution`` -> ``tools``; root modules -> None."""
+    parts = module.split(".")
+    return parts[1] if len(parts) > 1 and parts[1] in LAYERS else None
 
 
 @pytest.mark.parametrize("package", sorted(FORBIDDEN))
 def test_package_imports_respect_layering(package: str) -> None:
     files = sorted((ROOT / package).rglob("*.py"))
     assert files, f"{package} has no modules"
-    offenders = {
-        str(path.relative_to(ROOT)): sorted(_imported_roots(path) & FORBIDDEN[package])
-        for path in files
-        if _imported_roots(path) & FORBIDDEN[package]
-    }
+    offenders = {}
+    for path in files:
+        roots = {name.split(".")[0] for name, _ in _imports(path)} & FORBIDDEN[package]
+        if roots:
+            offenders[str(path.relative_to(ROOT))] = sorted(roots)
     assert offenders == {}
+
+
+def test_every_core_module_lives_in_a_layer() -> None:
+    flat = [name for name in _core_modules() if _layer(name) is None
+            and name not in {"pwc_mcp_core", *(f"pwc_mcp_core.{m}" for m in ROOT_MODULES)}]
+    assert flat == [], f"place these modules in one of {list(LAYERS)}: {flat}"
+    assert sorted(p.name for p in CORE.iterdir() if p.is_dir() and (p / "__init__.py").exists()) == sorted(LAYERS)
+
+
+def test_no_import_runs_back_up_between_layers() -> None:
+    order = {name: rank for rank, name in enumerate(LAYERS)}
+    modules = _core_modules()
+    offenders = []
+    for module, path in modules.items():
+        own = _layer(module)
+        for name, line in _imports(path):
+            if not name.startswith("pwc_mcp_core.") or name not in modules:
+                continue
+            target = _layer(name)
+            if own is None and target is not None:
+                offenders.append(f"{path.relative_to(ROOT)}:{line}: root module imports {name}")
+            elif own is not None and target is not None and order[target] > order[own]:
+                offenders.append(f"{path.relative_to(ROOT)}:{line}: {own} imports {name} ({target} is above)")
+    assert offenders == []
+
+
+def test_no_import_cycles_between_core_modules() -> None:
+    modules = _core_modules()
+    graph = {module: sorted({name for name, _ in _imports(path) if name in modules and name != module})
+             for module, path in modules.items()}
+    # a package's __init__ importing its own children is not a cycle of the code
+    graph = {m: [d for d in deps if not (d.startswith(m + ".") and modules[m].name == "__init__.py")]
+             for m, deps in graph.items()}
+    state: dict[str, int] = {}
+    cycles: list[list[str]] = []
+
+    def visit(node: str, stack: list[str]) -> None:
+        state[node] = 1
+        stack.append(node)
+        for nxt in graph[node]:
+            if state.get(nxt) == 1:
+                cycles.append(stack[stack.index(nxt):] + [nxt])
+            elif nxt not in state:
+                visit(nxt, stack)
+        stack.pop()
+        state[node] = 2
+
+    for module in graph:
+        if module not in state:
+            visit(module, [])
+    assert cycles == [], "import cycles: " + "; ".join(" -> ".join(c) for c in cycles)
+
+
+def test_core_tests_mirror_the_layers() -> None:
+    folders = sorted(p.name for p in (ROOT / "tests" / "core").iterdir()
+                     if p.is_dir() and (p / "__init__.py").exists())
+    assert set(folders) <= set(LAYERS), folders
+    stray = sorted(p.name for p in (ROOT / "tests" / "core").glob("test_*.py"))
+    assert stray == [], f"move these into tests/core/<layer>/: {stray}"

@@ -40,9 +40,9 @@ def test_no_module_imports_contextvars(path: Path) -> None:
 
 
 async def test_the_executor_receives_the_admission_argument() -> None:
-    from pwc_mcp_core.call import Call
-    from pwc_mcp_core.server import McpServer
-    from pwc_mcp_core.settings import CoreSettings
+    from pwc_mcp_core.runtime.call import Call
+    from pwc_mcp_core.mcp_server.server import McpServer
+    from pwc_mcp_core.runtime.core_settings import CoreSettings
 
     seen: list[object] = []
 

@@ -13,10 +13,10 @@ from collections.abc import Mapping, Sequence
 
 import redis
 
-from pwc_mcp_core.cache import MemoryCache, RedisCache, TieredCache
+from pwc_mcp_core.runtime.caches import MemoryCache, RedisCache, TieredCache
 from pwc_mcp_core.errors import ConfigError
-from pwc_mcp_core.execution import Runtime
-from pwc_mcp_core.logs import configure_logging
+from pwc_mcp_core.tools.execution import Runtime
+from pwc_mcp_core.runtime.logs import configure_logging
 from workers.runner import Runner
 from workers.settings import WorkerSettings
 from workers.worker import Worker

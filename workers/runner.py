@@ -1,6 +1,6 @@
 """Run one queued call in the calling worker thread.
 
-``execute`` (``pwc_mcp_core.execution``) never raises and returns the serialized
+``execute`` (``pwc_mcp_core.tools.execution``) never raises and returns the serialized
 response body; core's ``LocalExecutor`` adds the runtime, the deadline and the
 response-size bound, shared with embedded mode.
 """
@@ -12,10 +12,10 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from pwc_mcp_core import queue
-from pwc_mcp_core.call import Call
+from pwc_mcp_core.cluster import queue
+from pwc_mcp_core.runtime.call import Call
 from pwc_mcp_core.errors import ExecutorTimeout, ResponseTooLarge
-from pwc_mcp_core.local_executor import LocalExecutor
+from pwc_mcp_core.mcp_server.local_executor import LocalExecutor
 
 __all__ = ["Runner"]
 

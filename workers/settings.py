@@ -9,7 +9,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from pwc_mcp_core.errors import ConfigError
-from pwc_mcp_core.settings import CoreSettings, env_int, env_number
+from pwc_mcp_core.runtime.core_settings import CoreSettings, env_int, env_number
 
 __all__ = ["WorkerSettings"]
 

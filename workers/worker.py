@@ -12,7 +12,7 @@ many as there are idle threads, into a local hand-over queue the consumer thread
 before reading new entries: a worker never runs more calls than it has threads. On
 SIGTERM or SIGINT: stop reading, let running calls finish (at most ``drain_s``),
 deregister, exit 0. Redis outages are waited out with one jittered backoff
-(``pwc_mcp_core.retry``); they never kill the worker. Deadlines are judged on this
+(``pwc_mcp_core.cluster.redis_backoff``); they never kill the worker. Deadlines are judged on this
 host's clock corrected by its offset to Redis's clock (ARCHITECTURE.md "Clocks").
 """
 
@@ -31,12 +31,12 @@ from queue import Empty, SimpleQueue
 from redis.asyncio import Redis
 from redis.exceptions import RedisError
 
-from pwc_mcp_core import keys, queue
-from pwc_mcp_core.call import Call
-from pwc_mcp_core.gc_tuning import settle_after_startup
-from pwc_mcp_core.liveness import StallWatch
-from pwc_mcp_core.redis_pipe import SyncPipe
-from pwc_mcp_core.retry import REDIS_BACKOFF
+from pwc_mcp_core.cluster import queue, redis_keys
+from pwc_mcp_core.runtime.call import Call
+from pwc_mcp_core.runtime.gc_tuning import settle_after_startup
+from pwc_mcp_core.cluster.liveness import StallWatch
+from pwc_mcp_core.cluster.redis_pipe import SyncPipe
+from pwc_mcp_core.cluster.redis_backoff import REDIS_BACKOFF
 from workers.runner import Runner
 from workers.settings import WorkerSettings
 
@@ -240,4 +240,4 @@ class Worker:
         while True:
             with contextlib.suppress(RedisError):
                 await self._beat()
-            await asyncio.sleep(keys.HEARTBEAT_INTERVAL_S)
+            await asyncio.sleep(redis_keys.HEARTBEAT_INTERVAL_S)

@@ -143,11 +143,11 @@ def health(base_url: str) -> tuple[int, dict[str, Any]]:
 def pending_by_consumer(redis_url: str) -> dict[str, int]:
     """XPENDING summary of the calls Stream: worker id (``PWC_MCP_WORKER_ID``, without the
     per-start incarnation suffix) → pending entries."""
-    from pwc_mcp_core import keys, queue
+    from pwc_mcp_core.cluster import queue, redis_keys
 
     client = redis.Redis.from_url(redis_url, socket_timeout=5)
     try:
-        summary = client.xpending(keys.calls_stream(), queue.GROUP)
+        summary = client.xpending(redis_keys.calls_stream(), queue.GROUP)
     except redis.ResponseError:  # no Stream/group yet
         return {}
     finally:

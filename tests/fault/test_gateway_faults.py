@@ -16,7 +16,7 @@ import pytest
 import redis
 
 from gateway.settings import LEASE_MARGIN_S
-from pwc_mcp_core import keys
+from pwc_mcp_core.cluster import redis_keys
 from tests.fault.conftest import RpcAnswer, call_tool, post_rpc, unique_search, wait_until
 from tests.fault.faulty_catalog import FaultyCatalog
 from tests.integration.conftest import Cluster
@@ -31,7 +31,7 @@ CONCURRENCY = 4
 def _global_leases(redis_url: str) -> int:
     client = redis.Redis.from_url(redis_url)
     try:
-        return client.zcard(keys.concurrency_global())
+        return client.zcard(redis_keys.concurrency_global())
     finally:
         client.close()
 

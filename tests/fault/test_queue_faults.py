@@ -21,8 +21,8 @@ import pytest
 import redis
 
 from gateway.redis_executor import RedisExecutor
-from pwc_mcp_core import keys, queue
-from pwc_mcp_core.call import Call
+from pwc_mcp_core.cluster import queue, redis_keys
+from pwc_mcp_core.runtime.call import Call
 from tests.fault.accounting import tally
 from tests.fault.conftest import assert_workers_alive, call_tool, unique_search, wait_until
 from tests.fault.faulty_catalog import FaultyCatalog
@@ -57,7 +57,7 @@ def test_a_flood_from_many_clients_is_refused_fast_beyond_the_global_limit_and_m
         futures = [pool.submit(call_tool, url, "search_papers", unique_search(f"flood{i}"), client_id=f"flood-{i}",
                                timeout_s=CALL_DEADLINE_S + 10) for i in range(FLOOD)]
         while not all(f.done() for f in futures):
-            max_stream = max(max_stream, client.xlen(keys.calls_stream()))
+            max_stream = max(max_stream, client.xlen(redis_keys.calls_stream()))
             time.sleep(0.1)
         answers = [f.result() for f in futures]
     counted = tally("flood: 40 clients, 1 worker thread, global limit 8", answers, deadline_s=CALL_DEADLINE_S)
@@ -87,7 +87,7 @@ def _fill_backlog(client: redis.Redis, count: int) -> None:
                 deadline=time.time() + 120).to_json()
     with client.pipeline(transaction=False) as pipe:
         for _ in range(count):
-            pipe.xadd(keys.calls_stream(), {"rid": uuid.uuid4().hex, "reply": keys.reply_list("nobody"),
+            pipe.xadd(redis_keys.calls_stream(), {"rid": uuid.uuid4().hex, "reply": redis_keys.reply_list("nobody"),
                                             "call": call})
         pipe.execute()
 
@@ -108,9 +108,9 @@ def test_a_full_backlog_refuses_new_calls_fast_with_a_clear_error(
         assert answer.body["id"] == answer.request_id
         assert answer.body["error"]["code"] == -32603
         assert answer.headers.get("Retry-After") == "1"
-    assert client.xlen(keys.calls_stream()) <= DEFAULT_MAX_BACKLOG
+    assert client.xlen(redis_keys.calls_stream()) <= DEFAULT_MAX_BACKLOG
     assert _used_memory(client) - before < MEMORY_BOUND_BYTES
-    client.delete(keys.calls_stream())  # let the worker go idle before teardown
+    client.delete(redis_keys.calls_stream())  # let the worker go idle before teardown
     client.close()
     assert cluster.workers[0].proc.poll() is None
 
@@ -128,8 +128,8 @@ def test_a_poison_entry_in_the_stream_is_dropped_and_the_worker_keeps_serving(
     cluster = faulty_cluster(workers=1)
     client = redis.Redis.from_url(redis_url)
     try:
-        client.xadd(keys.calls_stream(), fields)
-        wait_until(lambda: client.xlen(keys.calls_stream()) == 0 or cluster.workers[0].proc.poll() is not None,
+        client.xadd(redis_keys.calls_stream(), fields)
+        wait_until(lambda: client.xlen(redis_keys.calls_stream()) == 0 or cluster.workers[0].proc.poll() is not None,
                    timeout_s=15, what="the poison entry consumed")
         assert cluster.workers[0].proc.poll() is None, "the worker died on a poison entry"
         assert not any(v for v in _pending(client).values())
@@ -140,5 +140,5 @@ def test_a_poison_entry_in_the_stream_is_dropped_and_the_worker_keeps_serving(
 
 
 def _pending(client: redis.Redis) -> dict[str, int]:
-    summary = client.xpending(keys.calls_stream(), queue.GROUP)
+    summary = client.xpending(redis_keys.calls_stream(), queue.GROUP)
     return {str(c["name"]): int(c["pending"]) for c in summary.get("consumers") or []}

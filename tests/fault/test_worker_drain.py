@@ -9,7 +9,7 @@ from collections.abc import Callable
 import pytest
 import redis
 
-from pwc_mcp_core import keys
+from pwc_mcp_core.cluster import redis_keys
 from tests.fault.conftest import call_tool, unique_search, wait_until
 from tests.fault.faulty_catalog import FaultyCatalog
 from tests.integration.conftest import Cluster
@@ -34,6 +34,6 @@ def test_sigterm_lets_the_running_call_finish_then_the_worker_exits_cleanly(
 
     assert answers and answers[0].status == 200 and not answers[0].is_tool_error, answers
     assert worker.proc.wait(timeout=30) == 0
-    assert client.zscore(keys.workers_set(), "w0") is None  # deregistered, not left to expire
+    assert client.zscore(redis_keys.workers_set(), "w0") is None  # deregistered, not left to expire
     assert "Traceback" not in worker.log_text()
     client.close()

@@ -1,6 +1,6 @@
 """Workers dying: a SIGKILLed worker's calls are re-run once elsewhere; no worker at all fails fast.
 
-Faults 1 and 2 of issue 7. The queue protocol (``pwc_mcp_core/queue.py``): a dead
+Faults 1 and 2 of issue 7. The queue protocol (``pwc_mcp_core/cluster/queue.py``): a dead
 worker's pending entries are XCLAIMed by a live one within ~2 s of its
 heartbeat expiring (``HEARTBEAT_TTL_S`` = 6 s).
 """
@@ -14,7 +14,7 @@ from concurrent.futures import ThreadPoolExecutor
 import pytest
 import redis
 
-from pwc_mcp_core import keys
+from pwc_mcp_core.cluster import redis_keys
 from tests.fault.accounting import tally
 from tests.fault.conftest import (
     assert_workers_alive,
@@ -62,8 +62,8 @@ def test_calls_held_by_a_sigkilled_worker_are_rerun_by_another_and_answered_exac
     client = redis.Redis.from_url(redis_url)
     try:
         wait_until(lambda: not any(pending_by_consumer(redis_url).values()), timeout_s=10, what="empty PEL")
-        assert client.xlen(keys.calls_stream()) == 0
-        assert not list(client.scan_iter(match=keys.reply_list("*"))), "a duplicate reply was left undelivered"
+        assert client.xlen(redis_keys.calls_stream()) == 0
+        assert not list(client.scan_iter(match=redis_keys.reply_list("*"))), "a duplicate reply was left undelivered"
     finally:
         client.close()
     assert_workers_alive(cluster, expected=1)

@@ -15,7 +15,8 @@ import redis
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from pwc_mcp_core import catalogue, keys
+from pwc_mcp_core.cluster import redis_keys
+from pwc_mcp_core.tools import registry
 from tests.conftest import RedisServer, ServerProcess, start_pwc_mcp
 from tests.fuzz.conftest import FUZZ_ENV, post_json, tool_call
 from tests.fuzz.oracle import check_answer
@@ -26,7 +27,7 @@ pytestmark = [pytest.mark.slow, pytest.mark.timeout(400)]
 
 FUZZ = settings(max_examples=60, deadline=None,
                 suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
-SCHEMAS = {tool["name"]: tool["inputSchema"] for tool in catalogue.tool_list_result()["tools"]}
+SCHEMAS = {tool["name"]: tool["inputSchema"] for tool in registry.tool_list_result()["tools"]}
 
 
 @pytest.fixture(scope="module")
@@ -81,9 +82,9 @@ def test_after_the_redis_fuzz_the_worker_is_alive_and_no_lease_or_call_is_left(
     assert health["checks"]["workers"] == 1
     client = redis.Redis.from_url(url)
     try:
-        assert client.zcard(keys.concurrency_global()) == 0
-        leftovers = {key: client.zcard(key) for key in client.scan_iter(match=keys.concurrency_client("*"))}
+        assert client.zcard(redis_keys.concurrency_global()) == 0
+        leftovers = {key: client.zcard(key) for key in client.scan_iter(match=redis_keys.concurrency_client("*"))}
         assert not any(leftovers.values()), leftovers
-        assert client.xlen(keys.calls_stream()) == 0
+        assert client.xlen(redis_keys.calls_stream()) == 0
     finally:
         client.close()

@@ -14,7 +14,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from pwc_mcp_core.cursors import CursorCodec
+from pwc_mcp_core.tools.cursors import CursorCodec
 from tests.conftest import TEST_CURSOR_KEY, ServerProcess
 from tests.fuzz.conftest import CONCURRENCY_LIMIT, post_json, tool_call
 from tests.fuzz.oracle import check_answer

@@ -10,8 +10,8 @@ from typing import Any
 import pytest
 
 from gateway.settings import GatewaySettings
-from pwc_mcp_core.call import Call
-from pwc_mcp_core.settings import CoreSettings
+from pwc_mcp_core.runtime.call import Call
+from pwc_mcp_core.runtime.core_settings import CoreSettings
 
 # Nothing listens here: the catalog probe fails fast unless a test provides a catalog.
 UNREACHABLE_API = "http://127.0.0.1:9/api/v1"

@@ -20,8 +20,8 @@ from redis.exceptions import RedisError
 from gateway import limits
 from gateway.app import create_app
 from gateway.redis_executor import RedisExecutor
-from pwc_mcp_core import keys, queue, scripts
-from pwc_mcp_core.redis_pipe import SyncPipe
+from pwc_mcp_core.cluster import queue, redis_keys, scripts
+from pwc_mcp_core.cluster.redis_pipe import SyncPipe
 from tests.gateway.conftest import FAKE_TOOLS, JSON_HEADERS, TOOL_RESULT, make_settings, rpc, tool_call
 from tests.helpers import refusal_error
 
@@ -108,7 +108,7 @@ async def _gateway(aiohttp_client, redis_url: str, *, max_backlog: int | None = 
 async def _leases(redis_url: str) -> int:
     client = aioredis.Redis.from_url(redis_url)
     try:
-        return await client.zcard(keys.concurrency_global())
+        return await client.zcard(redis_keys.concurrency_global())
     finally:
         await client.aclose()
 
@@ -207,7 +207,7 @@ async def test_the_combined_script_gives_the_same_refusals_as_admit(redis_url: s
         limiter = limits.RedisLimiter(redis_url, limits.LimitSettings(request_limit=1))
         try:
             first = limiter.admission_script("k", semantic=False)
-            stream = keys.calls_stream()
+            stream = redis_keys.calls_stream()
             code = await client.eval(scripts.load("admit_enqueue"), 5, *first.keys, stream, *first.args, 10,
                                      "rid", "r1", "reply", "x", "call", "{}", "lease", "l:k")
             assert isinstance(code, bytes) and await client.xlen(stream) == 1

@@ -23,12 +23,12 @@ from gateway.docs import EXAMPLE_ARGUMENTS, DocsPage, docs_document
 from gateway.docs_html import parameter_rows, render_html
 from gateway.public_url import PublicUrl
 from gateway.security import SecurityPolicy
-from pwc_mcp_core import catalogue
-from pwc_mcp_core.settings import CoreSettings
+from pwc_mcp_core.tools import registry
+from pwc_mcp_core.runtime.core_settings import CoreSettings
 from tests.conftest import start_pwc_mcp
 
 CHROMIUM = shutil.which("chromium") or ("/usr/bin/chromium" if Path("/usr/bin/chromium").exists() else None)
-TOOLS = catalogue.tool_list_result()["tools"]
+TOOLS = registry.tool_list_result()["tools"]
 
 
 class Peer:

@@ -21,8 +21,8 @@ from gateway.app import create_app
 from gateway.identity import resolve_client
 from gateway.limits import Decision, LimitsUnavailable
 from gateway.serving import IDLE_TIMEOUT_S, gunicorn_logger_class, server_options
-from pwc_mcp_core.logs import BatchingStreamHandler, ContentFreeFilter, LineFormatter
-from pwc_mcp_core.refusals import REFUSALS, refusal_body
+from pwc_mcp_core.runtime.logs import BatchingStreamHandler, ContentFreeFilter, LineFormatter
+from pwc_mcp_core.protocol.refusals import REFUSALS, refusal_body
 from tests.gateway.conftest import FAKE_TOOLS, JSON_HEADERS, FakeExecutor, make_settings, rpc, tool_call
 from tests.helpers import refusal_error
 

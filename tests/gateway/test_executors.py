@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from gateway.executors import build_executor
 from gateway.redis_executor import RedisExecutor
-from pwc_mcp_core.local_executor import LocalExecutor
+from pwc_mcp_core.mcp_server.local_executor import LocalExecutor
 from tests.gateway.conftest import make_settings
 
 

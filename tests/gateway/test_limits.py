@@ -10,7 +10,7 @@ import pytest
 import redis
 
 from gateway.limits import LimitSettings, LimitsUnavailable, MemoryLimiter, RedisLimiter
-from pwc_mcp_core import keys
+from pwc_mcp_core.cluster import redis_keys
 
 Factory = Callable[[LimitSettings], object]
 
@@ -120,8 +120,8 @@ async def test_redis_keys_hold_only_hashes_and_expire(redis_url: str) -> None:
         await limiter.acquire("0123abcd", semantic=True)
         client = redis.Redis.from_url(redis_url)
         names = sorted(k.decode() for k in client.keys("*"))
-        assert keys.rate_window("requests", "0123abcd") in names
-        assert keys.concurrency_global() in names
+        assert redis_keys.rate_window("requests", "0123abcd") in names
+        assert redis_keys.concurrency_global() in names
         assert all(client.pttl(name) > 0 for name in names)
         client.close()
     finally:

@@ -10,7 +10,7 @@ from openapi_spec_validator import validate
 
 from gateway.app import create_app
 from gateway.rest import coerce_query, status_for
-from pwc_mcp_core import catalogue
+from pwc_mcp_core.tools import registry
 from tests.gateway.conftest import FAKE_TOOLS, FakeExecutor, make_settings
 
 
@@ -97,7 +97,7 @@ async def test_openapi_document_is_valid_3_1_and_covers_every_tool(client) -> No
     document = await response.json()
     validate(document)  # raises on any violation of the OpenAPI 3.1 schema
     assert document["openapi"].startswith("3.1")
-    for tool in catalogue.tool_list_result()["tools"]:
+    for tool in registry.tool_list_result()["tools"]:
         path = document["paths"][f"/v1/tools/{tool['name']}"]
         assert path["post"]["requestBody"]["content"]["application/json"]["schema"]["properties"] == \
             tool["inputSchema"]["properties"]

@@ -9,7 +9,7 @@ import redis.asyncio as aioredis
 
 from gateway.app import create_app
 from gateway.sse_sessions import SseSettings
-from pwc_mcp_core import keys
+from pwc_mcp_core.cluster import redis_keys
 from tests.gateway.conftest import FAKE_TOOLS, FakeExecutor, make_settings, rpc, tool_call
 from tests.gateway.test_sse_routes import POST_HEADERS, next_event, open_stream
 
@@ -48,8 +48,8 @@ async def test_a_session_the_store_lost_ends_its_stream(aiohttp_client, redis_ur
     client = await aiohttp_client(redis_app(redis_url, fake_executor, heartbeat_s=0.5))
     stream, endpoint = await open_stream(client, **{"X-PwC-MCP-Client": "lost"})
     store = aioredis.Redis.from_url(redis_url)
-    await store.delete(keys.sse_session(endpoint.split("=", 1)[1]))
+    await store.delete(redis_keys.sse_session(endpoint.split("=", 1)[1]))
     await store.aclose()
-    async with asyncio.timeout(keys.SSE_SESSION_RENEW_S + 4):
+    async with asyncio.timeout(redis_keys.SSE_SESSION_RENEW_S + 4):
         while (await next_event(stream))[0] != "eof":
             pass

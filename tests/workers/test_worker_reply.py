@@ -12,8 +12,8 @@ import time
 
 import redis
 
-from pwc_mcp_core import keys, queue
-from pwc_mcp_core.redis_pipe import SyncPipe
+from pwc_mcp_core.cluster import queue, redis_keys
+from pwc_mcp_core.cluster.redis_pipe import SyncPipe
 from workers.settings import WorkerSettings
 from workers.worker import Worker
 
@@ -29,10 +29,10 @@ def _worker(redis_url: str) -> Worker:
 
 
 def _job(client: redis.Redis) -> queue.Job:
-    client.xgroup_create(keys.calls_stream(), queue.GROUP, id="0", mkstream=True)
-    entry = client.xadd(keys.calls_stream(), {"rid": "r", "reply": keys.reply_list("g"), "call": "{}"})
-    client.xreadgroup(queue.GROUP, "reply-test#x", {keys.calls_stream(): ">"})
-    return queue.Job(entry_id=entry, rid="r", reply_key=keys.reply_list("g"), call_json="{}")
+    client.xgroup_create(redis_keys.calls_stream(), queue.GROUP, id="0", mkstream=True)
+    entry = client.xadd(redis_keys.calls_stream(), {"rid": "r", "reply": redis_keys.reply_list("g"), "call": "{}"})
+    client.xreadgroup(queue.GROUP, "reply-test#x", {redis_keys.calls_stream(): ">"})
+    return queue.Job(entry_id=entry, rid="r", reply_key=redis_keys.reply_list("g"), call_json="{}")
 
 
 def test_a_reply_is_retried_through_an_outage_and_delivered_before_the_deadline(redis_server, redis_url) -> None:
@@ -49,7 +49,7 @@ def test_a_reply_is_retried_through_an_outage_and_delivered_before_the_deadline(
     redis_server.start()  # the stream is gone (no persistence), the reply still lands
     assert done.wait(10), "the reply was not retried until Redis returned"
     client = redis.Redis.from_url(redis_url)
-    assert client.lpop(keys.reply_list("g")) == queue.encode_reply("r", b"body")
+    assert client.lpop(redis_keys.reply_list("g")) == queue.encode_reply("r", b"body")
     pipe.close()
 
 
@@ -65,6 +65,6 @@ def test_past_the_deadline_only_the_acknowledgement_is_retried(redis_server, red
     time.sleep(3)
     redis_server.proc.send_signal(18)  # SIGCONT
     assert done.wait(15)
-    assert client.llen(keys.reply_list("g")) <= 1  # a push sent before the deadline may land once
-    assert client.xpending(keys.calls_stream(), queue.GROUP)["pending"] == 0
+    assert client.llen(redis_keys.reply_list("g")) <= 1  # a push sent before the deadline may land once
+    assert client.xpending(redis_keys.calls_stream(), queue.GROUP)["pending"] == 0
     pipe.close()

@@ -1,0 +1,434 @@
+"""The Redis wire protocol between gateways (producers) and workers (consumers).
+
+A tool call travels as one entry of the calls Stream (consumer group
+``workers``): fields ``rid`` (request id, 32 hex), ``reply`` (the reply list
+of the gateway process that waits for it) and ``call`` (``Call.to_json()``).
+A worker reads entries with XREADGROUP, runs them, pushes ``rid + "\\n" +
+body`` onto the reply list (with a TTL, so replies nobody collects vanish),
+then XACKs and XDELs the entry. An entry whose worker dies stays in the
+group's pending list; a live worker that sees the owner's heartbeat gone
+claims it (XCLAIM) and runs it again inside its deadline. Tools are read-only
+and idempotent, and the gateway resolves each request id once, so a second
+reply is dropped: the client gets exactly one answer.
+
+Liveness: each worker ZADDs its id into ``redis_keys.workers_set()`` with the
+current time (ms) every beat; a worker is live when its score is newer than
+``redis_keys.HEARTBEAT_TTL_S``.
+
+The gateway's per-call paths (`enqueue`, `admit_and_enqueue`, `wait_replies`) take a
+:class:`~pwc_mcp_core.cluster.redis_pipe.RedisPipe` (``wait_replies`` one of its own: it blocks);
+a worker's consumer threads (`read_jobs_sync`, `finish_sync`) each a
+:class:`~pwc_mcp_core.cluster.redis_pipe.SyncPipe`; the rest a ``redis.asyncio.Redis`` created
+with ``decode_responses=False``.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+import weakref
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from redis.asyncio import Redis
+from redis.exceptions import ResponseError
+
+from pwc_mcp_core.cluster import redis_keys, scripts
+from pwc_mcp_core.cluster.liveness import STALL_S
+from pwc_mcp_core.cluster.redis_pipe import RedisPipe, ScriptRunner, SyncPipe
+
+__all__ = [
+    "ADMITTED_BACKLOG_FULL",
+    "GROUP",
+    "backlog",
+    "Job",
+    "QueueFull",
+    "TOO_LARGE",
+    "admit_and_enqueue",
+    "claim_orphans",
+    "consumer_name",
+    "entry_exists",
+    "Liveness",
+    "live_workers_at",
+    "recover_previous",
+    "worker_of",
+    "decode_reply",
+    "encode_reply",
+    "enqueue",
+    "ensure_group",
+    "forget_worker",
+    "heartbeat",
+    "live_workers",
+    "finish_sync",
+    "read_jobs_sync",
+    "reply_commands",
+    "wait_replies",
+]
+
+logger = logging.getLogger(__name__)
+
+GROUP = "workers"
+# Sent by a worker instead of a body over the 2 MiB response bound, so the oversized
+# body never crosses Redis; the gateway turns it into 503 ``response_too_large``.
+TOO_LARGE = b"!response-too-large"
+# admit_enqueue.lua's reply when the call was admitted (and counted) but the backlog is full.
+ADMITTED_BACKLOG_FULL = 501
+
+# One script runner per pipe and script; concurrent calls share the pipe's writes.
+_SCRIPTS: weakref.WeakKeyDictionary[RedisPipe, dict[str, ScriptRunner]] = weakref.WeakKeyDictionary()
+
+
+class QueueFull(Exception):
+    """The calls Stream already holds the configured maximum backlog."""
+
+
+@dataclass(frozen=True, slots=True)
+class Job:
+    """One call read from the Stream by a worker.
+
+    Attributes:
+        entry_id: the Stream entry id (bytes, as Redis returns it).
+        rid: the request id the reply is tagged with.
+        reply_key: the gateway's reply list.
+        call_json: the serialized ``Call``.
+        lease: ``(lease_id, client_hash)`` of the concurrency lease the worker gives back
+            with its reply, or None when the gateway keeps that job itself.
+        redis_deadline: the call deadline on Redis's clock (unix seconds), when the gateway
+            knew its offset to it; a worker converts it to its own clock.
+    """
+
+    entry_id: bytes
+    rid: str
+    reply_key: str
+    call_json: str
+    lease: tuple[str, str] | None = None
+    redis_deadline: float | None = None
+
+
+def encode_reply(rid: str, body: bytes) -> bytes:
+    """Tag a serialized response body with its request id (``rid\\nbody``)."""
+    return rid.encode("ascii") + b"\n" + body
+
+
+def decode_reply(raw: bytes) -> tuple[str, bytes]:
+    """Split a reply into ``(rid, body)`` without parsing the body.
+
+    Raises:
+        ValueError: the reply has no request-id prefix.
+    """
+    rid, sep, body = raw.partition(b"\n")
+    if not sep:
+        raise ValueError("reply without a request id")
+    return rid.decode("ascii"), body
+
+
+async def ensure_group(redis: Redis) -> None:
+    """Create the Stream and its consumer group if they do not exist yet (idempotent)."""
+    try:
+        await redis.xgroup_create(redis_keys.calls_stream(), GROUP, id="0", mkstream=True)
+    except ResponseError as exc:
+        if "BUSYGROUP" not in str(exc):
+            raise
+
+
+async def enqueue(pipe: RedisPipe, *, rid: str, reply_key: str, call_json: str, max_backlog: int,
+                  lease: tuple[str, str] | None = None, redis_deadline: float | None = None) -> str:
+    """Append one call to the Stream, atomically refusing when the backlog is full.
+
+    ``lease`` (``(lease_id, client_hash)``) hands the call's concurrency lease to the
+    worker, which releases it in the same round trip as its reply. ``redis_deadline``: see `Job`.
+
+    Returns:
+        the new entry's id.
+
+    Raises:
+        QueueFull: ``max_backlog`` entries are already queued or running.
+        redis.exceptions.RedisError: Redis is unreachable (callers map it).
+    """
+    fields = _entry_fields(rid, reply_key, call_json, lease, redis_deadline)
+    added = await _script(pipe, "enqueue")([redis_keys.calls_stream()], [max_backlog, *fields])
+    if not added:
+        raise QueueFull(f"{max_backlog} calls are already queued")
+    return added.decode() if isinstance(added, bytes) else str(added)
+
+
+async def admit_and_enqueue(pipe: RedisPipe, *, admission_keys: Sequence[str], admission_args: Sequence[str | int],
+                            rid: str, reply_key: str, call_json: str, max_backlog: int,
+                            lease: tuple[str, str], redis_deadline: float | None = None) -> tuple[int, str | None]:
+    """Admit a call against the limits and append it to the Stream in one atomic step.
+
+    ``admission_keys``/``admission_args`` are ``admission.lua``'s KEYS and first eight
+    ARGV (built by the gateway's limiter); the call always takes concurrency leases, and
+    ``lease`` (``(lease_id, client_hash)``, the same lease id) travels with the entry so
+    the worker gives it back with its reply.
+
+    Returns:
+        ``(code, entry id)``: code 0 when admitted and queued (with the new entry's id);
+        ``ADMITTED_BACKLOG_FULL`` when admitted (counted) but not queued; otherwise the
+        admission refusal code (``admission.lua``); the id is None unless queued.
+
+    Raises:
+        redis.exceptions.RedisError: Redis is unreachable (callers map it).
+    """
+    fields = _entry_fields(rid, reply_key, call_json, lease, redis_deadline)
+    code = await _script(pipe, "admit_enqueue")([*admission_keys, redis_keys.calls_stream()],
+                                                 [*admission_args, max_backlog, *fields])
+    if isinstance(code, bytes | str):
+        return 0, code.decode() if isinstance(code, bytes) else code
+    return int(code), None
+
+
+def _entry_fields(rid: str, reply_key: str, call_json: str, lease: tuple[str, str] | None,
+                  redis_deadline: float | None = None) -> list[str]:
+    fields = ["rid", rid, "reply", reply_key, "call", call_json]
+    if lease is not None:
+        fields += ["lease", f"{lease[0]}:{lease[1]}"]
+    if redis_deadline is not None:
+        fields += ["dl", f"{redis_deadline:.3f}"]
+    return fields
+
+
+def _script(pipe: RedisPipe, name: str) -> ScriptRunner:
+    per_pipe = _SCRIPTS.get(pipe)
+    if per_pipe is None:
+        per_pipe = _SCRIPTS[pipe] = {}
+    script = per_pipe.get(name)
+    if script is None:
+        script = per_pipe[name] = ScriptRunner(pipe, scripts.load(name))
+    return script
+
+
+def read_jobs_sync(pipe: SyncPipe, *, consumer: str, count: int, block_ms: int) -> list[Job]:
+    """Read up to ``count`` new entries for ``consumer``, blocking at most ``block_ms``.
+
+    For a worker's consumer thread, over a `SyncPipe` of its own (the command blocks its
+    connection). Malformed entries are acknowledged and deleted, so they cannot stall
+    every worker in turn.
+
+    Raises:
+        redis.exceptions.RedisError: Redis is unreachable or refused the command.
+    """
+    (response,) = pipe.execute_many([("XREADGROUP", "GROUP", GROUP, consumer, "COUNT", count, "BLOCK", block_ms,
+                                      "STREAMS", redis_keys.calls_stream(), ">")])
+    if isinstance(response, Exception):
+        raise response
+    entries = [(entry_id, dict(zip(flat[::2], flat[1::2])) if flat else None)
+               for _stream, items in response or [] for entry_id, flat in items]
+    jobs, drop = _parse(entries)
+    if drop:
+        pipe.execute_many(drop)
+    return jobs
+
+
+def finish_sync(pipe: SyncPipe, job: Job, body: bytes | None) -> None:
+    """Finish ``job`` in one write (`reply_commands`); ``body`` None acknowledges it without a
+    reply (its caller is gone). No transaction is needed: a worker that dies between the
+    push and the XACK leaves the entry pending, it is run again, and the gateway drops the
+    second reply.
+
+    Raises:
+        redis.exceptions.RedisError: Redis is unreachable (or refused a command).
+    """
+    for result in pipe.execute_many(reply_commands(job, body)):
+        if isinstance(result, Exception):
+            raise result
+
+
+def reply_commands(job: Job, body: bytes | None) -> list[tuple[Any, ...]]:
+    """The commands that finish ``job``: push the reply (``body`` None: none) with its TTL,
+    give back a handed-over lease, acknowledge and delete the entry."""
+    commands: list[tuple[Any, ...]] = []
+    if body is not None:
+        commands.append(("LPUSH", job.reply_key, encode_reply(job.rid, body)))
+        commands.append(("EXPIRE", job.reply_key, redis_keys.REPLY_TTL_S))
+    if job.lease is not None:  # idempotent: the gateway may release it too
+        lease_id, client_hash = job.lease
+        commands.append(("ZREM", redis_keys.concurrency_client(client_hash), lease_id))
+        commands.append(("ZREM", redis_keys.concurrency_global(), lease_id))
+    commands.append(("XACK", redis_keys.calls_stream(), GROUP, job.entry_id))
+    commands.append(("XDEL", redis_keys.calls_stream(), job.entry_id))
+    return commands
+
+
+def _parse(entries: list) -> tuple[list[Job], list[tuple[Any, ...]]]:
+    """Split Stream entries into jobs and the commands that acknowledge and delete the
+    malformed ones (missing or non-text fields); logs how many there were.
+
+    Nothing this project writes is malformed, but a stray or corrupted entry must not
+    kill every worker that reads it (it would stay pending and be reclaimed forever).
+    """
+    jobs: list[Job] = []
+    malformed: list[bytes] = []
+    for entry_id, fields in entries:
+        if not fields:  # deleted while pending
+            continue
+        try:
+            lease = fields[b"lease"].decode("ascii").split(":", 1) if b"lease" in fields else None
+            jobs.append(Job(entry_id=entry_id, rid=fields[b"rid"].decode("ascii"),
+                            reply_key=fields[b"reply"].decode("ascii"), call_json=fields[b"call"].decode("utf-8"),
+                            lease=(lease[0], lease[1]) if lease is not None else None,
+                            redis_deadline=float(fields[b"dl"]) if b"dl" in fields else None))
+        except (KeyError, UnicodeDecodeError, IndexError, AttributeError, ValueError):
+            malformed.append(entry_id)
+    if not malformed:
+        return jobs, []
+    logger.warning("dropped malformed queue entries count=%d", len(malformed))
+    return jobs, [("XACK", redis_keys.calls_stream(), GROUP, *malformed), ("XDEL", redis_keys.calls_stream(), *malformed)]
+
+
+async def _claimed_jobs(redis: Redis, entries: list) -> list[Job]:
+    """The well-formed jobs among claimed ``entries``; malformed ones are acknowledged and deleted."""
+    jobs, drop = _parse(entries)
+    if drop:
+        async with redis.pipeline(transaction=True) as pipe:
+            for command in drop:
+                pipe.execute_command(*command)
+            await pipe.execute()
+    return jobs
+
+
+async def wait_replies(pipe: RedisPipe, reply_key: str, *, timeout_s: float, batch: int = 256) -> list[bytes]:
+    """Up to ``batch`` replies from ``reply_key``, oldest first, waiting at most ``timeout_s`` for one.
+
+    One round trip returns everything already waiting (``BLMPOP``, Redis 7.0 or newer),
+    so a busy gateway does not pay a round trip per reply. ``[]`` on timeout. ``pipe``
+    must carry nothing else: the command blocks it.
+    """
+    popped = await pipe.execute("BLMPOP", timeout_s, 1, reply_key, "RIGHT", "COUNT", batch)
+    return list(popped[1]) if popped else []
+
+
+def consumer_name(worker_id: str, incarnation: str) -> str:
+    """The consumer name of one start of worker ``worker_id`` (``<id>#<incarnation>``).
+
+    Unique per process start, so a worker restarted under the same id (systemd's
+    ``%H-%i``) never shares a pending list with the process it replaces; the new process
+    claims its predecessors' entries at start (`recover_previous`).
+    """
+    return f"{worker_id}#{incarnation}"
+
+
+def worker_of(consumer: str) -> str:
+    """The worker id of a consumer name (the name itself for a pre-incarnation name)."""
+    return consumer.split("#", 1)[0]
+
+
+async def heartbeat(redis: Redis, consumer: str, threads: int = 0) -> int:
+    """Record that ``consumer`` (running ``threads`` calls at once) is alive, by Redis's
+    clock; prune hour-old entries.
+
+    Returns:
+        Redis's time, unix ms (callers derive their clock offset from it).
+    """
+    script = redis.register_script(scripts.load("heartbeat"))
+    return int(await script(keys=[redis_keys.workers_set(), redis_keys.worker_threads()], args=[consumer, 3_600_000, threads]))
+
+
+async def forget_worker(redis: Redis, consumer: str) -> None:
+    """Deregister a consumer that is shutting down cleanly."""
+    async with redis.pipeline(transaction=False) as pipe:
+        pipe.zrem(redis_keys.workers_set(), consumer)
+        pipe.hdel(redis_keys.worker_threads(), consumer)
+        await pipe.execute()
+
+
+@dataclass(frozen=True, slots=True)
+class Liveness:
+    """One liveness judgement: Redis's time (unix ms), the live consumers, their threads summed."""
+
+    redis_ms: int
+    consumers: list[str]
+    threads: int
+
+
+async def live_workers_at(redis: Redis, *, grace_s: float = 0.0) -> Liveness:
+    """The consumers whose heartbeat is at most ``HEARTBEAT_TTL_S + grace_s`` old, judged by
+    Redis's own clock (worker hosts' clocks do not matter), with Redis's time and their threads."""
+    window_ms = int((redis_keys.HEARTBEAT_TTL_S + max(0.0, grace_s)) * 1000)
+    script = redis.register_script(scripts.load("live_workers"))
+    reply = await script(keys=[redis_keys.workers_set(), redis_keys.worker_threads()], args=[window_ms])
+    return Liveness(redis_ms=int(reply[0]), threads=int(reply[1]),
+                    consumers=[m.decode() if isinstance(m, bytes) else str(m) for m in reply[2:]])
+
+
+async def live_workers(redis: Redis, *, grace_s: float = 0.0) -> list[str]:
+    """Consumers with a fresh heartbeat (see `live_workers_at`)."""
+    return (await live_workers_at(redis, grace_s=grace_s)).consumers
+
+
+async def entry_exists(redis: Redis, entry_ids: Sequence[str]) -> list[bool]:
+    """For each Stream entry id, whether the calls Stream still holds it (one pipeline)."""
+    async with redis.pipeline(transaction=False) as pipe:
+        for entry_id in entry_ids:
+            pipe.xrange(redis_keys.calls_stream(), min=entry_id, max=entry_id, count=1)
+        found = await pipe.execute()
+    return [bool(rows) for rows in found]
+
+
+async def backlog(redis: Redis) -> tuple[int, int]:
+    """``(waiting, running)``: calls no worker has read yet, and calls a worker is running."""
+    length = await redis.xlen(redis_keys.calls_stream())
+    try:
+        pending = (await redis.xpending(redis_keys.calls_stream(), GROUP))["pending"]
+    except ResponseError:  # no group yet
+        pending = 0
+    return max(0, length - pending), pending
+
+
+async def claim_orphans(redis: Redis, *, consumer: str, count: int, grace_s: float = 0.0) -> list[Job]:
+    """Claim up to ``count`` pending entries whose consumer is no longer live, for ``consumer``.
+
+    A consumer counts as dead when it is absent from the live set (window widened by
+    ``grace_s`` after a Redis stall); its entries are XCLAIMed whatever their idle time (a
+    dead worker will never ack), and the dead consumer is removed from the group once it
+    owns nothing. If judging liveness itself took ``liveness.STALL_S`` or more, Redis
+    stalled meanwhile and the judgement is stale: nothing is claimed.
+    """
+    started = time.monotonic()
+    live = set(await live_workers(redis, grace_s=grace_s))
+    if time.monotonic() - started >= STALL_S:
+        return []
+    live.add(consumer)
+    claimed: list[Job] = []
+    for info in await redis.xinfo_consumers(redis_keys.calls_stream(), GROUP):
+        name = info["name"].decode() if isinstance(info["name"], bytes) else info["name"]
+        if name in live:
+            continue
+        if info.get("pending", 0):
+            if count - len(claimed) <= 0:
+                continue
+            claimed.extend(await _claim_all(redis, name, consumer, count - len(claimed)))
+        else:
+            await redis.xgroup_delconsumer(redis_keys.calls_stream(), GROUP, name)
+    return claimed
+
+
+async def recover_previous(redis: Redis, *, consumer: str) -> list[Job]:
+    """At start: claim every entry still pending for an earlier start of the same worker id,
+    then remove those consumers and their heartbeats.
+
+    Only one process runs under a worker id at a time (systemd's ``%H-%i``), so an earlier
+    incarnation's entries are known orphans even while its heartbeat is still fresh.
+    """
+    worker_id = worker_of(consumer)
+    claimed: list[Job] = []
+    for info in await redis.xinfo_consumers(redis_keys.calls_stream(), GROUP):
+        name = info["name"].decode() if isinstance(info["name"], bytes) else info["name"]
+        if name == consumer or worker_of(name) != worker_id:
+            continue
+        if info.get("pending", 0):
+            claimed.extend(await _claim_all(redis, name, consumer, 10_000))
+        await redis.xgroup_delconsumer(redis_keys.calls_stream(), GROUP, name)
+        await forget_worker(redis, name)
+    return claimed
+
+
+async def _claim_all(redis: Redis, owner: str, consumer: str, count: int) -> list[Job]:
+    pending = await redis.xpending_range(redis_keys.calls_stream(), GROUP, min="-", max="+", count=count,
+                                         consumername=owner)
+    ids = [item["message_id"] for item in pending]
+    if not ids:
+        return []
+    entries = await redis.xclaim(redis_keys.calls_stream(), GROUP, consumer, min_idle_time=0, message_ids=ids)
+    return await _claimed_jobs(redis, entries)

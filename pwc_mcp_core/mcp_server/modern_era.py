@@ -1,0 +1,57 @@
+"""Results of the 2026-07-28 era (docs/protocol.md §6.1–§6.3; cache hints docs/tool-contract.md §8).
+
+Every modern result carries ``resultType: "complete"`` and the server's
+``Implementation`` under ``_meta["io.modelcontextprotocol/serverInfo"]``; the
+list results and ``server/discover`` also carry ``ttlMs``/``cacheScope``.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Final
+
+from pwc_mcp_core.tools.instructions import SERVER_INSTRUCTIONS
+from pwc_mcp_core.protocol.jsonrpc import result_body
+from pwc_mcp_core.tools.prompts import prompts_list_result
+from pwc_mcp_core.tools.templates import templates_list_result
+from pwc_mcp_core.protocol.versions import LIST_TTL_MS, MODERN_VERSIONS, modern_result_extras
+
+__all__ = ["LEGACY_ONLY_METHODS", "MODERN_CAPABILITIES", "modern_result", "modern_static_bodies"]
+
+MODERN_CAPABILITIES: Final[dict[str, Any]] = {
+    # Exactly the handlers the modern leg serves (conformance `discover-capabilities-match-handlers`):
+    # no logging (logging/setLevel is removed) and no subscribe (subscriptions/listen is not offered).
+    "tools": {"listChanged": False},
+    "resources": {"listChanged": False},
+    "prompts": {"listChanged": False},
+    "completions": {},
+}
+
+LEGACY_ONLY_METHODS: Final = frozenset({
+    "initialize", "ping", "logging/setLevel", "resources/subscribe", "resources/unsubscribe",
+})
+"""Removed in 2026-07-28: answered 404 -32601 on the modern leg (docs/protocol.md §6.2)."""
+
+
+def modern_result(result: dict[str, Any], *, ttl_ms: int | None = None) -> dict[str, Any]:
+    """``result`` plus the modern fields (`version.modern_result_extras`), merging any ``_meta``."""
+    extras = modern_result_extras(ttl_ms=ttl_ms)
+    merged = {**result, **extras}
+    if isinstance(result.get("_meta"), dict):
+        merged["_meta"] = {**result["_meta"], **extras["_meta"]}
+    return merged
+
+
+def modern_static_bodies(tools_result: dict[str, Any]) -> dict[str, bytes]:
+    """Method → serialized result body for every parameter-free modern method."""
+    discover = {
+        "supportedVersions": list(MODERN_VERSIONS),
+        "capabilities": MODERN_CAPABILITIES,
+        "instructions": SERVER_INSTRUCTIONS,
+    }
+    return {
+        "server/discover": result_body(modern_result(discover, ttl_ms=LIST_TTL_MS)),
+        "tools/list": result_body(modern_result(tools_result, ttl_ms=LIST_TTL_MS)),
+        "resources/list": result_body(modern_result({"resources": []}, ttl_ms=LIST_TTL_MS)),
+        "resources/templates/list": result_body(modern_result(templates_list_result(), ttl_ms=LIST_TTL_MS)),
+        "prompts/list": result_body(modern_result(prompts_list_result(), ttl_ms=LIST_TTL_MS)),
+    }

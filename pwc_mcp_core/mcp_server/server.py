@@ -1,0 +1,322 @@
+"""`McpServer`: the JSON-RPC dispatcher for both protocol eras, with no HTTP in it (ARCHITECTURE.md §2).
+
+The gateway (and `stdio`) hands it a raw body and the request headers and
+gets a `Reply` back. Static results are serialized once at construction;
+``tools/call`` and ``resources/read`` go to the executor, an
+``async (Call, admission) -> bytes`` callable returning a body without ``jsonrpc``/``id``.
+``admission`` is the edge's handle on how the call was admitted (see `Executor`); the
+server passes it through untouched and never inspects it.
+
+Status rules (docs/protocol.md §1.2, §2, §6.2; table `jsonrpc.HTTP_STATUS`):
+
+* invalid JSON → 400 -32700, batch / not a request object / bad id → 400 -32600 (``id: null``);
+* notifications and client responses → 202, empty body;
+* unsupported ``MCP-Protocol-Version`` → 400: -32022 with ``data.supported``/``requested``
+  when the body carries a modern ``_meta`` envelope, else -32600 (a non-modern error, so
+  dual-era clients fall back to ``initialize``; §6.4);
+* legacy errors travel with 200; modern -32602/-32020/-32021/-32022 → 400, -32601 → 404;
+* executor failures: `ExecutorUnavailable` → 503 -32603 with ``Retry-After: 1``;
+  `ExecutorTimeout` → 200 -32603 "the tool call timed out" (a JSON-RPC answer the client
+  session can match to its request; proxies would turn a 504 into an opaque failure);
+  `ResponseTooLarge` → 503 JSON-RPC refusal ``data.error = "response_too_large"``
+  (`refusals.refusal_body`, with the request id; docs/tool-contract.md §2.4).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import time
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Final
+
+from pwc_mcp_core.tools import completion, prompts
+from pwc_mcp_core.runtime.call import Call
+from pwc_mcp_core.protocol.eras import (
+    NOT_JSON,
+    PROTOCOL_HEADER,
+    UNPARSED,
+    Classification,
+    check_modern_request,
+    classify,
+    lower_headers,
+    parse_body,
+    route,
+)
+from pwc_mcp_core.errors import ExecutorTimeout, ExecutorUnavailable, ProtocolError, ResponseTooLarge
+from pwc_mcp_core.protocol.jsonrpc import (
+    INTERNAL_ERROR,
+    INVALID_PARAMS,
+    INVALID_REQUEST,
+    METHOD_NOT_FOUND,
+    PARSE_ERROR,
+    UNSUPPORTED_PROTOCOL_VERSION,
+    Era,
+    encode_id,
+    error_body,
+    has_result_object,
+    http_status,
+    insert_into_result,
+    result_body,
+    splice_id,
+)
+from pwc_mcp_core.protocol.refusals import refusal_body
+from pwc_mcp_core.mcp_server.legacy_era import initialize_bodies, initialize_version, legacy_static_bodies, set_level
+from pwc_mcp_core.mcp_server.modern_era import LEGACY_ONLY_METHODS, modern_result, modern_static_bodies
+from pwc_mcp_core.runtime.core_settings import CoreSettings
+from pwc_mcp_core.protocol.versions import (
+    MODERN_VERSIONS,
+    LATEST_LEGACY_VERSION,
+    PROTOCOL_VERSION_META_KEY,
+    SUPPORTED_VERSIONS,
+)
+
+__all__ = ["Classification", "Executor", "McpServer", "Reply", "classify"]
+
+logger = logging.getLogger(__name__)
+
+Executor = Callable[[Call, Any], Awaitable[bytes]]
+"""``async (call, admission) -> bytes``.
+
+``admission`` is what the edge passed to `McpServer.handle` for this request: ``None``
+when the edge has nothing to hand over (stdio, the embedded pool, static methods), or an
+edge-defined object such as the gateway's ``DispatchTicket``, whose executor admits and
+queues the call in one Redis round trip. It is an explicit argument so the whole contract
+between the endpoint and the executor is visible in this signature.
+"""
+_JSON: Final = {"Content-Type": "application/json"}
+_LIST_METHODS: Final = frozenset({"tools/list", "resources/list", "resources/templates/list", "prompts/list"})
+_EXECUTED: Final = frozenset({"tools/call", "resources/read"})
+_DYNAMIC: Final[dict[str, Callable[[dict[str, Any]], dict[str, Any]]]] = {
+    "prompts/get": prompts.get_prompt,
+}
+COMPLETION_DEADLINE_S: Final = 5.0
+"""A completion is a typing hint: a slower catalog answers no values rather than hold the client."""
+_RESULT_TYPE: Final = b'"resultType":"complete"'
+
+
+@dataclass(frozen=True, slots=True)
+class Reply:
+    """An HTTP-shaped answer: ``status``, ``body`` (``None`` for 202) and extra ``headers``."""
+
+    status: int
+    body: bytes | None
+    headers: dict[str, str] = field(default_factory=dict)
+
+
+class McpServer:
+    """Dispatch one JSON-RPC message per call, for both protocol eras.
+
+    Args:
+        settings: `CoreSettings` (call deadline, response bound).
+        executor: ``async (Call, admission) -> bytes`` (`Executor`) running
+            ``tools/call``/``resources/read``; raises
+            `ExecutorUnavailable`, `ExecutorTimeout` or `ResponseTooLarge`.
+        tools: the ``tools`` list of the ``tools/list`` result; default
+            `registry.tool_list_result()` (imported lazily).
+    """
+
+    def __init__(self, settings: CoreSettings, executor: Executor, *,
+                 tools: Sequence[Mapping[str, Any]] | None = None) -> None:
+        if tools is None:
+            from pwc_mcp_core.tools import registry  # lazy: the catalogue builds 21 schemas from the pwc parser
+
+            tools_result = registry.tool_list_result()
+        else:
+            tools_result = {"tools": [dict(t) for t in tools]}
+        self._settings = settings
+        self._executor = executor
+        self.tool_names: frozenset[str] = frozenset(t["name"] for t in tools_result["tools"])
+        self._initialize = initialize_bodies()
+
+        self._static: dict[str, dict[str, bytes]] = {
+            "legacy": legacy_static_bodies(tools_result),
+            "modern": modern_static_bodies(tools_result),
+        }
+
+    def classify(self, body: bytes, headers: Mapping[str, str]) -> Classification:
+        """`eras.classify` with this server's tool names; never raises.
+
+        A classification bug must not turn bad input into a 500: the request is then
+        treated as an unknown, non-semantic one and `handle` answers it properly.
+        """
+        try:
+            return classify(body, headers, tool_names=self.tool_names)
+        except Exception as exc:  # noqa: BLE001 - defence in depth, logged content-free
+            logger.error("classify failed type=%s", type(exc).__name__)
+            return Classification(method=None, tool=None, is_semantic_search=False, era="invalid",
+                                  protocol_label="unknown")
+
+    async def handle(self, body: bytes, headers: Mapping[str, str], *, parsed: Any = UNPARSED,
+                     admission: Any = None) -> Reply:
+        """Answer one POSTed JSON-RPC message. Never raises.
+
+        Args:
+            body: the raw request body.
+            headers: request headers; aiohttp's case-insensitive mapping or a plain dict.
+            parsed: ``body`` already parsed (`Classification.message`), so it is not
+                parsed twice; `UNPARSED` (default) parses it here.
+            admission: handed to the executor with a dispatched call (`Executor`); ``None``
+                when the edge has none.
+        """
+        headers = lower_headers(headers)
+        version = headers.get(PROTOCOL_HEADER)
+        era: Era = route(version) or "legacy"
+        message = parse_body(body) if parsed is UNPARSED else parsed
+        if message is NOT_JSON:
+            return _error(era, b"null", PARSE_ERROR, "Parse error: the body is not valid JSON")
+        if isinstance(message, list):
+            return _error(era, b"null", INVALID_REQUEST, "Invalid Request: batch requests are not supported")
+        if not isinstance(message, dict):
+            return _error(era, b"null", INVALID_REQUEST, "Invalid Request: expected a JSON-RPC object")
+        request_id = message.get("id")
+        has_valid_id = type(request_id) is str or type(request_id) is int
+        id_json = encode_id(request_id) if has_valid_id else b"null"
+        method = message.get("method")
+        if message.get("jsonrpc") != "2.0":
+            return _error(era, id_json, INVALID_REQUEST, "Invalid Request: 'jsonrpc' must be \"2.0\"")
+        if method is None and "id" in message and ("result" in message or "error" in message):
+            return Reply(202, None)  # a client's response: nothing to answer
+        if not isinstance(method, str):
+            return _error(era, id_json, INVALID_REQUEST, "Invalid Request: 'method' must be a string")
+        if "id" not in message:
+            return Reply(202, None)  # notification
+        if not has_valid_id:
+            return _error(era, b"null", INVALID_REQUEST, "Invalid Request: 'id' must be a string or an integer")
+        params = message.get("params")
+        if params is None:
+            params = {}
+        try:
+            if not isinstance(params, dict):
+                raise ProtocolError(INVALID_PARAMS, "Invalid params: 'params' must be an object")
+            if route(version) is None:
+                return _unsupported_version(params, version or "", id_json)
+            if era == "modern":
+                check_modern_request(message, headers)
+            return await self._dispatch(era, method, params, id_json, version or LATEST_LEGACY_VERSION, admission)
+        except ProtocolError as exc:
+            return _error(era, id_json, exc.code, exc.message, exc.data)
+        except Exception as exc:  # noqa: BLE001 - a handler bug still answers the request, content-free
+            # Every params field is type-checked before any lookup (tests/core/mcp_server/test_server_params.py);
+            # this only keeps a future slip from becoming an HTTP 500.
+            logger.error("mcp handler failure type=%s", type(exc).__name__)
+            return _error(era, id_json, INTERNAL_ERROR, "Internal error: the server failed to handle this request")
+
+    async def _dispatch(self, era: Era, method: str, params: dict[str, Any], id_json: bytes,
+                        protocol: str, admission: Any) -> Reply:
+        static = self._static[era].get(method)
+        if static is not None:
+            if method in _LIST_METHODS and params.get("cursor") is not None:
+                raise ProtocolError(INVALID_PARAMS, "Invalid cursor: every list fits one page")
+            return Reply(200, splice_id(id_json, static), _JSON)
+        if method in _EXECUTED:
+            return await self._execute(self._call(era, method, params, protocol), id_json, admission)
+        if era == "legacy":
+            if method == "initialize":
+                return Reply(200, splice_id(id_json, self._initialize[initialize_version(params)]), _JSON)
+            if method == "logging/setLevel":
+                return Reply(200, splice_id(id_json, result_body(set_level(params))), _JSON)
+        if method == "completion/complete":
+            result = await self._complete(params, era, protocol)
+            if era == "modern":
+                result = modern_result(result)
+            return Reply(200, splice_id(id_json, result_body(result)), _JSON)
+        handler = _DYNAMIC.get(method)
+        if handler is None:
+            message = "Method not found" if method not in LEGACY_ONLY_METHODS else \
+                "Method not found: removed in protocol version 2026-07-28"
+            raise ProtocolError(METHOD_NOT_FOUND, message, method)
+        result = handler(params)
+        if era == "modern":
+            result = modern_result(result)
+        return Reply(200, splice_id(id_json, result_body(result)), _JSON)
+
+    async def _complete(self, params: dict[str, Any], era: Era, protocol: str) -> dict[str, Any]:
+        """``completion/complete``: `completion.target` here, the catalog look-up on the executor.
+
+        The executor runs it where tool calls run (a thread, or a worker in Redis mode), so
+        the event loop never waits on the catalog. Any executor failure is no values.
+        """
+        vocabulary, typed = completion.target(params)  # ProtocolError for a malformed request
+        if vocabulary is None:
+            return {"completion": dict(completion.EMPTY)}
+        deadline = time.time() + min(self._settings.call_deadline_s, COMPLETION_DEADLINE_S)
+        try:
+            body = await self._executor(Call("completion/complete", vocabulary, {"value": typed}, era, protocol,
+                                             deadline), None)  # admitted as a plain request, no lease
+            found = json.loads(body)["result"]["completion"]
+        except Exception as exc:  # noqa: BLE001 - a hint, never an error page
+            logger.warning("completion failed type=%s", type(exc).__name__)
+            return {"completion": dict(completion.EMPTY)}
+        if not isinstance(found, dict) or not isinstance(found.get("values"), list):
+            return {"completion": dict(completion.EMPTY)}
+        return {"completion": found}
+
+    def _call(self, era: Era, method: str, params: dict[str, Any], protocol: str) -> Call:
+        deadline = time.time() + self._settings.call_deadline_s
+        if method == "resources/read":
+            uri = params.get("uri")
+            if not isinstance(uri, str):
+                raise ProtocolError(INVALID_PARAMS, "resources/read requires a string 'uri'")
+            return Call("resources/read", uri, {}, era, protocol, deadline)
+        name, arguments = params.get("name"), params.get("arguments")
+        if not isinstance(name, str):
+            raise ProtocolError(INVALID_PARAMS, "tools/call requires a string 'name'")
+        if arguments is None:
+            arguments = {}
+        if not isinstance(arguments, dict):
+            raise ProtocolError(INVALID_PARAMS, "tools/call 'arguments' must be an object")
+        if name not in self.tool_names:
+            raise ProtocolError(INVALID_PARAMS, f"Unknown tool: {name}")
+        return Call("tools/call", name, arguments, era, protocol, deadline)
+
+    async def _execute(self, call: Call, id_json: bytes, admission: Any) -> Reply:
+        try:
+            body = await self._executor(call, admission)
+        except ExecutorUnavailable:
+            reply = _error(call.era, id_json, INTERNAL_ERROR,
+                           "The tool service is temporarily unavailable; retry shortly")
+            return Reply(503, reply.body, {**_JSON, "Retry-After": "1"})
+        except ExecutorTimeout:
+            return _error(call.era, id_json, INTERNAL_ERROR, "the tool call timed out")
+        except ResponseTooLarge:
+            return self._too_large(id_json)
+        except Exception as exc:  # never leak exception text to the client
+            logger.error("executor failed kind=%s error=%s", call.kind, type(exc).__name__)
+            return _error(call.era, id_json, INTERNAL_ERROR, "Internal error")
+        if len(body) > self._settings.max_body_bytes:
+            return self._too_large(id_json)
+        if has_result_object(body):
+            if call.era == "modern" and b'"resultType"' not in body:
+                body = insert_into_result(body, _RESULT_TYPE)
+            return Reply(200, splice_id(id_json, body), _JSON)
+        return Reply(_error_status(call.era, body), splice_id(id_json, body), _JSON)
+
+    def _too_large(self, id_json: bytes) -> Reply:
+        body = refusal_body("response_too_large", id_json=id_json, limit_bytes=self._settings.max_body_bytes)
+        return Reply(503, body, _JSON)
+
+
+def _error(era: Era, id_json: bytes, code: int, message: str, data: Any = None) -> Reply:
+    return Reply(http_status(era, code), splice_id(id_json, error_body(code, message, data)), _JSON)
+
+
+def _error_status(era: Era, body: bytes) -> int:
+    """HTTP status of an executor error body (small, so parsing it is cheap)."""
+    try:
+        code = json.loads(body)["error"]["code"]
+    except (ValueError, KeyError, TypeError):
+        return 200
+    return http_status(era, code) if type(code) is int else 200
+
+
+def _unsupported_version(params: dict[str, Any], version: str, id_json: bytes) -> Reply:
+    """400 for an unknown ``MCP-Protocol-Version`` (docs/protocol.md §1.5, §6.2, §6.4)."""
+    meta = params.get("_meta")
+    if isinstance(meta, dict) and PROTOCOL_VERSION_META_KEY in meta:
+        # The same list server/discover advertises (the conformance suite checks they agree).
+        data = {"supported": list(MODERN_VERSIONS), "requested": version}
+        return _error("modern", id_json, UNSUPPORTED_PROTOCOL_VERSION, "Unsupported protocol version", data)
+    message = "Bad Request: unsupported MCP-Protocol-Version; supported: " + ", ".join(SUPPORTED_VERSIONS)
+    return _error("legacy", id_json, INVALID_REQUEST, message)

@@ -1,0 +1,390 @@
+"""Caches behind the ``pwc.cache.Cache`` seam, plus the in-process Markdown chunk cache.
+
+* :class:`MemoryCache` — one process (the embedded server): a thread-safe LRU
+  with per-entry TTL, bounded by entry count and total bytes, with in-process
+  single-flight (N threads asking for one missing key make one loader call).
+* :class:`RedisCache` — the shared cache of the Redis deployment, single-flight
+  across every process that talks to the same Redis (see its docstring).
+* :class:`ChunkCache` — versioned Markdown chunks for ``read_paper``
+  (docs/tool-contract.md §4.5: 256 entries, 16 MiB, 3600 s, LRU).
+
+Rules shared by all (docs/tool-contract.md §8): loader errors propagate and are never
+cached; a cache failure never makes a call fail.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import threading
+import time
+import uuid
+from collections import OrderedDict
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, Generic, TypeVar
+
+import redis
+
+from pwc.cache import Cache
+
+from pwc_mcp_core.cluster import redis_backoff, redis_keys, scripts
+
+__all__ = ["Chunk", "ChunkCache", "MemoryCache", "RedisCache", "TieredCache"]
+
+logger = logging.getLogger(__name__)
+
+V = TypeVar("V")
+MiB = 1024 * 1024
+
+
+class _LruStore(Generic[V]):
+    """Thread-safe LRU map with a TTL per entry and entry-count / total-size bounds.
+
+    ``clock`` is monotonic seconds. An entry larger than ``max_bytes`` is never stored.
+    """
+
+    def __init__(self, max_entries: int, max_bytes: int, clock: Callable[[], float]) -> None:
+        if max_entries < 1 or max_bytes < 1:
+            raise ValueError("cache bounds must be positive")
+        self.max_entries = max_entries
+        self.max_bytes = max_bytes
+        self._clock = clock
+        self._lock = threading.Lock()
+        self._items: OrderedDict[Any, tuple[float, int, V]] = OrderedDict()
+        self._bytes = 0
+
+    def get(self, key: Any) -> V | None:
+        with self._lock:
+            item = self._items.get(key)
+            if item is None:
+                return None
+            expires_at, size, value = item
+            if expires_at <= self._clock():
+                del self._items[key]
+                self._bytes -= size
+                return None
+            self._items.move_to_end(key)
+            return value
+
+    def put(self, key: Any, value: V, size: int, ttl_s: float) -> None:
+        if size > self.max_bytes or ttl_s <= 0:
+            return
+        with self._lock:
+            old = self._items.pop(key, None)
+            if old is not None:
+                self._bytes -= old[1]
+            self._items[key] = (self._clock() + ttl_s, size, value)
+            self._bytes += size
+            while len(self._items) > self.max_entries or self._bytes > self.max_bytes:
+                _, (_, evicted_size, _) = self._items.popitem(last=False)
+                self._bytes -= evicted_size
+
+    def __len__(self) -> int:
+        with self._lock:
+            return len(self._items)
+
+    @property
+    def total_bytes(self) -> int:
+        with self._lock:
+            return self._bytes
+
+
+class _Flight:
+    """One in-progress load that other threads may wait for."""
+
+    def __init__(self) -> None:
+        self.done = threading.Event()
+        self.value: bytes | None = None
+        self.error: BaseException | None = None
+
+
+class MemoryCache:
+    """In-process ``pwc.cache.Cache``: LRU + TTL + single-flight across threads.
+
+    Args:
+        max_entries: most entries kept (LRU eviction beyond it).
+        max_bytes: most value bytes kept in total; a larger single value is not stored.
+        wait_s: how long a thread waits for another thread's load of the same key
+            before loading itself (never hang on a stuck loader).
+        clock: monotonic seconds (tests inject a fake clock).
+
+    A waiter receives the leader's value, or the leader's exception (errors are
+    shared with the threads already waiting but never stored).
+    """
+
+    def __init__(self, max_entries: int = 1024, max_bytes: int = 64 * MiB, *,
+                 wait_s: float = 60.0, clock: Callable[[], float] = time.monotonic) -> None:
+        self._store: _LruStore[bytes] = _LruStore(max_entries, max_bytes, clock)
+        self._wait_s = wait_s
+        self._flights: dict[str, _Flight] = {}
+        self._flights_lock = threading.Lock()
+
+    def __len__(self) -> int:
+        return len(self._store)
+
+    @property
+    def total_bytes(self) -> int:
+        """Bytes of cached values currently held."""
+        return self._store.total_bytes
+
+    def fetch(self, key: str, ttl_s: float, loader: Callable[[], bytes]) -> bytes:
+        """Return the cached bytes for ``key`` or load, store (``ttl_s`` seconds) and return them."""
+        value = self._store.get(key)
+        if value is not None:
+            return value
+        with self._flights_lock:
+            value = self._store.get(key)  # a flight may have finished meanwhile
+            if value is not None:
+                return value
+            flight = self._flights.get(key)
+            leader = flight is None
+            if leader:
+                flight = self._flights[key] = _Flight()
+        assert flight is not None
+        if not leader:
+            if flight.done.wait(self._wait_s):
+                if flight.error is not None:
+                    raise flight.error
+                assert flight.value is not None
+                return flight.value
+            return loader()  # the leader is stuck: do not wait forever
+        try:
+            value = loader()
+        except BaseException as exc:
+            flight.error = exc
+            raise
+        else:
+            flight.value = value
+            self._store.put(key, value, len(value), ttl_s)
+            return value
+        finally:
+            with self._flights_lock:
+                self._flights.pop(key, None)
+            flight.done.set()
+
+
+class TieredCache:
+    """A near in-process cache in front of a shared one (``pwc.cache.Cache``).
+
+    A hot key is answered from memory for at most ``near_ttl_s`` seconds, so a
+    worker serving the same catalog page many times a second does not pay a Redis
+    round trip each time; past that, or on a near miss, the shared cache decides
+    (and keeps the seed's TTLs and its cluster-wide single-flight). The cost is that
+    one process may serve a value up to ``near_ttl_s`` older than the shared copy.
+
+    Args:
+        near: the in-process cache (e.g. ``MemoryCache()``).
+        far: the shared cache (e.g. ``RedisCache``).
+        near_ttl_s: the longest a value lives in ``near`` (capped by the entry's own TTL).
+    """
+
+    def __init__(self, near: MemoryCache, far: Cache, *, near_ttl_s: float = 5.0) -> None:
+        self._near = near
+        self._far = far
+        self._near_ttl_s = near_ttl_s
+
+    def fetch(self, key: str, ttl_s: float, loader: Callable[[], bytes]) -> bytes:
+        return self._near.fetch(key, min(ttl_s, self._near_ttl_s), lambda: self._far.fetch(key, ttl_s, loader))
+
+
+class RedisCache:
+    """Shared ``pwc.cache.Cache`` in Redis, single-flight across processes.
+
+    Uses a SYNC ``redis.Redis`` client (it runs in worker threads). ``fetch``:
+
+    1. ``GET redis_keys.cache_entry(d)`` (``d`` = sha256 of the transport's key); a hit returns.
+    2. Miss: ``SET redis_keys.cache_lock(d) <token> NX PX lock_ttl_s``. The winner runs
+       the loader, stores the value with ``SET PX ttl_s`` and releases its lock
+       (``scripts/cache_unlock.lua``: compare-and-delete, so an expired lock taken
+       over by someone else is never deleted). While the loader runs, a keeper
+       thread renews the lock every ``renew_s`` (``scripts/cache_renew.lua``), so
+       the lock TTL can be short: if the holder dies (a worker killed mid-call), its
+       lock frees within ``lock_ttl_s`` and the call, delivered again to another
+       worker, does not wait out the loader's whole timeout.
+    3. Losers poll ``GET`` with a short bounded backoff (``poll_s`` doubling up
+       to ``max_poll_s``). Polling was chosen over pub/sub: no subscriber
+       connection per waiter, and a waiter cannot miss a wake-up. When the lock
+       disappears without a value (the leader's loader failed or its process
+       died; errors are never cached) a waiter competes for the lock again. After
+       ``wait_s`` a waiter calls the loader itself: a wait never hangs.
+
+    Any ``redis.RedisError`` degrades to calling the loader directly with a
+    content-free warning: the cache never makes a call fail.
+    """
+
+    def __init__(self, redis_client: redis.Redis, *, lock_ttl_s: float = redis_keys.CACHE_LOCK_TTL_S,
+                 renew_s: float = redis_keys.CACHE_LOCK_RENEW_S, wait_s: float = redis_keys.CACHE_WAIT_S,
+                 poll_s: float = 0.01, max_poll_s: float = 0.1) -> None:
+        self._redis = redis_client
+        self._lock_ttl_ms = max(1, int(lock_ttl_s * 1000))
+        self._wait_s = wait_s
+        self._poll_s = poll_s
+        self._max_poll_s = max_poll_s
+        self._backoff = redis_backoff.backoff(base_s=poll_s, cap_s=max_poll_s)
+        self._unlock = redis_client.register_script(scripts.load("cache_unlock"))
+        self._keeper = _LockKeeper(redis_client, ttl_ms=self._lock_ttl_ms, every_s=renew_s)
+
+    @staticmethod
+    def _digest(key: str) -> str:
+        return hashlib.sha256(key.encode("utf-8")).hexdigest()[:40]
+
+    def fetch(self, key: str, ttl_s: float, loader: Callable[[], bytes]) -> bytes:
+        """Return the shared cached bytes for ``key`` or load them once cluster-wide."""
+        digest = self._digest(key)
+        entry, lock = redis_keys.cache_entry(digest), redis_keys.cache_lock(digest)
+        try:
+            return self._fetch(entry, lock, ttl_s, loader)
+        except _Degraded:
+            return loader()
+
+    def _fetch(self, entry: str, lock: str, ttl_s: float, loader: Callable[[], bytes]) -> bytes:
+        deadline = time.monotonic() + self._wait_s
+        polls = 0
+        while True:
+            cached = self._call(self._redis.get, entry)
+            if cached is not None:  # str only if the client was built with decode_responses=True
+                return cached.encode("utf-8") if isinstance(cached, str) else bytes(cached)
+            token = uuid.uuid4().hex
+            if self._call(self._redis.set, lock, token, nx=True, px=self._lock_ttl_ms):
+                # A leader may have stored the entry and unlocked between our GET and our
+                # SET NX: read once more before loading, or we would load it a second time.
+                stored = self._call(self._redis.get, entry)
+                if stored is not None:
+                    self._release(lock, token)
+                    return stored.encode("utf-8") if isinstance(stored, str) else bytes(stored)
+                return self._lead(entry, lock, token, ttl_s, loader)
+            if time.monotonic() >= deadline:
+                logger.warning("cache single-flight wait expired; loading directly")
+                return loader()
+            time.sleep(min(self._backoff.compute(polls), max(0.0, deadline - time.monotonic())))
+            polls += 1
+
+    def _lead(self, entry: str, lock: str, token: str, ttl_s: float,
+              loader: Callable[[], bytes]) -> bytes:
+        self._keeper.hold(lock, token)
+        try:
+            value = loader()
+        except BaseException:
+            self._keeper.drop(lock)
+            self._release(lock, token)
+            raise
+        self._keeper.drop(lock)
+        ttl_ms = int(ttl_s * 1000)
+        try:
+            if ttl_ms > 0:
+                self._redis.set(entry, value, px=ttl_ms)
+        except redis.RedisError as exc:
+            logger.warning("shared cache store failed type=%s", type(exc).__name__)
+        self._release(lock, token)
+        return value
+
+    def _release(self, lock: str, token: str) -> None:
+        try:
+            self._unlock(keys=[lock], args=[token])
+        except redis.RedisError as exc:  # the lock TTL frees it anyway
+            logger.warning("shared cache unlock failed type=%s", type(exc).__name__)
+
+    @staticmethod
+    def _call(fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
+        try:
+            return fn(*args, **kwargs)
+        except redis.RedisError as exc:
+            logger.warning("shared cache unavailable, loading directly type=%s", type(exc).__name__)
+            raise _Degraded from exc
+
+
+class _LockKeeper:
+    """Renews the single-flight locks this process holds while their loaders run.
+
+    One daemon thread per cache, started on the first lock and idle while none is held.
+    Every ``every_s`` it extends all held locks to ``ttl_ms`` in one script call. A
+    Redis error only costs a renewal: at worst the lock expires and another process
+    loads the same key too.
+    """
+
+    def __init__(self, redis_client: redis.Redis, *, ttl_ms: int, every_s: float) -> None:
+        self._renew = redis_client.register_script(scripts.load("cache_renew"))
+        self._ttl_ms = ttl_ms
+        self._every_s = every_s
+        self._held: dict[str, str] = {}
+        self._changed = threading.Condition()
+        self._thread: threading.Thread | None = None
+
+    def hold(self, lock: str, token: str) -> None:
+        """Keep ``lock`` (stored with ``token``) alive until :meth:`drop`."""
+        with self._changed:
+            self._held[lock] = token
+            if self._thread is None:
+                self._thread = threading.Thread(target=self._run, name="pwc-cache-lock-keeper", daemon=True)
+                self._thread.start()
+            self._changed.notify()
+
+    def drop(self, lock: str) -> None:
+        """Stop renewing ``lock`` (its holder releases or abandons it)."""
+        with self._changed:
+            self._held.pop(lock, None)
+
+    def _run(self) -> None:
+        while True:
+            with self._changed:
+                while not self._held:
+                    self._changed.wait()
+            time.sleep(self._every_s)
+            with self._changed:
+                held = list(self._held.items())
+            if not held:
+                continue
+            try:
+                self._renew(keys=[lock for lock, _ in held], args=[*(token for _, token in held), self._ttl_ms])
+            except redis.RedisError as exc:
+                logger.warning("cache lock renewal failed type=%s", type(exc).__name__)
+
+
+class _Degraded(Exception):
+    """Redis failed before the loader ran: the caller loads directly."""
+
+
+@dataclass(frozen=True)
+class Chunk:
+    """One Markdown chunk as read from the catalog (docs/tool-contract.md §4.2).
+
+    ``markdown`` is the decoded text; ``next_offset`` the byte offset of the next
+    chunk (None when this is the last one); ``truncated`` whether more remains.
+    """
+
+    markdown: str
+    truncated: bool
+    next_offset: int | None
+
+
+class ChunkCache:
+    """Versioned Markdown chunks keyed by (paper, content version, offset, limit).
+
+    docs/tool-contract.md §4.5: LRU beyond ``max_entries`` (256) or ``max_bytes`` (16 MiB
+    of UTF-8 Markdown); entries live ``ttl_s`` (3600 s); a chunk larger than
+    ``max_bytes`` is not stored. Only reads that pin a content version use it,
+    so an entry can never be stale.
+    """
+
+    def __init__(self, max_entries: int = 256, max_bytes: int = 16 * MiB, *, ttl_s: float = 3600.0,
+                 clock: Callable[[], float] = time.monotonic) -> None:
+        self._store: _LruStore[Chunk] = _LruStore(max_entries, max_bytes, clock)
+        self._ttl_s = ttl_s
+
+    def __len__(self) -> int:
+        return len(self._store)
+
+    @property
+    def total_bytes(self) -> int:
+        """UTF-8 bytes of Markdown currently held."""
+        return self._store.total_bytes
+
+    def get(self, paper: str, version: str, offset: int, limit: int) -> Chunk | None:
+        """The cached chunk, or None."""
+        return self._store.get((paper, version, offset, limit))
+
+    def put(self, paper: str, version: str, offset: int, limit: int, chunk: Chunk) -> None:
+        """Store ``chunk`` (its size is the UTF-8 length of its Markdown)."""
+        size = len(chunk.markdown.encode("utf-8"))
+        self._store.put((paper, version, offset, limit), chunk, size, self._ttl_s)

@@ -1,0 +1,72 @@
+"""`Call`: one `tools/call`, `resources/read` or catalog-backed `completion/complete` handed to an
+executor (ARCHITECTURE.md §2).
+
+The gateway serializes it onto the Redis queue (`to_json`), a worker rebuilds
+it (`from_json`) and runs `execution.execute(call, runtime)`.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import Any, Final, Literal
+
+from pwc_mcp_core.protocol.jsonrpc import dumps
+
+__all__ = ["Call", "CallKind"]
+
+CallKind = Literal["tools/call", "resources/read", "completion/complete"]
+_KINDS: Final = ("tools/call", "resources/read", "completion/complete")
+_ERAS: Final = ("legacy", "modern")
+SCHEMA_VERSION: Final = 1
+
+
+@dataclass(frozen=True, slots=True)
+class Call:
+    """An executable request.
+
+    Attributes:
+        kind: ``"tools/call"``, ``"resources/read"`` or ``"completion/complete"``.
+        name: the tool name, the resource URI for ``resources/read``, or the vocabulary
+            (`completion.VOCABULARIES`) for ``completion/complete``.
+        arguments: the tool arguments (``{}`` for resources, ``{"value": typed}`` for a
+            completion), not yet validated.
+        era: ``"legacy"`` (2025-11-25 and older) or ``"modern"`` (2026-07-28); decides
+            error codes (-32002 vs -32602) and the modern result fields.
+        protocol: the protocol version string the client spoke.
+        deadline: absolute deadline, unix seconds (``time.time()`` clock).
+    """
+
+    kind: CallKind
+    name: str
+    arguments: dict[str, Any] = field(default_factory=dict)
+    era: Literal["legacy", "modern"] = "legacy"
+    protocol: str = "2025-11-25"
+    deadline: float = 0.0
+
+    def to_json(self) -> bytes:
+        """Compact UTF-8 JSON with a schema version ``v``."""
+        payload = {"v": SCHEMA_VERSION, "kind": self.kind, "name": self.name, "arguments": self.arguments,
+                   "era": self.era, "protocol": self.protocol, "deadline": self.deadline}
+        return dumps(payload)
+
+    @classmethod
+    def from_json(cls, raw: bytes | str) -> Call:
+        """Rebuild a `Call` written by `to_json`.
+
+        Raises:
+            ValueError: not JSON, wrong schema version, or a field of the wrong type.
+        """
+        try:
+            data = json.loads(raw)
+        except (ValueError, UnicodeDecodeError) as exc:
+            raise ValueError("call envelope is not valid JSON") from exc
+        if not isinstance(data, dict) or data.get("v") != SCHEMA_VERSION:
+            raise ValueError("call envelope has an unsupported schema version")
+        kind, name, arguments = data.get("kind"), data.get("name"), data.get("arguments")
+        era, protocol, deadline = data.get("era"), data.get("protocol"), data.get("deadline")
+        if (kind not in _KINDS or not isinstance(name, str) or not isinstance(arguments, dict)
+                or era not in _ERAS or not isinstance(protocol, str)
+                or not isinstance(deadline, (int, float)) or isinstance(deadline, bool)):
+            raise ValueError("call envelope has a missing or mistyped field")
+        return cls(kind=kind, name=name, arguments=arguments, era=era, protocol=protocol, deadline=float(deadline))

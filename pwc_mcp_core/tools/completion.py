@@ -1,0 +1,166 @@
+"""`completion/complete` for prompt arguments and resource-template variables, from the catalog.
+
+Spec: https://modelcontextprotocol.io/specification/2025-11-25/server/utilities/completion
+(``values`` at most 100, optional ``total``, ``hasMore``).
+
+Two halves, so the layering stays one-directional (ARCHITECTURE.md §2):
+
+* `target` runs in the server (gateway or stdio, on the event loop): it checks the
+  ``ref``/``argument`` shape and names the vocabulary (``task``, ``benchmark``,
+  ``topic`` = tasks and methods, ``paper`` = titles and arXiv IDs), or ``None`` when
+  the ref takes no such argument (no values, no catalog call).
+* `catalog_completion` runs where tool calls run (the executor: a thread of the
+  embedded process, or a worker in Redis mode), as a ``Call`` of kind
+  ``completion/complete``. It asks the catalog through the runtime's cached
+  transport, so the gateway never holds a catalog client, a slow catalog never
+  blocks the event loop, and in Redis mode the answer is shared through the
+  workers' Redis cache. Each answer is cached for the taxonomy TTL
+  (`pwc.cache.TAXONOMY_TTL_S`, 600 s) under its own key.
+
+Only names the catalog returned are offered. Matching is case-insensitive:
+values starting with the typed text first, then values containing it, each group
+in catalog order, duplicates dropped, at most 100. The catalog's own name search
+(``q`` on ``tasks/``, ``datasets/``, ``methods/``; ``search`` on ``papers/``) selects
+the candidates, one page of at most 100 per source; when a source has more
+matches than that page, ``hasMore`` is true and ``total`` is omitted.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from collections.abc import Iterable
+from typing import Any, Final
+
+from pwc.cache import TAXONOMY_TTL_S
+from pwc.render import result_list
+from pwc.transport import Client
+from pwc_mcp_core.errors import ProtocolError
+from pwc_mcp_core.protocol.jsonrpc import INVALID_PARAMS
+from pwc_mcp_core.tools.prompts import PROMPTS
+from pwc_mcp_core.tools.templates import TEMPLATE_VARIABLES
+
+__all__ = ["EMPTY", "MAX_VALUES", "VOCABULARIES", "catalog_completion", "rank", "target"]
+
+MAX_VALUES: Final = 100
+MAX_VALUE_CHARS: Final = 200
+"""Typed text beyond this is cut before it is sent to the catalog."""
+EMPTY: Final[dict[str, Any]] = {"values": [], "total": 0, "hasMore": False}
+
+# Vocabulary → catalog list sources: (path, search parameter, fields offered).
+_PAPERS: Final = ("papers/", "search", ("arxiv_id", "title"))
+VOCABULARIES: Final[dict[str, tuple[tuple[str, str, tuple[str, ...]], ...]]] = {
+    "task": (("tasks/", "q", ("name",)),),
+    "benchmark": (("datasets/", "q", ("name",)),),
+    "topic": (("tasks/", "q", ("name",)), ("methods/", "q", ("name",))),
+    "paper": (_PAPERS,),
+}
+"""Argument or template-variable name → the catalog lists its values come from."""
+
+_ARXIV_PREFIX = re.compile(r"\d{4}\.\d{0,5}(v\d+)?")
+_PROMPT_ARGUMENTS: Final = {p.name: p.argument for p in PROMPTS}
+
+
+def target(params: dict[str, Any]) -> tuple[str | None, str]:
+    """``(vocabulary, typed value)`` for ``completion/complete`` ``params`` (``{ref, argument, context?}``).
+
+    ``ref`` is ``{"type": "ref/prompt", "name"}`` or ``{"type": "ref/resource", "uri"}``
+    (a URI template of `templates`). An unknown prompt or template, or an argument the
+    ref does not take, gives vocabulary ``None``: completion is a hint, never a failure.
+
+    Raises:
+        ProtocolError: -32602 for a malformed ``ref``/``argument``.
+    """
+    ref, argument = params.get("ref"), params.get("argument")
+    if not isinstance(ref, dict) or not isinstance(argument, dict):
+        raise ProtocolError(INVALID_PARAMS, "completion/complete requires 'ref' and 'argument' objects")
+    name, value = argument.get("name"), argument.get("value", "")
+    if not isinstance(name, str) or not isinstance(value, str):
+        raise ProtocolError(INVALID_PARAMS, "completion/complete 'argument' needs string 'name' and 'value'")
+    kind = ref.get("type")
+    if kind == "ref/prompt":
+        prompt = ref.get("name")
+        if not isinstance(prompt, str):
+            raise ProtocolError(INVALID_PARAMS, "completion/complete 'ref.name' must be a string")
+        expected = _PROMPT_ARGUMENTS.get(prompt)
+    elif kind == "ref/resource":
+        uri = ref.get("uri")
+        if not isinstance(uri, str):
+            raise ProtocolError(INVALID_PARAMS, "completion/complete 'ref.uri' must be a string")
+        expected = TEMPLATE_VARIABLES.get(uri)
+    else:
+        raise ProtocolError(INVALID_PARAMS, "completion/complete 'ref.type' must be ref/prompt or ref/resource")
+    if expected is None or name != expected or expected not in VOCABULARIES:
+        return None, value
+    return expected, value.strip()[:MAX_VALUE_CHARS]
+
+
+def rank(candidates: Iterable[str], typed: str, *, more: bool = False) -> dict[str, Any]:
+    """``{"values": […≤100], "total": n, "hasMore": bool}`` for ``typed`` over ``candidates``.
+
+    Prefix matches first, then substring matches (case-insensitive), each in the given
+    order, duplicates dropped. ``more``: the candidates are a truncated page, so there
+    may be further matches (``hasMore`` true, ``total`` omitted).
+    """
+    needle = typed.strip().lower()
+    seen: set[str] = set()
+    starts: list[str] = []
+    contains: list[str] = []
+    for value in candidates:
+        key = value.lower()
+        if key in seen or needle not in key:
+            continue
+        seen.add(key)
+        (starts if key.startswith(needle) else contains).append(value)
+    matches = starts + contains
+    result: dict[str, Any] = {"values": matches[:MAX_VALUES], "hasMore": more or len(matches) > MAX_VALUES}
+    if not more:
+        result["total"] = len(matches)
+    return result
+
+
+def _page(client: Client, path: str, param: str, typed: str) -> tuple[list[dict[str, Any]], bool]:
+    params: dict[str, Any] = {"page": 1, "page_size": MAX_VALUES}
+    if typed:
+        params[param] = typed
+    payload = client.get_json(path, params)
+    rows = result_list(payload)
+    count = payload.get("count") if isinstance(payload, dict) else None
+    more = (isinstance(count, int) and count > len(rows)) or (isinstance(payload, dict) and bool(payload.get("next")))
+    return rows, more
+
+
+def _candidates(vocabulary: str, typed: str, client: Client) -> tuple[list[str], bool]:
+    values: list[str] = []
+    more = False
+    for path, param, fields in VOCABULARIES[vocabulary]:
+        rows, truncated = _page(client, path, param, typed)
+        more = more or truncated
+        values += [row[f] for row in rows for f in fields if isinstance(row.get(f), str) and row[f]]
+    if vocabulary == "paper" and _ARXIV_PREFIX.fullmatch(typed):
+        # Titles and abstracts do not hold arXiv IDs; a complete ID is found by keyword search.
+        payload = client.get_json("papers/search", {"q": typed, "mode": "keyword", "page": 1, "page_size": 10})
+        values = [row["arxiv_id"] for row in result_list(payload) if isinstance(row.get("arxiv_id"), str)] + values
+    return values, more
+
+
+def catalog_completion(vocabulary: str, typed: str, client: Client) -> dict[str, Any]:
+    """The ``completion`` object for ``typed`` in ``vocabulary``, from the catalog behind ``client``.
+
+    Cached in ``client.cache`` for `TAXONOMY_TTL_S` under a key of its own (``COMPLETE:``
+    + digest, apart from the transport's ``GET:`` keys).
+
+    Raises:
+        KeyError: an unknown vocabulary.
+        pwc.errors.PwcError: the catalog failed (never cached; the caller answers `EMPTY`).
+    """
+    if vocabulary not in VOCABULARIES:
+        raise KeyError(vocabulary)
+    digest = hashlib.sha256(json.dumps([vocabulary, typed.lower()]).encode("utf-8")).hexdigest()[:32]
+
+    def load() -> bytes:
+        values, more = _candidates(vocabulary, typed, client)
+        return json.dumps(rank(values, typed, more=more), ensure_ascii=False).encode("utf-8")
+
+    return json.loads(client.cache.fetch(f"COMPLETE:{digest}", TAXONOMY_TTL_S, load))

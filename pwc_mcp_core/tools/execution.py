@@ -1,0 +1,250 @@
+"""``execute(call, runtime) -> bytes``: run one ``tools/call`` or ``resources/read`` (ARCHITECTURE §2).
+
+Sync (a worker thread calls it), never raises, and returns the JSON-RPC
+response body without ``jsonrpc``/``id``: ``b'{"result": ...}'`` or
+``b'{"error": ...}'`` (stdlib json, compact, UTF-8). Tool flow: unknown tool
+→ ``-32602``; arguments validated against ``inputSchema`` before any catalog
+call (failures are ``isError`` results); paper references resolved first
+(docs/tool-contract.md §5; outside the catalog → public metadata); the CLI command runs
+in-process (``pwc.queries.query``); the payload becomes ``structuredContent``
+(``data`` + typed projections) and a Markdown text of the same facts. Failures map
+through :mod:`pwc_mcp_core.tools.error_texts`.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+from typing import Any
+
+from pwc.errors import UsageError
+from pwc.transport import Client
+from pwc_mcp_core.protocol.jsonrpc import dumps
+from pwc_mcp_core.runtime.cache_metrics import InstrumentedCache
+from pwc_mcp_core.runtime.caches import ChunkCache
+from pwc_mcp_core.runtime.call import Call
+from pwc_mcp_core.tools.registry import ToolSpec, get_tool
+from pwc_mcp_core.tools.cursors import CursorCodec
+from pwc_mcp_core.errors import ResourceError, ToolError
+from pwc_mcp_core.tools.projections.leaderboards import METRIC_SELECTORS, local_page, metric_note, unknown_metric_error
+from pwc_mcp_core.tools.projections.results import public_paper_result, structured
+from pwc_mcp_core.tools.projections.text_papers import available_at, paper_list_text, read_paper_text
+from pwc_mcp_core.tools.error_texts import INTERNAL_ERROR, error_result, tool_error_text
+from pwc_mcp_core.tools.validation import compile_validators, validate_arguments
+from pwc_mcp_core.protocol.versions import RESOURCE_READ_TTL_MS, modern_result_extras
+
+__all__ = ["Runtime", "execute", "run_tool", "warm"]
+
+logger = logging.getLogger(__name__)
+
+INVALID_PARAMS = -32602
+# Room left under the 2 MiB bound for the caller's `{"jsonrpc":"2.0","id":…,` prefix.
+_ENVELOPE_MARGIN = 4096
+TOO_LARGE = "upstream_error: the result is too large for one response; request fewer rows (smaller limit)"
+DATA_NOTE = "data omitted: the CLI payload did not fit the 2 MiB response bound; the projections are complete"
+CLI_ROW_LIMIT = 100  # `pwc benchmark --limit` range is 1-100
+_PAPER_TOOLS = frozenset({"get_paper_info", "get_paper_evaluations", "get_related_papers", "get_paper_lineage"})
+
+
+@dataclass
+class Runtime:
+    """Per-process execution state: the catalog ``client`` (with the shared cache), the cursor
+    codec, the Markdown chunk cache and the settings (``CoreSettings``)."""
+
+    settings: Any
+    client: Client
+    cursor_codec: CursorCodec
+    chunk_cache: ChunkCache
+
+    @classmethod
+    def build(cls, settings: Any, cache: Any = None) -> Runtime:
+        """One ``pwc.transport.Client(settings.api_url, timeout=settings.catalog_timeout_s, cache=cache)``;
+        ``cache`` is wrapped in an ``InstrumentedCache`` so hits, misses and catalog calls are counted.
+
+        Raises:
+            ValueError: no current cursor key (``current cursor secret is required``).
+        """
+        keys = tuple(settings.cursor_keys) or ("",)
+        codec = CursorCodec(keys[0], keys[1] if len(keys) > 1 else None)
+        if cache is not None:
+            cache = InstrumentedCache(cache)
+        client = Client(settings.api_url, timeout=settings.catalog_timeout_s, cache=cache,
+                        max_bytes=getattr(settings, "max_body_bytes", 2 * 1024 * 1024))
+        return cls(settings=settings, client=client, cursor_codec=codec, chunk_cache=ChunkCache())
+
+    @property
+    def max_bytes(self) -> int:
+        return int(getattr(self.settings, "max_body_bytes", 2 * 1024 * 1024))
+
+
+def _dump(body: dict[str, Any]) -> bytes:
+    return dumps(body)
+
+
+def warm() -> None:
+    """Build the per-process tables every call needs: the tool catalogue (about 30 ms, with
+    the CLI parser it probes) and the argument validators.
+
+    Call it once before threads start taking calls: each of several threads that start
+    cold would build them again, all holding the GIL (a fresh worker's first calls waited
+    up to 0.4 s at p99 for this).
+    """
+    compile_validators()
+
+
+def execute(call: Call, runtime: Runtime) -> bytes:
+    """Run ``call`` and return the serialized JSON-RPC response body; never raises."""
+    try:
+        if call.kind == "completion/complete":
+            return _dump({"result": {"completion": _completion(call, runtime)}})
+        if call.kind == "resources/read":
+            return _dump(_resource_body(call, runtime))
+        return _fit(_tool_body(call, runtime), runtime.max_bytes - _ENVELOPE_MARGIN, call)
+    except Exception as exc:  # noqa: BLE001 - the contract is "never raises"
+        logger.error("execute failed type=%s", type(exc).__name__)
+        if call.kind == "resources/read":
+            return _dump({"error": {"code": -32603, "message": "internal error reading the resource"}})
+        return _dump({"result": _finish(error_result(INTERNAL_ERROR), call)})
+
+
+def _completion(call: Call, runtime: Runtime) -> dict[str, Any]:
+    """Catalog values for a completion; a catalog failure is no values, never an error."""
+    from pwc_mcp_core.tools.completion import EMPTY, VOCABULARIES, catalog_completion
+
+    typed = call.arguments.get("value")
+    if call.name not in VOCABULARIES or not isinstance(typed, str):
+        return dict(EMPTY)
+    try:
+        return catalog_completion(call.name, typed, runtime.client)
+    except Exception as exc:  # noqa: BLE001 - completion is a hint
+        logger.warning("completion failed type=%s", type(exc).__name__)
+        return dict(EMPTY)
+
+
+def _finish(result: dict[str, Any], call: Call) -> dict[str, Any]:
+    if call.era == "modern":
+        result.update(modern_result_extras())
+    return result
+
+
+def _tool_body(call: Call, runtime: Runtime) -> dict[str, Any]:
+    tool = get_tool(call.name)
+    if tool is None:
+        name = call.name[:64] if isinstance(call.name, str) else ""
+        return {"error": {"code": INVALID_PARAMS, "message": f"Unknown tool: {name}"}}
+    try:
+        arguments = validate_arguments(tool, call.arguments)
+        content, text = run_tool(tool, arguments, runtime)
+        result: dict[str, Any] = {"content": [{"type": "text", "text": text}], "structuredContent": content}
+    except Exception as exc:  # noqa: BLE001 - every failure becomes an isError result
+        result = error_result(tool_error_text(exc))
+    return {"result": _finish(result, call)}
+
+
+def _fit(body: dict[str, Any], limit: int, call: Call) -> bytes:
+    """Serialize, dropping ``data`` (then the whole result) if it would exceed the response bound."""
+    raw = _dump(body)
+    if len(raw) <= limit:
+        return raw
+    content = body.get("result", {}).get("structuredContent")
+    if isinstance(content, dict) and content.get("data") is not None:
+        content["data"], content["data_note"] = None, DATA_NOTE
+        raw = _dump(body)
+        if len(raw) <= limit:
+            return raw
+    return _dump({"result": _finish(error_result(TOO_LARGE), call)})
+
+
+def run_tool(tool: ToolSpec, arguments: dict[str, Any], runtime: Runtime) -> tuple[dict[str, Any], str]:
+    """Run a validated tool call; returns ``(structuredContent, text)``.
+
+    Raises:
+        ToolError, pwc.errors.PwcError: mapped to ``isError`` text by the caller.
+    """
+    from pwc.queries import query
+
+    if tool.name == "read_paper":
+        return _read_paper(arguments, runtime)
+    effective = tool.effective(arguments)
+    options = tool.to_options(arguments)
+    _planned, notes = tool.plan(arguments)
+    if tool.name in _PAPER_TOOLS:
+        from pwc_mcp_core.tools.paper_resolution import resolve_paper
+
+        resolved = resolve_paper(str(arguments["paper"]), runtime.client)
+        if not resolved.in_catalog:
+            return _outside_catalog(tool, effective, resolved.external or {}, runtime)
+        options["paper"] = resolved.canonical
+    if tool.name == "get_benchmark":
+        payload, notes = _leaderboard(tool, options, int(effective.get("page") or 1), runtime)
+    else:
+        payload = query(tool.command, options, runtime.client)
+    return structured(tool.output, payload, effective, notes, tool.name)
+
+
+def _leaderboard(tool: ToolSpec, options: dict[str, Any], page: int,
+                 runtime: Runtime) -> tuple[Any, list[str]]:
+    """Run ``pwc benchmark --name``; a metric the leaderboard lacks → the unfiltered leaderboard plus
+    ``metric_note`` (seed README). Pages locally when the CLI has no ``--page``."""
+    from pwc.queries import query
+
+    limit = int(options.get("limit") or 20)
+    local = "page" not in options
+    if local:
+        if page * limit > CLI_ROW_LIMIT:
+            raise ToolError(f"invalid_argument: page × limit must be at most {CLI_ROW_LIMIT} for a leaderboard; "
+                            "narrow it with metric filters instead")
+        options = {**options, "limit": page * limit}
+    try:
+        payload, notes = query(tool.command, options, runtime.client), []
+    except UsageError as exc:
+        if not unknown_metric_error(str(exc)):
+            raise
+        notes = [metric_note(str(exc))]
+        unfiltered = {**options, **{key: None for key in METRIC_SELECTORS if key in options}}
+        payload = query(tool.command, unfiltered, runtime.client)
+    return (local_page(payload, page, limit, max_rows=CLI_ROW_LIMIT) if local else payload), notes
+
+
+def _outside_catalog(tool: ToolSpec, effective: dict[str, Any], record: dict[str, Any],
+                     runtime: Runtime) -> tuple[dict[str, Any], str]:
+    """A paper only public metadata knows (seed README): info → the record; related → a catalog
+    search for its public title; evaluations and lineage do not exist outside the catalog."""
+    from pwc.queries import query
+
+    note = str(record.get("note") or "This paper is not in the Papers With Code catalog.")
+    if tool.name == "get_paper_info":
+        return public_paper_result(str(effective["paper"]), record)
+    title = record.get("title")
+    if tool.name != "get_related_papers" or not isinstance(title, str) or not title.strip():
+        raise ToolError(f"not_found: {note.rstrip('.')}; the catalog records no "
+                        f"{'evaluations' if tool.name == 'get_paper_evaluations' else 'lineage or related papers'} "
+                        "for it. Use get_paper_info for its public metadata.")
+    payload = query(("search",), {"query": title.strip()[:500], "limit": effective.get("limit")}, runtime.client)
+    content, _text = structured("paper_page", payload, {"page": 1, "limit": effective.get("limit")}, [])
+    links = [link for link in record.get("available_at") or [] if isinstance(link, dict) and link.get("url")]
+    content.update(in_catalog=False, note=note, available_at=links)
+    cite = available_at(links)
+    return content, paper_list_text(content["items"], content["next_page"],
+                                    f"From a catalog search for the paper's public title. {note}"
+                                    + (f" {cite}" if cite else ""))
+
+
+def _read_paper(arguments: dict[str, Any], runtime: Runtime) -> tuple[dict[str, Any], str]:
+    from pwc_mcp_core.tools.reading import read_paper
+
+    result = read_paper(arguments, runtime)
+    return result, read_paper_text(result)
+
+
+def _resource_body(call: Call, runtime: Runtime) -> dict[str, Any]:
+    from pwc_mcp_core.tools.resources import read_resource
+
+    try:
+        result = read_resource(call.name, runtime, call.era, run_tool=run_tool)
+    except ResourceError as exc:
+        return {"error": {"code": exc.code, "message": str(exc), "data": {"uri": exc.uri}}}
+    if call.era == "modern":
+        result.update(modern_result_extras(ttl_ms=RESOURCE_READ_TTL_MS))
+    return {"result": result}
+

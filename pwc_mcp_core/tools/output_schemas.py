@@ -1,0 +1,140 @@
+"""``outputSchema`` of every tool: JSON Schema 2020-12 for the typed projections of docs/tool-contract.md §3.2.
+
+Every result is ``{"schema_version": "v1", "data": <CLI payload>, ...projections}``
+(the seed: every result carries the CLI payload as ``data``). Paper tools may
+add the public-metadata fallback keys (``in_catalog``, ``note``,
+``available_at``) of the seed README. Envelopes forbid unknown keys so a
+projection cannot drift silently; ``data`` stays open (it is the CLI's).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pwc_mcp_core.tools.reading import READ_PAPER_OUTPUT_SCHEMA
+
+__all__ = ["DIALECT", "OUTPUT_SCHEMAS"]
+
+DIALECT = "https://json-schema.org/draft/2020-12/schema"
+
+_STR = {"type": "string"}
+_OSTR = {"type": ["string", "null"]}
+_OINT = {"type": ["integer", "null"]}
+_OBOOL = {"type": ["boolean", "null"]}
+_STRS = {"type": "array", "items": _STR}
+_DATA = {"description": "The complete CLI JSON payload (`pwc ... --json` data); null only if it did not fit."}
+
+
+def _obj(properties: dict[str, Any], *, optional: tuple[str, ...] = ()) -> dict:
+    required = [name for name in properties if name not in optional]
+    return {"type": "object", "properties": properties, "required": required, "additionalProperties": False}
+
+
+_REF = _obj({"id": _STR, "name": _STR, "slug": _OSTR})
+_METRICS = {"type": "object", "additionalProperties": {"type": ["number", "string"]}}
+
+PAPER_SUMMARY = _obj({
+    "id": _STR, "arxiv_id": _OSTR, "title": _STR, "authors": _STRS, "published": _OSTR,
+    "citation_count": _OINT, "url": _OSTR, "has_official_implementation": {"type": "boolean"},
+    "code_repository_count": {"type": "integer"},
+})
+
+PAPER_DETAIL = _obj({
+    "id": _STR, "arxiv_id": _OSTR, "title": _STR, "abstract": _OSTR, "authors": _STRS,
+    "published": _OSTR, "citation_count": _OINT, "url": _OSTR, "pdf_url": _OSTR,
+    "has_official_implementation": {"type": "boolean"}, "code_repository_count": {"type": "integer"},
+    "tasks": {"type": "array", "items": _REF}, "methods": {"type": "array", "items": _REF},
+    "repositories": {"type": "array", "items": _obj({"url": _STR, "is_official": {"type": "boolean"}})},
+    "project_pages": _STRS, "hf_models": _STRS, "hf_datasets": _STRS, "hf_spaces": _STRS,
+})
+
+RANK_SCOPE = _obj({"task_id": _OSTR, "task_name": _OSTR, "task_slug": _OSTR, "rank": _OINT})
+
+EVALUATION = _obj({
+    "id": _OSTR, "model_name": _STR, "harness": _OSTR, "metrics": _METRICS, "best_metric": _OSTR,
+    "best_rank": _OINT, "task": _OSTR, "benchmark": _OSTR, "paper_id": _OSTR, "paper_title": _OSTR,
+    "paper_arxiv_id": _OSTR, "paper_published": _OSTR, "rank_scopes": {"type": "array", "items": RANK_SCOPE},
+    "is_open": _OBOOL, "num_parameters": _OINT, "split": _OSTR, "shots": _OINT,
+    "evaluation_protocol": _OSTR, "source_url": _OSTR, "code_url": _OSTR, "hf_model_url": _OSTR,
+    "updated_at": _OSTR, "uses_additional_data": _OBOOL,
+})
+
+PAPER_EVALUATION = _obj({
+    "id": _OSTR, "benchmark": _OSTR, "task": _OSTR, "model_name": _STR, "harness": _OSTR,
+    "metrics": _METRICS, "best_metric": _OSTR, "best_rank": _OINT, "is_open": {"type": "boolean"},
+    "num_parameters": _OINT, "source_url": _OSTR,
+})
+
+BENCHMARK_SUMMARY = _obj({
+    "id": _OSTR, "name": _STR, "slug": _OSTR, "full_name": _OSTR, "description": _OSTR, "split": _OSTR,
+    "hf_url": _OSTR, "paper_count": {"type": "integer"},
+})
+
+TASK_DETAIL = _obj({
+    "id": _OSTR, "name": _STR, "slug": _OSTR, "description": _OSTR, "paper_count": _OINT,
+    "area": {"anyOf": [_obj({"id": _OSTR, "name": _OSTR}), {"type": "null"}]},
+    "parents": {"type": "array", "items": _REF}, "children": {"type": "array", "items": _REF},
+    "benchmarks": {"type": "array", "items": BENCHMARK_SUMMARY},
+})
+
+METHOD_DETAIL = _obj({
+    "id": _OSTR, "name": _STR, "slug": _OSTR, "full_name": _OSTR, "description": _OSTR, "area": _OSTR,
+    "introduced_year": _OINT, "source_paper_id": _OSTR, "source_url": _OSTR, "source_title": _OSTR,
+    "paper_count": _OINT,
+})
+
+LINEAGE_PAPER = _obj({"id": _OSTR, "reference": _OSTR, "title": _OSTR})
+
+# Seed README: a paper the catalog does not hold is answered from public metadata.
+_PUBLIC = {
+    "in_catalog": {"type": "boolean"},
+    "note": _STR,
+    "available_at": {"type": "array", "items": {"type": "object", "properties": {"label": _STR, "url": _STR},
+                                                  "required": ["url"]}},
+}
+_PUBLIC_KEYS = tuple(_PUBLIC)
+
+
+def _envelope(properties: dict[str, Any], *, optional: tuple[str, ...] = ()) -> dict:
+    schema = _obj({"schema_version": {"const": "v1"}, **properties, "data": _DATA},
+                  optional=optional + ("data_note",))
+    schema["properties"]["data_note"] = _STR
+    schema["$schema"] = DIALECT
+    return schema
+
+
+_PAGE = {"items": {"type": "array", "items": PAPER_SUMMARY}, "next_page": _OINT}
+
+OUTPUT_SCHEMAS: dict[str, dict] = {
+    "paper_page": _envelope(_PAGE),
+    "related_page": _envelope({**_PAGE, **_PUBLIC}, optional=_PUBLIC_KEYS),
+    "paper_info": _envelope({
+        "paper": PAPER_DETAIL, "evaluation_count": _OINT,
+        "evaluations": {"type": ["array", "null"], "items": PAPER_EVALUATION}, **_PUBLIC,
+    }, optional=_PUBLIC_KEYS),
+    "evaluation_page": _envelope({
+        "paper": _STR, "evaluation_count": _OINT, "page": {"type": "integer"}, "next_page": _OINT,
+        "evaluations": {"type": "array", "items": EVALUATION},
+    }),
+    "lineage": _envelope({
+        "paper": LINEAGE_PAPER, "predecessors": {"type": "array", "items": LINEAGE_PAPER},
+        "successors": {"type": "array", "items": LINEAGE_PAPER},
+        "coverage": {"const": "explicit_catalog_links_only"}, "coverage_note": _STR,
+    }),
+    "task": _envelope({"task": TASK_DETAIL}),
+    "method": _envelope({"method": METHOD_DETAIL}),
+    "benchmark": _envelope({
+        "benchmark": BENCHMARK_SUMMARY, "evaluation_count": _OINT, "matched_count": _OINT,
+        "evaluations": {"type": "array", "items": EVALUATION},
+        "metric_directions": {"type": "object",
+                              "additionalProperties": {"enum": ["higher", "lower", "unknown"]}},
+        "page": {"type": "integer"}, "next_page": _OINT, "ranking_note": _STR, "metric_note": _STR,
+    }, optional=("metric_note",)),
+    "benchmark_page": _envelope({
+        "items": {"type": "array", "items": BENCHMARK_SUMMARY}, "next_page": _OINT,
+        "notes": {"type": "array", "items": _STR},
+    }, optional=("notes",)),
+    "query": _envelope({}),
+    # read_paper's result shape is owned by pwc_mcp_core.tools.reading.
+    "read_paper": {"$schema": DIALECT, **READ_PAPER_OUTPUT_SCHEMA},
+}

@@ -1,0 +1,94 @@
+"""Typed projections of task, method and benchmark payloads (docs/tool-contract.md §3.2).
+
+Companion of :mod:`pwc_mcp_core.tools.projections.papers` (papers); same defensive rules.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pwc_mcp_core.tools.projections.leaderboards import absolute_url
+from pwc_mcp_core.tools.projections.papers import catalog_reference, catalog_references, payload_rows, text, whole
+
+__all__ = [
+    "benchmark_items",
+    "benchmark_summary",
+    "method_detail",
+    "task_detail",
+]
+
+
+def benchmark_summary(row: Any) -> dict:
+    """``BenchmarkSummary``: ``{id, name, slug, full_name, description, split, hf_url, paper_count}``.
+
+    ``paper_count`` falls back through ``all_time_paper_count`` and ``evaluation_count`` to 0.
+    """
+    row = row if isinstance(row, dict) else {}
+    count = next((whole(row.get(key)) for key in ("paper_count", "all_time_paper_count", "evaluation_count")
+                  if whole(row.get(key)) is not None), 0)
+    return {
+        "id": text(row.get("id")),
+        "name": text(row.get("name")) or text(row.get("slug")) or "Unknown benchmark",
+        "slug": text(row.get("slug")),
+        "full_name": text(row.get("full_name")),
+        "description": text(row.get("description")),
+        "split": text(row.get("split_name") or row.get("split")),
+        "hf_url": absolute_url(row.get("hf_url")),
+        "paper_count": count,
+    }
+
+
+def benchmark_items(payload: Any, *, grouped: bool) -> list[dict]:
+    """Benchmarks of a ``benchmark list`` payload; a grouped areas→tasks→benchmarks tree is flattened
+    in tree order (docs/tool-contract.md §3.3 #21)."""
+    if not grouped:
+        return [benchmark_summary(row) for row in payload_rows(payload)]
+    items = []
+    for area in payload_rows(payload):
+        for task in area.get("tasks") or []:
+            if isinstance(task, dict):
+                items.extend(benchmark_summary(b) for b in task.get("benchmarks") or [] if isinstance(b, dict))
+    return items
+
+
+def task_detail(payload: Any, *, benchmark_limit: int) -> dict:
+    """``TaskDetail`` of a ``task --name`` payload: ``{id, name, slug, description, paper_count, area,
+    parents, children, benchmarks}`` (first ``benchmark_limit`` ranked benchmarks)."""
+    payload = payload if isinstance(payload, dict) else {}
+    task = payload.get("task") if isinstance(payload.get("task"), dict) else {}
+    area = payload.get("area")
+    paper_count = whole(task.get("paper_count"))
+    if paper_count is None:
+        paper_count = whole(payload.get("paper_count"))
+    benchmarks = payload.get("benchmarks") if isinstance(payload.get("benchmarks"), list) else []
+    return {
+        "id": text(task.get("id")),
+        "name": text(task.get("name")) or text(task.get("slug")) or "Unnamed task",
+        "slug": text(task.get("slug")) or text(task.get("id")),
+        "description": text(task.get("description")),
+        "paper_count": paper_count,
+        "area": {"id": text(area.get("id")), "name": text(area.get("name"))} if isinstance(area, dict) else None,
+        "parents": catalog_references(payload.get("parents")),
+        "children": catalog_references(payload.get("children")),
+        "benchmarks": [benchmark_summary(b) for b in benchmarks[:benchmark_limit]],
+    }
+
+
+def method_detail(payload: Any) -> dict:
+    """``MethodDetail`` of a ``method --name`` payload (``{"method": …, "area": …}``)."""
+    payload = payload if isinstance(payload, dict) else {}
+    method = payload.get("method") if isinstance(payload.get("method"), dict) else {}
+    area = catalog_reference(payload.get("area"))
+    return {
+        "id": text(method.get("id")),
+        "name": text(method.get("name")) or text(method.get("full_name")) or "Unnamed method",
+        "slug": text(method.get("slug")),
+        "full_name": text(method.get("full_name")),
+        "description": text(method.get("description")),
+        "area": area["name"] if area else None,
+        "introduced_year": whole(method.get("introduced_year")),
+        "source_paper_id": text(method.get("source_paper_id")),
+        "source_url": absolute_url(method.get("source_url")),
+        "source_title": text(method.get("source_title")),
+        "paper_count": whole(method.get("paper_count")),
+    }

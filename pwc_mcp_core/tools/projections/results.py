@@ -1,0 +1,170 @@
+"""Whole tool results: ``structuredContent`` (envelope + projections) and the text that carries its facts.
+
+``structured(output, payload, arguments, ...)`` returns ``(structured, text)``
+for one CLI payload. Envelope: ``{"schema_version": "v1", "data": <payload>,
+...projections}`` (seed: every result carries the CLI payload as ``data``);
+the text is a compact Markdown rendering of the projections' facts.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pwc_mcp_core.tools.projections.leaderboards import (
+    RANKING_NOTE,
+    evaluation,
+    metric_directions,
+    next_page,
+    paper_evaluation,
+)
+from pwc_mcp_core.tools.projections.papers import lineage_result, paper_detail, paper_items, payload_rows, whole
+from pwc_mcp_core.tools.projections.entities import benchmark_items, benchmark_summary, method_detail, task_detail
+from pwc_mcp_core.tools.projections.text_entities import (
+    benchmark_list_text,
+    benchmark_text,
+    method_text,
+    query_text,
+    task_text,
+)
+from pwc_mcp_core.tools.projections.text_papers import (
+    evaluations_text,
+    lineage_text,
+    paper_info_text,
+    paper_list_text,
+    public_paper_text,
+)
+
+__all__ = ["public_paper_result", "structured"]
+
+
+def _envelope(payload: Any, **projections: Any) -> dict[str, Any]:
+    return {"schema_version": "v1", **projections, "data": payload}
+
+
+def _next(payload: Any, page: int | None, limit: int | None) -> int | None:
+    if not isinstance(payload, dict):
+        return None
+    explicit = payload.get("next_page")
+    if whole(explicit) is not None:
+        return explicit
+    count = whole(payload.get("count"))
+    if page and limit and count is not None and count > page * limit:
+        return page + 1
+    return None
+
+
+def _frameworks(paper: dict) -> dict[str, str]:
+    """Repository URL → framework, from the CLI payload (the projection keeps url and official flag)."""
+    return {repo["url"]: str(repo["framework"]) for repo in paper.get("repositories") or []
+            if isinstance(repo, dict) and isinstance(repo.get("url"), str) and repo.get("framework")}
+
+
+def paper_page(payload: Any, arguments: dict[str, Any], _notes: list[str]) -> tuple[dict, str]:
+    items = paper_items(payload)
+    nxt = _next(payload, arguments.get("page", 1), arguments.get("limit"))
+    return _envelope(payload, items=items, next_page=nxt), paper_list_text(items, nxt)
+
+
+def paper_info(payload: Any, arguments: dict[str, Any], _notes: list[str]) -> tuple[dict, str]:
+    paper = payload if isinstance(payload, dict) else {}
+    detail = paper_detail(paper, include_resources=bool(arguments.get("include_resources")),
+                          repo_limit=int(arguments.get("repo_limit", 5)))
+    evaluations = count = None
+    if arguments.get("include_evaluations") and isinstance(paper.get("evaluations"), dict):
+        rows = payload_rows(paper["evaluations"])
+        evaluations = [paper_evaluation(row) for row in rows]
+        count = whole(paper["evaluations"].get("count"))
+        count = len(rows) if count is None else count
+    rendered = paper_info_text(detail, count, evaluations, _frameworks(paper))
+    return _envelope(payload, paper=detail, evaluation_count=count, evaluations=evaluations), rendered
+
+
+def public_paper_result(reference: str, record: dict[str, Any]) -> tuple[dict, str]:
+    """``get_paper_info`` for a paper outside the catalog: public metadata, ``in_catalog: false``."""
+    detail = paper_detail({"id": record.get("arxiv_id") or record.get("doi") or reference, **record},
+                          include_resources=False, repo_limit=5)
+    note = str(record.get("note") or "This paper is not in the Papers With Code catalog.")
+    links = [link for link in record.get("available_at") or [] if isinstance(link, dict) and link.get("url")]
+    result = _envelope(record, paper=detail, evaluation_count=None, evaluations=None, in_catalog=False,
+                       note=note, available_at=links)
+    return result, public_paper_text(detail, note, links)
+
+
+def evaluation_page(payload: Any, arguments: dict[str, Any], _notes: list[str]) -> tuple[dict, str]:
+    rows = [evaluation(row) for row in payload_rows(payload)]
+    data = payload if isinstance(payload, dict) else {}
+    count = whole(data.get("count"))
+    count = len(rows) if count is None else count
+    page = whole(data.get("page")) or arguments.get("page", 1)
+    nxt = _next(data, page, arguments.get("limit"))
+    paper = str(arguments.get("paper", "")).strip()
+    result = _envelope(payload, paper=paper, evaluation_count=count, page=page, next_page=nxt, evaluations=rows)
+    return result, evaluations_text(paper, count, page, nxt, rows)
+
+
+def lineage(payload: Any, _arguments: dict[str, Any], _notes: list[str]) -> tuple[dict, str]:
+    fields = lineage_result(payload)
+    return _envelope(payload, **fields), lineage_text(fields)
+
+
+def task(payload: Any, arguments: dict[str, Any], _notes: list[str]) -> tuple[dict, str]:
+    detail = task_detail(payload, benchmark_limit=int(arguments.get("benchmark_limit", 10)))
+    return _envelope(payload, task=detail), task_text(detail)
+
+
+def method(payload: Any, _arguments: dict[str, Any], _notes: list[str]) -> tuple[dict, str]:
+    detail = method_detail(payload)
+    return _envelope(payload, method=detail), method_text(detail)
+
+
+def benchmark(payload: Any, arguments: dict[str, Any], notes: list[str]) -> tuple[dict, str]:
+    data = payload if isinstance(payload, dict) else {}
+    rows = [evaluation(row) for row in payload_rows(data)]
+    page, limit = int(arguments.get("page", 1)), int(arguments.get("limit", 20))
+    scanned = data.get("matched_count") is not None and not notes
+    nxt = next_page(data, page, limit, scanned=scanned)
+    summary = benchmark_summary(data.get("benchmark"))
+    count = whole(data.get("count"))
+    result = _envelope(payload, benchmark=summary, evaluation_count=count,
+                       matched_count=whole(data.get("matched_count")), evaluations=rows,
+                       metric_directions=metric_directions(rows), page=page, next_page=nxt,
+                       ranking_note=RANKING_NOTE)
+    if notes:
+        result["metric_note"] = notes[0]
+    return result, benchmark_text(result)
+
+
+def benchmark_page(payload: Any, arguments: dict[str, Any], notes: list[str]) -> tuple[dict, str]:
+    grouped = arguments.get("limit") is None
+    items = benchmark_items(payload, grouped=grouped)
+    nxt = None if grouped else _next(payload, arguments.get("page", 1), arguments.get("limit"))
+    result = _envelope(payload, items=items, next_page=nxt)
+    if notes:
+        result["notes"] = list(notes)
+    return result, benchmark_list_text(items, nxt, list(notes))
+
+
+def query(payload: Any, arguments: dict[str, Any], _notes: list[str], tool: str = "") -> tuple[dict, str]:
+    return _envelope(payload), query_text(tool, payload)
+
+
+_BUILDERS = {
+    "paper_page": paper_page, "related_page": paper_page, "paper_info": paper_info,
+    "evaluation_page": evaluation_page, "lineage": lineage, "task": task, "method": method,
+    "benchmark": benchmark, "benchmark_page": benchmark_page, "query": query,
+}
+
+
+def structured(output: str, payload: Any, arguments: dict[str, Any], notes: list[str],
+               tool: str = "") -> tuple[dict, str]:
+    """``(structuredContent, text)`` of a tool whose ``outputSchema`` key is ``output``.
+
+    ``arguments`` are the validated MCP arguments (after fall-back plans); ``notes`` the
+    fall-back explanations (``metric_note`` for get_benchmark, ``notes`` for list_benchmarks);
+    ``tool`` the tool name (it picks the text of payload-only results). The text is compact
+    Markdown of the same facts as the projections (:mod:`pwc_mcp_core.tools.projections.text_papers`,
+    :mod:`pwc_mcp_core.tools.projections.text_entities`).
+    """
+    if output == "query":
+        return query(payload, arguments, notes, tool)
+    return _BUILDERS[output](payload, arguments, notes)

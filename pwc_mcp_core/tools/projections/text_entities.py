@@ -1,0 +1,228 @@
+"""The ``content`` text of task, method, benchmark and catalog-entity tools (companion of
+:mod:`pwc_mcp_core.tools.projections.text_papers`, same rules: every fact of the projections, compact Markdown).
+
+Tools without typed projections (conferences, organizations, frameworks, task and
+method lists) render their CLI payload: the facts of ``data`` itself, with the CLI's
+own table builders and field formatters (:mod:`pwc.commands.entities`) where the CLI
+shows the same columns.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from pwc.commands.entities import (conference_dates, conference_tier, conference_venue, framework_platforms,
+                                   framework_table, organization_table, paper_years)
+from pwc.errors import ResponseError
+from pwc.markdown import md_cell, md_table
+from pwc.render import md_escape, result_list
+from pwc_mcp_core.tools.projections.text_papers import (
+    evaluation_table,
+    facts,
+    join_lines,
+    labelled,
+    next_page_line,
+    one_line,
+    references,
+    shown_slug,
+)
+
+__all__ = ["benchmark_list_text", "benchmark_text", "method_text", "query_text", "task_text"]
+
+
+def _identity(item: dict[str, Any]) -> str:
+    """``id N; slug S``: the handles an agent passes back (the slug only when the name does not imply it)."""
+    return facts(labelled("id", item.get("id")), labelled("slug", shown_slug(item)))
+
+
+def _benchmark_rows(items: list[dict[str, Any]]) -> list[str]:
+    """``BenchmarkSummary`` table (a full name equal to the name is not repeated)."""
+    rows = [[md_cell(b.get("id")), md_cell(b.get("slug")), md_cell(b.get("name")),
+             md_cell(b.get("full_name") if b.get("full_name") != b.get("name") else ""),
+             md_cell(b.get("paper_count")), md_cell(b.get("split")), md_cell(b.get("hf_url")),
+             md_cell(b.get("description"))] for b in items]
+    return md_table(["id", "slug", "name", "full name", "papers", "split", "HF", "description"], rows,
+                    drop_empty=True, compact=True)
+
+
+# ---------------------------------------------------------------- typed projections
+
+
+def task_text(task: dict[str, Any]) -> str:
+    """Text of ``get_task``: identity, area, paper count, description, hierarchy and benchmarks."""
+    area = task.get("area") or {}
+    benchmarks = task.get("benchmarks") or []
+    lines = [f"# {md_escape(task.get('name'))}",
+             facts(_identity(task), labelled("area", f"{area['name']} (id {area['id']})" if area.get("name") else None),
+                   labelled("papers", task.get("paper_count"))),
+             one_line(task.get("description")),
+             labelled("Parents:", references(task.get("parents") or [])),
+             labelled("Subtasks:", references(task.get("children") or []))]
+    if benchmarks:
+        lines += [f"## Benchmarks ({len(benchmarks)})", *_benchmark_rows(benchmarks)]
+    return join_lines(lines)
+
+
+def method_text(method: dict[str, Any]) -> str:
+    """Text of ``get_method``: identity, full name, area, year, paper count, description, source paper."""
+    full = method.get("full_name")
+    source = " ".join(p for p in (md_escape(method["source_title"]) if method.get("source_title") else None,
+                                  method.get("source_url")) if p)
+    paper = f"Source paper {method['source_paper_id']}:" if method.get("source_paper_id") else "Source:"
+    title = f"# {md_escape(method.get('name'))}" + (f" ({md_escape(full)})" if full and full != method.get("name")
+                                                     else "")
+    source_line = f"{paper} {source}" if source else (paper.rstrip(":") if method.get("source_paper_id") else None)
+    return join_lines([title,
+                       facts(_identity(method), labelled("area", method.get("area")),
+                             labelled("introduced", method.get("introduced_year")),
+                             labelled("papers", method.get("paper_count"))),
+                       one_line(method.get("description")), source_line])
+
+
+def benchmark_text(result: dict[str, Any]) -> str:
+    """Text of ``get_benchmark``: the benchmark, counts, metric directions, the leaderboard page
+    (ranks with their task scope), notes and ``next_page``."""
+    bench = result.get("benchmark") or {}
+    rows = result.get("evaluations") or []
+    count, matched = result.get("evaluation_count"), result.get("matched_count")
+    directions = ", ".join(f"{md_escape(name)} ({way})"
+                           for name, way in (result.get("metric_directions") or {}).items())
+    full = bench.get("full_name")
+    lines = [f"# {md_escape(bench.get('name'))}" + (f" ({md_escape(full)})" if full and full != bench.get("name")
+                                                     else ""),
+             facts(_identity(bench), labelled("split", bench.get("split")),
+                   labelled("papers", bench.get("paper_count")), bench.get("hf_url")),
+             one_line(bench.get("description")),
+             f"{count} evaluation rows" + (f", {matched} matching" if matched is not None and matched != count else "")
+             + f"; page {result.get('page')}: {len(rows)} rows. Ranks are task-scoped (not comparable across tasks).",
+             labelled("Metric directions:", directions),
+             labelled("Note:", result.get("metric_note")),
+             next_page_line(result.get("next_page"))]
+    return join_lines(lines + (evaluation_table(rows, with_paper=True, with_benchmark=False) if rows else []))
+
+
+def benchmark_list_text(items: list[dict[str, Any]], next_page: int | None, notes: list[str]) -> str:
+    """Text of ``list_benchmarks``: the benchmark table, notes and ``next_page``."""
+    return join_lines([f"{len(items)} benchmarks. Pass a slug to get_benchmark.",
+                       *(f"Note: {note}" for note in notes), next_page_line(next_page),
+                       *(_benchmark_rows(items) if items else [])])
+
+
+# ---------------------------------------------------------------- CLI payloads (no typed projection)
+
+
+def _count_line(payload: Any, rows: list[dict[str, Any]], noun: str) -> str:
+    count = payload.get("count") if isinstance(payload, dict) else None
+    total = f" of {count}" if isinstance(count, int) and not isinstance(count, bool) and count != len(rows) else ""
+    return f"{len(rows)}{total} {noun}."
+
+
+def _table(payload: Any, noun: str, table: Callable[[Any], tuple[list[str], list[list]]]) -> str:
+    """A list payload as ``N of M nouns.``, the next page and one table row per result.
+
+    Raises:
+        ResponseError: the payload holds no result list.
+    """
+    rows = result_list(payload)
+    next_page = payload.get("next_page") if isinstance(payload, dict) else None
+    headers, cells = table(payload)
+    body = md_table(headers, [[md_cell(cell) for cell in row] for row in cells],
+                    drop_empty=True, compact=True) if rows else []
+    following = next_page if isinstance(next_page, int) and not isinstance(next_page, bool) else None
+    return join_lines([_count_line(payload, rows, noun), next_page_line(following), *body])
+
+
+def _key(name: str) -> Callable[[dict], Any]:
+    return lambda row: row.get(name)
+
+
+def _grouped_task(task: dict[str, Any]) -> str:
+    counts = facts(_identity(task), labelled("papers", task.get("paper_count")),
+                   labelled("benchmarks", task.get("benchmark_count")), labelled("evals", task.get("evaluation_count")))
+    return f"- {md_escape(task.get('name'))} ({counts})"
+
+
+def _grouped_tasks(payload: Any) -> str:
+    """``list_tasks`` grouped by area: one section per area, one line per task."""
+    lines = []
+    for area in result_list(payload):
+        ident = f" (id {area['id']})" if area.get("id") else ""
+        lines.append(f"## {md_escape(area.get('name') or 'Uncategorized')}{ident}")
+        lines += [_grouped_task(t) for t in area.get("tasks") or [] if isinstance(t, dict)] or ["- None"]
+    return join_lines(lines)
+
+
+def _conference(item: dict[str, Any]) -> str:
+    return join_lines([f"# {md_escape(item.get('name'))}",
+                       facts(_identity(item), item.get("year"), labelled("papers", item.get("paper_count")),
+                             labelled("tier", conference_tier(item)), conference_dates(item), conference_venue(item)),
+                       one_line(item.get("description")), facts(item.get("url"), item.get("hf_url")) or None])
+
+
+def _organization(item: dict[str, Any]) -> str:
+    return join_lines([f"# {md_escape(item.get('name'))}",
+                       facts(_identity(item), labelled("papers", item.get("paper_count")),
+                             labelled("trending rank", item.get("trending_rank")),
+                             "featured" if item.get("is_featured") is True else None,
+                             labelled("paper years", paper_years(item))),
+                       one_line(item.get("description")),
+                       facts(item.get("website_url"), item.get("github_url"), item.get("hf_url")) or None])
+
+
+def _framework(item: dict[str, Any]) -> str:
+    return join_lines([f"# {md_escape(item.get('name'))}",
+                       facts(_identity(item), item.get("domain_name") or item.get("domain_slug"),
+                             item.get("category_name") or item.get("category_slug"), item.get("organization_name"),
+                             labelled("papers", item.get("paper_count"))),
+                       one_line(item.get("description")),
+                       labelled("When to use:", one_line(item.get("when_to_use"))),
+                       labelled("Platforms:", framework_platforms(item)),
+                       labelled("Introducing paper: arXiv", item.get("introducing_paper_arxiv_id")),
+                       facts(item.get("github_url"), item.get("docs_url")) or None])
+
+
+def _columns(spec: Sequence[tuple[str, Callable[[dict], Any]]]) -> Callable[[Any], tuple[list[str], list[list]]]:
+    """A table builder from ``(header, getter)`` pairs, shaped like the CLI's ``*_table`` functions."""
+    return lambda payload: ([name for name, _ in spec], [[get(row) for _, get in spec] for row in result_list(payload)])
+
+
+_DETAILS: dict[str, Callable[[dict[str, Any]], str]] = {
+    "get_conference": _conference, "get_organization": _organization, "get_framework": _framework,
+}
+_LISTS: dict[str, tuple[str, Callable[[Any], tuple[list[str], list[list]]]]] = {
+    # The CLI's task and method tables name the area from a lookup the payload lacks: the area ID here.
+    "list_tasks": ("tasks", _columns([("id", _key("id")), ("slug", _key("slug")), ("name", _key("name")),
+                                      ("area id", _key("area_id")), ("level", _key("level")),
+                                      ("papers", _key("paper_count")), ("benchmarks", _key("benchmark_count")),
+                                      ("evals", _key("evaluation_count"))])),
+    "list_methods": ("methods", _columns([("id", _key("id")), ("slug", _key("slug")), ("name", _key("name")),
+                                          ("full name", lambda m: m.get("full_name")
+                                           if m.get("full_name") != m.get("name") else None),
+                                          ("area id", _key("area_id")), ("introduced", _key("introduced_year")),
+                                          ("papers", _key("paper_count"))])),
+    # The CLI's conference table has no id column; the text keeps the ID.
+    "list_conferences": ("conferences", _columns([("id", _key("id")), ("slug", _key("slug")), ("name", _key("name")),
+                                                  ("year", _key("year")), ("papers", _key("paper_count")),
+                                                  ("tier", conference_tier), ("dates", conference_dates),
+                                                  ("location", _key("location"))])),
+    "list_organizations": ("organizations", organization_table),
+    "list_frameworks": ("frameworks", framework_table),
+}
+
+
+def query_text(tool: str, payload: Any) -> str:
+    """Text of a tool whose result is the CLI payload alone (``outputSchema`` key ``query``)."""
+    if tool in _DETAILS and isinstance(payload, dict):
+        return _DETAILS[tool](payload)
+    if tool == "list_tasks" and isinstance(payload, dict) and any(
+            isinstance(area, dict) and "tasks" in area for area in payload.get("results") or []):
+        return _grouped_tasks(payload)
+    if tool in _LISTS:
+        noun, table = _LISTS[tool]
+        try:
+            return _table(payload, noun, table)
+        except ResponseError:  # not a list payload: the generic text below, never a failed call
+            pass
+    name = payload.get("name") if isinstance(payload, dict) else None
+    return f"# {md_escape(name)}" if name else "Result in structuredContent.data."

@@ -1,0 +1,99 @@
+"""``resources/read`` for the four templates of docs/tool-contract.md §7 (names in :mod:`pwc_mcp_core.tools.templates`).
+
+* ``pwc://papers/{paper}`` → compact JSON of ``get_paper_info`` (defaults);
+* ``pwc://papers/{paper}/markdown`` → the whole Markdown when it fits one
+  ``read_paper`` chunk, else an error pointing to ``read_paper``;
+* ``pwc://tasks/{task}`` → compact JSON of ``get_task`` (benchmark_limit 10);
+* ``pwc://benchmarks/{benchmark}`` → compact JSON of ``get_benchmark`` (page 1, limit 20).
+
+Variables are percent-decoded. Unknown or malformed URIs and every failure
+raise :class:`ResourceError` (code -32002 on the legacy era, -32602 on the
+modern one; ``data.uri``) — never an empty ``contents``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+from urllib.parse import unquote
+
+from pwc_mcp_core.tools.registry import ToolSpec, get_tool
+from pwc_mcp_core.errors import ResourceError
+from pwc_mcp_core.protocol.jsonrpc import compact
+from pwc_mcp_core.tools.error_texts import tool_error_text
+from pwc_mcp_core.tools.validation import validate_arguments
+
+__all__ = ["parse_uri", "read_resource"]
+
+# (tool, validated arguments, runtime) → (structuredContent, text)
+ToolRunner = Callable[[ToolSpec, dict[str, Any], Any], tuple[dict[str, Any], str]]
+
+_SCHEME = "pwc://"
+_MAX_URI = 2048
+TOO_LARGE = "paper is too large for one resource response; use read_paper with its continuation cursor"
+# template → (tool, argument name, fixed arguments, MIME type)
+_READERS: dict[str, tuple[str, str, dict[str, Any], str]] = {
+    "paper": ("get_paper_info", "paper", {}, "application/json"),
+    "markdown": ("read_paper", "paper", {}, "text/markdown"),
+    "task": ("get_task", "task", {"benchmark_limit": 10}, "application/json"),
+    "benchmark": ("get_benchmark", "benchmark", {"page": 1, "limit": 20}, "application/json"),
+}
+
+
+def _code(era: str) -> int:
+    return -32602 if era == "modern" else -32002
+
+
+def parse_uri(uri: str) -> tuple[str, str] | None:
+    """``(template kind, decoded variable)`` for a supported URI, else None.
+
+    Kinds: ``paper``, ``markdown``, ``task``, ``benchmark``.
+    """
+    if not isinstance(uri, str) or len(uri) > _MAX_URI or not uri.startswith(_SCHEME):
+        return None
+    collection, _, rest = uri[len(_SCHEME):].partition("/")
+    kind = {"papers": "paper", "tasks": "task", "benchmarks": "benchmark"}.get(collection)
+    if kind is None or not rest or "?" in rest or "#" in rest:
+        return None
+    if kind == "paper" and rest.endswith("/markdown"):
+        kind, rest = "markdown", rest[: -len("/markdown")]
+    if kind != "paper" and kind != "markdown" and "/" in rest:
+        return None
+    value = unquote(rest).strip()
+    return (kind, value) if value else None
+
+
+def read_resource(uri: str, runtime: Any, era: str, *, run_tool: ToolRunner) -> dict[str, Any]:
+    """Read one resource; returns ``{"contents": [{"uri", "mimeType", "text"}]}``.
+
+    ``run_tool`` is ``execution.run_tool``, passed in so that this module does not import
+    the executor that imports it (no import cycle).
+
+    Raises:
+        ResourceError: unknown/malformed URI (``Resource not found: <uri>``) or a failed read
+            (``Error reading resource <uri>: <tool error text>``).
+    """
+    parsed = parse_uri(uri)
+    safe_uri = uri[:_MAX_URI] if isinstance(uri, str) else ""
+    if parsed is None:
+        raise ResourceError(f"Resource not found: {safe_uri}", code=_code(era), uri=safe_uri)
+    kind, value = parsed
+    tool_name, argument, fixed, mime = _READERS[kind]
+    tool = get_tool(tool_name)
+    assert tool is not None
+    try:
+        arguments = validate_arguments(tool, {argument: value, **fixed})
+        content, _text = run_tool(tool, arguments, runtime)
+    except Exception as exc:  # noqa: BLE001 - every failure is a JSON-RPC error for resources
+        raise ResourceError(f"Error reading resource {safe_uri}: {tool_error_text(exc)}",
+                            code=_code(era), uri=safe_uri) from None
+    if kind == "markdown":
+        if content.get("in_catalog") is False or content.get("markdown") is None:
+            raise ResourceError(f"Error reading resource {safe_uri}: not_found: the paper is not in the catalog; "
+                                "no Markdown is available", code=_code(era), uri=safe_uri)
+        if content.get("truncated"):
+            raise ResourceError(f"Error reading resource {safe_uri}: {TOO_LARGE}", code=_code(era), uri=safe_uri)
+        text = str(content["markdown"])
+    else:
+        text = compact(content)
+    return {"contents": [{"uri": safe_uri, "mimeType": mime, "text": text}]}

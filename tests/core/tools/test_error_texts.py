@@ -1,0 +1,60 @@
+"""The §3.1 error mapping table (docs/tool-contract.md) with its test vectors."""
+
+from __future__ import annotations
+
+import logging
+
+import pytest
+
+from pwc.errors import (AmbiguousError, HTTPStatusError, NotFoundError, RequestTimeout, ResponseError,
+                        TransportError, UsageError)
+from pwc_mcp_core.errors import ToolError
+from pwc_mcp_core.tools.error_texts import GENERIC_UPSTREAM, INTERNAL_ERROR, error_result, tool_error_text
+
+
+@pytest.mark.parametrize(("exc", "text"), [
+    pytest.param(HTTPStatusError(422, '{"detail":"page_size must be <= 100"}\n\x00'),
+                 'invalid_argument: {"detail":"page_size must be <= 100"}', id="422-body-cleaned"),
+    pytest.param(HTTPStatusError(400, "\x00\x01  "), "invalid_argument: the catalog rejected the request",
+                 id="400-empty-body"),
+    pytest.param(HTTPStatusError(400, "x" * 500), "invalid_argument: " + "x" * 200, id="400-cut-to-200"),
+    pytest.param(HTTPStatusError(404, "nope"), "not_found: the requested catalog record does not exist",
+                 id="404"),
+    pytest.param(HTTPStatusError(429, "slow down"),
+                 "rate_limited: the Papers With Code catalog is rate limiting; retry later", id="429"),
+    pytest.param(HTTPStatusError(500, "boom"), GENERIC_UPSTREAM, id="500-generic"),
+    pytest.param(TransportError("API request timed out"),
+                 "upstream_timeout: the Papers With Code catalog timed out", id="timed-out-message"),
+    pytest.param(RequestTimeout("API request failed: read"),
+                 "upstream_timeout: the Papers With Code catalog timed out", id="timeout-class"),
+    pytest.param(TransportError("API request failed: connection refused"), GENERIC_UPSTREAM, id="transport"),
+    pytest.param(ResponseError("Paper not found: 2308.10195"), "not_found: Paper not found: 2308.10195",
+                 id="paper-not-found"),
+    pytest.param(ResponseError("Task not found: language-modelling; closest results: Language Modeling"),
+                 "not_found: Task not found: language-modelling; closest results: Language Modeling",
+                 id="task-not-found"),
+    pytest.param(ResponseError("Paper title is ambiguous: X; X (1); X (2)"),
+                 "ambiguous: Paper title is ambiguous: X; X (1); X (2)", id="ambiguous-title"),
+    pytest.param(ResponseError("Papers API did not confirm the requested catalog filters"),
+                 "not_found: Papers API did not confirm the requested catalog filters", id="fail-closed"),
+    pytest.param(NotFoundError("Something else missing"), "not_found: Something else missing", id="class-nf"),
+    pytest.param(AmbiguousError("Two things"), "ambiguous: Two things", id="class-ambiguous"),
+    pytest.param(ResponseError("API returned invalid JSON"), GENERIC_UPSTREAM, id="invalid-json"),
+    pytest.param(UsageError("unknown metric(s): latency; available metrics: Accuracy"),
+                 "invalid_argument: unknown metric(s): latency; available metrics: Accuracy", id="usage"),
+    pytest.param(ToolError("no_markdown: no stored Markdown"), "no_markdown: no stored Markdown", id="tool-error"),
+    pytest.param(KeyError("x"), INTERNAL_ERROR, id="unexpected"),
+])
+def test_failures_map_to_the_prefixed_texts_of_the_error_table(exc: BaseException, text: str) -> None:
+    assert tool_error_text(exc) == text
+
+
+def test_generic_upstream_errors_log_only_the_exception_type(caplog: pytest.LogCaptureFixture) -> None:
+    caplog.set_level(logging.DEBUG)
+    assert tool_error_text(ResponseError("API returned invalid JSON for secret-query-42")) == GENERIC_UPSTREAM
+    assert "secret-query-42" not in caplog.text
+    assert "ResponseError" in caplog.text
+
+
+def test_error_results_are_one_text_block_flagged_is_error() -> None:
+    assert error_result("not_found: x") == {"content": [{"type": "text", "text": "not_found: x"}], "isError": True}

@@ -1,0 +1,77 @@
+"""``resources/read`` for the four templates (docs/tool-contract.md §7) through ``execute``."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from aiohttp import web
+
+from pwc_mcp_core.runtime.call import Call
+from pwc_mcp_core.tools.execution import Runtime, execute
+from pwc_mcp_core.tools.resources import parse_uri
+from tests.core.tools.tools_stub import StubCatalog, runtime, stub  # noqa: F401 - fixtures
+
+
+
+
+def read(runtime: Runtime, uri: str, era: str = "legacy") -> dict:
+    return json.loads(execute(Call("resources/read", uri, {}, era=era), runtime))
+
+
+@pytest.mark.parametrize(("uri", "mime", "needle"), [
+    pytest.param("pwc://papers/1706.03762", "application/json", '"title":"Attention Is All You Need"', id="paper"),
+    pytest.param("pwc://papers/1706.03762/markdown", "text/markdown", "abcdefgh", id="markdown"),
+    pytest.param("pwc://tasks/question-answering", "application/json", '"slug":"question-answering"', id="task"),
+    pytest.param("pwc://benchmarks/squad1-1", "application/json", '"slug":"squad1-1"', id="benchmark"),
+    pytest.param("pwc://tasks/Question%20Answering", "application/json", '"name":"Question Answering"',
+                 id="percent-decoded"),
+])
+def test_every_template_reads_one_content_item(runtime: Runtime, uri: str, mime: str, needle: str) -> None:
+    contents = read(runtime, uri)["result"]["contents"]
+    assert len(contents) == 1
+    assert contents[0]["uri"] == uri and contents[0]["mimeType"] == mime
+    assert needle in contents[0]["text"]
+
+
+def test_modern_reads_carry_cache_hints(runtime: Runtime) -> None:
+    result = read(runtime, "pwc://tasks/question-answering", era="modern")["result"]
+    assert result["ttlMs"] == 300000 and result["cacheScope"] == "public" and result["resultType"] == "complete"
+
+
+@pytest.mark.parametrize("uri", [
+    pytest.param("pwc://nothing/here", id="unknown-collection"),
+    pytest.param("https://example.org/x", id="other-scheme"),
+    pytest.param("pwc://papers/", id="empty-variable"),
+    pytest.param("pwc://tasks/a/b", id="extra-segment"),
+    pytest.param("pwc://tasks/no-such-task", id="catalog-miss"),
+])
+@pytest.mark.parametrize(("era", "code"), [pytest.param("legacy", -32002, id="legacy"),
+                                           pytest.param("modern", -32602, id="modern")])
+def test_unknown_or_failing_uris_are_json_rpc_errors(runtime: Runtime, uri: str, era: str, code: int) -> None:
+    body = read(runtime, uri, era)
+    assert "result" not in body
+    assert body["error"]["code"] == code and body["error"]["data"] == {"uri": uri}
+
+
+def test_markdown_larger_than_one_chunk_points_to_read_paper(runtime: Runtime, stub: StubCatalog) -> None:
+    def truncated(request: web.Request) -> web.Response:
+        return web.Response(text="abcdefgh", headers={"X-PwC-Content-Version": "b" * 64, "X-PwC-Truncated": "1",
+                                                      "X-PwC-Next-Offset": "8"})
+
+    stub.overrides["research/papers/1706.03762/read"] = truncated
+    try:
+        body = read(runtime, "pwc://papers/1706.03762/markdown")
+    finally:
+        stub.overrides.clear()
+    assert "read_paper" in body["error"]["message"] and body["error"]["code"] == -32002
+
+
+@pytest.mark.parametrize(("uri", "parsed"), [
+    pytest.param("pwc://papers/math.GT%2F0309136", ("paper", "math.GT/0309136"), id="legacy-id"),
+    pytest.param("pwc://papers/math.GT/0309136/markdown", ("markdown", "math.GT/0309136"), id="legacy-markdown"),
+    pytest.param("pwc://benchmarks/ImageNet%201k", ("benchmark", "ImageNet 1k"), id="spaces"),
+    pytest.param("pwc://papers/x?y=1", None, id="query"),
+])
+def test_uris_parse_into_template_and_decoded_variable(uri: str, parsed: tuple | None) -> None:
+    assert parse_uri(uri) == parsed
