@@ -1,6 +1,6 @@
 """Admission of ``POST /mcp``: the ordered checks a request passes before MCP handling.
 
-Fixed order (docs/tool-contract.md §2.3 with the seed's changes; the first failing check answers):
+Fixed order (docs/tool-contract.md §1.1, §2.3; the first failing check answers):
 
 0. ``Content-Encoding`` absent or ``identity``, before a byte of the body is read →
    415 ``unsupported_content_encoding``. MCP clients never compress requests, and the

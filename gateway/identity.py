@@ -1,6 +1,6 @@
 """Rate-limit identity: who a request is, decided from the socket peer and trusted headers only.
 
-Rules (seed "Safety and operations"; docs/tool-contract.md §2.2 with the seed's right-most-hop change):
+Rules (seed "Safety and operations"; docs/tool-contract.md §2.2):
 
 1. Direct loopback peer (127.0.0.0/8, ::1, IPv4-mapped loopback, or a unix-socket peer):
    a non-empty ``X-Forwarded-For`` → its right-most hop (our own nginx appends the real
