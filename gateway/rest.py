@@ -60,7 +60,9 @@ _PREFIX_STATUS: Final = {
 }
 # Refusals by admission, in REST words (their status and Retry-After are kept).
 _REFUSALS: Final = {
+    400: "invalid_argument: the body ended before its declared length; send the whole body",
     413: "request_too_large: the body is over the 2 MiB bound",
+    415: "invalid_argument: send the body uncompressed (Content-Encoding identity); compressed bodies are refused",
     421: "invalid_host: the Host header is not allowed",
     403: "invalid_origin: the Origin header is not allowed",
     429: "rate_limited: too many requests from this client; retry after the Retry-After seconds",

@@ -74,7 +74,11 @@ async def test_bad_bodies_and_unknown_tools(client) -> None:
     unknown = await client.post("/v1/tools/no_such_tool", json={})
     assert unknown.status == 404 and (await unknown.json())["error"].startswith("not_found:")
     too_large = await client.post("/v1/tools/list_tasks", data=b" " * (2 * 1024 * 1024 + 1))
-    assert too_large.status == 413
+    assert too_large.status == 413 and (await too_large.json())["error"].startswith("request_too_large:")
+    compressed = await client.post("/v1/tools/list_tasks", data=b"\x1f\x8b\x08\x00garbage",
+                                   headers={"Content-Encoding": "gzip"})
+    assert compressed.status == 415
+    assert (await compressed.json())["error"].startswith("invalid_argument: send the body uncompressed")
 
 
 async def test_limits_answer_429_with_retry_after(aiohttp_client, fake_executor: FakeExecutor) -> None:
