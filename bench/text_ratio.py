@@ -34,34 +34,12 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
 from pwc_mcp_core.runtime.call import Call  # noqa: E402
+from pwc_mcp_core.tools.examples import EXAMPLE_CALLS  # noqa: E402
 from pwc_mcp_core.tools.execution import Runtime, execute  # noqa: E402
 from pwc_mcp_core.runtime.core_settings import CoreSettings  # noqa: E402
 
 TARGET = 0.70
-# One realistic call per tool (the same arguments the end-to-end client test uses).
-TOOL_CALLS: dict[str, dict[str, Any]] = {
-    "search_papers": {"query": "attention transformer", "mode": "keyword", "limit": 3},
-    "get_paper_info": {"paper": "1706.03762"},
-    "get_paper_evaluations": {"paper": "1706.03762", "limit": 5},
-    "read_paper": {"paper": "1706.03762"},
-    "list_papers": {"limit": 5},
-    "list_recent_papers": {"limit": 3},
-    "list_trending_papers": {"limit": 3},
-    "get_related_papers": {"paper": "1706.03762"},
-    "get_paper_lineage": {"paper": "1810.04805"},
-    "get_task": {"task": "image-classification"},
-    "list_tasks": {"limit": 5},
-    "get_method": {"method": "Transformer"},
-    "list_methods": {"limit": 5},
-    "get_conference": {"conference": "NeurIPS 2017"},
-    "list_conferences": {},
-    "get_organization": {"organization": "Google"},
-    "list_organizations": {},
-    "get_framework": {"framework": "PyTorch"},
-    "list_frameworks": {},
-    "get_benchmark": {"benchmark": "ImageNet", "limit": 5},
-    "list_benchmarks": {"limit": 5},
-}
+TOOL_CALLS = EXAMPLE_CALLS  # the calls /docs shows and the end-to-end tests run
 
 
 def compact(value: Any) -> int:

@@ -23,6 +23,7 @@ from typing import Any, Final
 
 from aiohttp import web
 from pwc_mcp_core.tools.definitions import LIMIT_CAP
+from pwc_mcp_core.tools.examples import EXAMPLE_CALLS
 from pwc_mcp_core.tools.prompts import prompts_list_result
 from pwc_mcp_core.runtime.core_settings import DEFAULT_API_URL, CoreSettings
 from pwc_mcp_core.tools.templates import RESOURCE_TEMPLATES
@@ -31,41 +32,15 @@ from pwc_mcp_core.protocol.versions import LATEST_LEGACY_VERSION, MODERN_VERSION
 from gateway.docs_html import render_html
 from gateway.public_url import PublicUrl
 
-__all__ = ["EXAMPLE_ARGUMENTS", "DocsPage", "configurations", "docs_document", "example_arguments", "render_html"]
+__all__ = ["DocsPage", "configurations", "docs_document", "example_arguments", "render_html"]
 
 _TOOL_FIELDS = ("name", "title", "description", "inputSchema", "outputSchema", "annotations")
 SERVER_NAME: Final = "pwc"
 
-EXAMPLE_ARGUMENTS: Final[dict[str, dict[str, Any]]] = {
-    "search_papers": {"query": "vision transformer", "limit": 3},
-    "get_paper_info": {"paper": "1706.03762"},
-    "get_paper_evaluations": {"paper": "1706.03762", "limit": 5},
-    "read_paper": {"paper": "1706.03762"},
-    "list_papers": {"task": "Image Classification", "limit": 5},
-    "list_recent_papers": {"limit": 3},
-    "list_trending_papers": {"limit": 3},
-    "get_related_papers": {"paper": "1706.03762"},
-    "get_paper_lineage": {"paper": "1810.04805"},
-    "get_task": {"task": "image-classification"},
-    "list_tasks": {"search": "segmentation", "limit": 5},
-    "get_method": {"method": "Transformer"},
-    "list_methods": {"limit": 5},
-    "get_conference": {"conference": "NeurIPS 2017"},
-    "list_conferences": {},
-    "get_organization": {"organization": "Google"},
-    "list_organizations": {},
-    "get_framework": {"framework": "PyTorch"},
-    "list_frameworks": {},
-    "get_benchmark": {"benchmark": "ImageNet", "limit": 5},
-    "list_benchmarks": {"limit": 5},
-}
-"""One working call per tool (each runs on the bundled sample catalog)."""
-
-
 def example_arguments(tool: Mapping[str, Any]) -> dict[str, Any]:
-    """`EXAMPLE_ARGUMENTS` for a known tool; otherwise its required parameters with a
+    """`tools.examples.EXAMPLE_CALLS` for a known tool; otherwise its required parameters with a
     default, first enum value or a typed placeholder."""
-    known = EXAMPLE_ARGUMENTS.get(str(tool.get("name")))
+    known = EXAMPLE_CALLS.get(str(tool.get("name")))
     if known is not None:
         return dict(known)
     schema = tool.get("inputSchema") if isinstance(tool.get("inputSchema"), dict) else {}

@@ -13,32 +13,16 @@ import re
 from typing import Any
 
 from pwc.leaderboard import model_label, parameters_cell
+from pwc_mcp_core.tools.examples import EXAMPLE_CALLS
 
 __all__ = ["TOOL_CALLS", "expected_facts", "expected_pairs", "missing_facts", "plain"]
 
-# One realistic call per tool on the bundled sample catalog (the benchmark's arguments).
+# The documented calls, with evaluations asked for where a tool can carry them, so the
+# text-first checks also cover evaluation rows inside paper info.
 TOOL_CALLS: dict[str, dict[str, Any]] = {
-    "search_papers": {"query": "attention transformer", "mode": "keyword", "limit": 3},
+    **{name: dict(arguments) for name, arguments in EXAMPLE_CALLS.items()},
     "get_paper_info": {"paper": "1706.03762", "include_evaluations": True},
     "get_paper_evaluations": {"paper": "1706.03762", "limit": 2},
-    "read_paper": {"paper": "1706.03762"},
-    "list_papers": {"limit": 5},
-    "list_recent_papers": {"limit": 3},
-    "list_trending_papers": {"limit": 3},
-    "get_related_papers": {"paper": "1706.03762"},
-    "get_paper_lineage": {"paper": "1810.04805"},
-    "get_task": {"task": "image-classification"},
-    "list_tasks": {"limit": 5},
-    "get_method": {"method": "Transformer"},
-    "list_methods": {"limit": 5},
-    "get_conference": {"conference": "NeurIPS 2017"},
-    "list_conferences": {},
-    "get_organization": {"organization": "Google"},
-    "list_organizations": {},
-    "get_framework": {"framework": "PyTorch"},
-    "list_frameworks": {},
-    "get_benchmark": {"benchmark": "ImageNet", "limit": 5},
-    "list_benchmarks": {"limit": 5},
 }
 
 

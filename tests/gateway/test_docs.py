@@ -19,7 +19,8 @@ from aiohttp.test_utils import make_mocked_request
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 
-from gateway.docs import EXAMPLE_ARGUMENTS, DocsPage, docs_document
+from gateway.docs import DocsPage, docs_document
+from pwc_mcp_core.tools.examples import EXAMPLE_CALLS
 from gateway.docs_html import parameter_rows, render_html
 from gateway.public_url import PublicUrl
 from gateway.security import SecurityPolicy
@@ -85,7 +86,7 @@ def test_the_json_document_carries_connection_facts_limits_and_both_versions() -
 
 
 def test_every_example_call_is_valid_for_its_tool() -> None:
-    assert set(EXAMPLE_ARGUMENTS) == {t["name"] for t in TOOLS}
+    assert set(EXAMPLE_CALLS) == {t["name"] for t in TOOLS}
     for tool in docs_document(TOOLS)["tools"]:
         fastjsonschema.compile(tool["inputSchema"])(tool["example"])
 

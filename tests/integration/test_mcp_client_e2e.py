@@ -16,6 +16,8 @@ import pytest
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 
+from pwc_mcp_core.tools.examples import EXAMPLE_CALLS
+
 from tests.conftest import start_pwc_mcp
 from tests.integration.conftest import Cluster
 
@@ -24,30 +26,7 @@ pytestmark = pytest.mark.slow
 RAISED_LIMITS = {"PWC_MCP_REQUEST_LIMIT": "10000", "PWC_MCP_SEMANTIC_LIMIT": "10000",
                  "PWC_MCP_CONCURRENCY_LIMIT": "64"}
 
-# One call per tool against the bundled sample catalog.
-TOOL_CALLS: dict[str, dict[str, Any]] = {
-    "search_papers": {"query": "attention transformer", "mode": "keyword", "limit": 3},
-    "get_paper_info": {"paper": "1706.03762"},
-    "get_paper_evaluations": {"paper": "1706.03762", "limit": 5},
-    "read_paper": {"paper": "1706.03762"},
-    "list_papers": {"limit": 5},
-    "list_recent_papers": {"limit": 3},
-    "list_trending_papers": {"limit": 3},
-    "get_related_papers": {"paper": "1706.03762"},
-    "get_paper_lineage": {"paper": "1810.04805"},
-    "get_task": {"task": "image-classification"},
-    "list_tasks": {"limit": 5},
-    "get_method": {"method": "Transformer"},
-    "list_methods": {"limit": 5},
-    "get_conference": {"conference": "NeurIPS 2017"},
-    "list_conferences": {},
-    "get_organization": {"organization": "Google"},
-    "list_organizations": {},
-    "get_framework": {"framework": "PyTorch"},
-    "list_frameworks": {},
-    "get_benchmark": {"benchmark": "ImageNet", "limit": 5},
-    "list_benchmarks": {"limit": 5},
-}
+TOOL_CALLS = EXAMPLE_CALLS
 
 RESOURCES = [
     "pwc://papers/1706.03762",

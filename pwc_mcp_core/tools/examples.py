@@ -1,0 +1,38 @@
+"""One working call per tool, on the bundled sample catalog.
+
+The one list of example arguments: `/docs` shows them, `bench/text_ratio.py` measures
+them and the end-to-end tests run them, so every documented example is also a tested one.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from types import MappingProxyType
+from typing import Any, Final
+
+__all__ = ["EXAMPLE_CALLS"]
+
+EXAMPLE_CALLS: Final[Mapping[str, Mapping[str, Any]]] = MappingProxyType({
+    "search_papers": {"query": "attention transformer", "mode": "keyword", "limit": 3},
+    "get_paper_info": {"paper": "1706.03762"},
+    "get_paper_evaluations": {"paper": "1706.03762", "limit": 5},
+    "read_paper": {"paper": "1706.03762"},
+    "list_papers": {"limit": 5},
+    "list_recent_papers": {"limit": 3},
+    "list_trending_papers": {"limit": 3},
+    "get_related_papers": {"paper": "1706.03762"},
+    "get_paper_lineage": {"paper": "1810.04805"},
+    "get_task": {"task": "image-classification"},
+    "list_tasks": {"limit": 5},
+    "get_method": {"method": "Transformer"},
+    "list_methods": {"limit": 5},
+    "get_conference": {"conference": "NeurIPS 2017"},
+    "list_conferences": {},
+    "get_organization": {"organization": "Google"},
+    "list_organizations": {},
+    "get_framework": {"framework": "PyTorch"},
+    "list_frameworks": {},
+    "get_benchmark": {"benchmark": "ImageNet", "limit": 5},
+    "list_benchmarks": {"limit": 5},
+})
+"""Tool name → arguments (read-only: copy before changing)."""
