@@ -19,7 +19,8 @@ Failure contract (what the MCP layer turns into JSON-RPC errors / HTTP 503):
   ``2 × _ENTRY_CHECK_S`` (ARCHITECTURE.md "Delivery guarantee").
 
 Liveness is judged by Redis's clock, widened after a Redis stall this process saw
-(``pwc_mcp_core.cluster.liveness``), so a Redis pause does not make every worker look dead.
+(``pwc_mcp_core.cluster.liveness``), so a Redis pause does not make every worker look dead;
+while Redis is unreachable the count keeps its last judgement (``redis_ok`` is False).
 
 The body a worker returns is forwarded as bytes; it is never parsed here.
 """
@@ -279,14 +280,18 @@ class RedisExecutor:
             await queue.ensure_group(self._redis)
             live = await queue.live_workers_at(self._redis, grace_s=self._stall.grace_s())
             depth, running = await queue.backlog(self._redis)
-            stalled = self._stall.ok(sent) or time.monotonic() - sent >= STALL_S
+            if self._stall.ok(sent) or time.monotonic() - sent >= STALL_S:
+                # This answer waited out a Redis stall, so it was judged without the stall's
+                # grace (every heartbeat looks old): judge again now that the grace applies.
+                live = await queue.live_workers_at(self._redis, grace_s=self._stall.grace_s())
             self._offset_s = live.redis_ms / 1000 - time.time()
             self._redis_ok = True
-            if not stalled:  # an answer that waited out a Redis stall judged liveness too early
-                self._live_workers, self._threads = len(live.consumers), live.threads
+            self._live_workers, self._threads = len(live.consumers), live.threads
         except RedisError:
+            # Unreachable Redis says nothing about the workers: keep the last judgement
+            # (/health is 503 on ``redis`` meanwhile), so that calls sent the moment Redis
+            # resumes are not refused as "no worker alive" before the next refresh.
             self._redis_ok = False
-            self._live_workers = self._threads = 0
             depth = running = 0
         self._depth, self._running = depth, running
         metrics.set_live_workers(self._live_workers)
