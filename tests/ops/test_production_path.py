@@ -162,9 +162,28 @@ def deployment(redis_server: RedisServer, catalog_url: str,
     finally:
         for nginx in nginxes:
             stop_process(nginx.proc)
-        gateway.stop()
-        for worker in workers:
-            worker.stop()
+        try:
+            stop_gateway(gateway)
+        finally:
+            for worker in workers:
+                worker.stop()
+
+
+def stop_gateway(gateway: ServerProcess) -> None:
+    """SIGTERM the gunicorn master; fail if any of its gateway processes outlives it.
+
+    A process that hung in its shutdown (a background task that swallowed its
+    cancellation) used to stay behind as an orphan once the master was killed.
+    """
+    children = child_pids(gateway.proc.pid)
+    gateway.stop()
+    deadline = time.monotonic() + 5
+    while time.monotonic() < deadline and any(Path(f"/proc/{pid}").exists() for pid in children):
+        time.sleep(0.1)
+    survivors = [pid for pid in children if Path(f"/proc/{pid}").exists()]
+    for pid in survivors:
+        os.kill(pid, signal.SIGKILL)
+    assert not survivors, f"gateway processes {survivors} did not exit on SIGTERM:\n{gateway.log_text()[-2000:]}"
 
 
 def _wait_nginx(nginx: Nginx) -> None:
@@ -327,7 +346,7 @@ def short_timeout_gateway(deployment: Deployment, tmp_path: Path) -> Iterator[tu
     finally:
         if nginx is not None:
             stop_process(nginx.proc)
-        gateway.stop()
+        stop_gateway(gateway)
 
 
 def _wait_for(condition: Any, timeout_s: float) -> bool:
