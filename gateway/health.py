@@ -20,7 +20,6 @@ HTTP 200 when ready, 503 when not.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 from collections.abc import Awaitable, Callable
 from typing import Any, Final
@@ -28,6 +27,8 @@ from typing import Any, Final
 import httpx
 from aiohttp import web
 from pwc_mcp_core.protocol.versions import LATEST_LEGACY_VERSION, SERVER_VERSION
+
+from gateway.background import stop_tasks
 
 __all__ = ["HealthState"]
 
@@ -97,11 +98,7 @@ class HealthState:
 
     async def stop(self) -> None:
         """Cancel the probes."""
-        for task in self._tasks:
-            task.cancel()
-        for task in self._tasks:
-            with contextlib.suppress(asyncio.CancelledError, Exception):
-                await task
+        await stop_tasks(self._tasks)
         self._tasks.clear()
 
     def snapshot(self) -> tuple[int, dict[str, Any]]:

@@ -44,6 +44,7 @@ from pwc_mcp_core.cluster.redis_pipe import RedisPipe
 from pwc_mcp_core.errors import ExecutorTimeout, ExecutorUnavailable, ResponseTooLarge
 
 from gateway import metrics
+from gateway.background import stop_tasks
 from gateway.dispatch_ticket import DispatchTicket
 from gateway.limits import decision_from_code
 
@@ -149,11 +150,7 @@ class RedisExecutor:
 
     async def close(self) -> None:
         """Stop background tasks, fail waiting calls and close connections."""
-        for task in self._tasks:
-            task.cancel()
-        for task in self._tasks:
-            with contextlib.suppress(asyncio.CancelledError, Exception):
-                await task
+        await stop_tasks(self._tasks)
         for waiting in self._waiting.values():
             if not waiting.future.done():
                 waiting.future.set_exception(ExecutorUnavailable("the gateway is shutting down"))

@@ -135,7 +135,7 @@ def run_gateway(settings: GatewaySettings, *, processes: int = 1) -> None:
         "keepalive": IDLE_TIMEOUT_S,  # app_factory's runner sets the same on aiohttp's server
         "loglevel": core.log_level.lower(),
         "graceful_timeout": int(core.call_deadline_s) + 5,
-        "timeout": max(60, int(core.call_deadline_s) * 2),
+        "timeout": settings.process_timeout_s,  # PWC_MCP_GATEWAY_TIMEOUT
         "child_exit": child_exit,
     }).run()
 

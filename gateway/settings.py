@@ -11,15 +11,17 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Final
 
-from pwc_mcp_core.runtime.core_settings import CoreSettings
+from pwc_mcp_core.runtime.core_settings import CoreSettings, env_int
 
 from gateway.limits import LimitSettings
 from gateway.sse_sessions import SseSettings
 
-__all__ = ["GatewaySettings", "LEASE_MARGIN_S"]
+__all__ = ["GatewaySettings", "LEASE_MARGIN_S", "PROCESS_TIMEOUT_ENV"]
 
 # A lease outlives the call deadline by this much, so only a dead gateway's leases lapse.
 LEASE_MARGIN_S: Final = 10.0
+PROCESS_TIMEOUT_ENV: Final = "PWC_MCP_GATEWAY_TIMEOUT"
+"""Seconds a gunicorn gateway process may miss its heartbeat before the master replaces it."""
 
 
 @dataclass(frozen=True)
@@ -33,6 +35,10 @@ class GatewaySettings:
             after a success / a failure (30 s / 5 s, docs/tool-contract.md §1.3).
         lease_ttl_s: concurrency lease lifetime; default call deadline + 10 s.
         sse: caps and timers of the HTTP+SSE transport (``PWC_MCP_SSE_*``).
+        process_timeout_s: gunicorn's worker ``timeout`` (whole seconds, 2-3600): a gateway
+            process whose event loop misses its 1 s heartbeat this long (stalled, stopped,
+            wedged) is killed and replaced by the master; ``PWC_MCP_GATEWAY_TIMEOUT``,
+            default ``max(60, 2 × call deadline)``. Only used with ``--processes`` > 1.
     """
 
     core: CoreSettings
@@ -40,16 +46,21 @@ class GatewaySettings:
     health_fail_interval_s: float = 5.0
     lease_ttl_s: float | None = None
     sse: SseSettings = SseSettings()
+    process_timeout_s: int = 60
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str], *, allow_ephemeral_cursor_key: bool = False) -> GatewaySettings:
-        """Read every core variable (see ``CoreSettings``).
+        """Read every core variable (see ``CoreSettings``), the ``PWC_MCP_SSE_*`` ones and
+        ``PWC_MCP_GATEWAY_TIMEOUT``.
 
         Raises:
             ConfigError: a variable is invalid or the cursor key is missing; the message names it.
         """
-        return cls(core=CoreSettings.from_env(environ, allow_ephemeral_cursor_key=allow_ephemeral_cursor_key),
-                   sse=SseSettings.from_env(environ))
+        core = CoreSettings.from_env(environ, allow_ephemeral_cursor_key=allow_ephemeral_cursor_key)
+        # Heartbeats come from the event loop, not from calls: a long call never trips it.
+        default_timeout = max(60, int(core.call_deadline_s) * 2)
+        return cls(core=core, sse=SseSettings.from_env(environ),
+                   process_timeout_s=env_int(environ, PROCESS_TIMEOUT_ENV, default_timeout, 2, 3600))
 
     @property
     def max_body_bytes(self) -> int:

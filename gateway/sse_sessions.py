@@ -36,6 +36,7 @@ from pwc_mcp_core.errors import ConfigError
 from pwc_mcp_core.cluster.redis_pipe import RedisPipe, ScriptRunner
 from redis.exceptions import RedisError
 
+from gateway.background import stop_tasks
 from gateway.limits import LimitsUnavailable
 
 __all__ = ["MemorySessionStore", "RedisSessionStore", "Session", "SessionHub", "SseSettings", "build_session_store"]
@@ -356,7 +357,5 @@ class SessionHub:
         for session in self.local_sessions():
             await self.close(session)
         if self._task is not None:
-            self._task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._task
+            await stop_tasks([self._task])
         await self.store.aclose()

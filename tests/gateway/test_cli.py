@@ -44,6 +44,8 @@ def processes() -> Iterator[list[subprocess.Popen]]:
                  "PWC_MCP_REQUEST_LIMIT", id="bad-limit"),
     pytest.param(["gateway"], {"PWC_MCP_CURSOR_KEY_CURRENT": "k", "PWC_MCP_ALLOWED_ORIGINS": "*"},
                  "wildcard", id="wildcard-origin"),
+    pytest.param(["gateway", "--processes", "2"], {"PWC_MCP_CURSOR_KEY_CURRENT": "k", "PWC_MCP_GATEWAY_TIMEOUT": "1"},
+                 "PWC_MCP_GATEWAY_TIMEOUT must be an integer between 2 and 3600", id="bad-process-timeout"),
 ])
 def test_a_configuration_error_stops_startup_with_one_clear_line(command: list[str], env: dict[str, str],
                                                                   needle: str) -> None:

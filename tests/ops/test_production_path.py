@@ -11,7 +11,10 @@ gateway see separate clients with separate budgets, and the logs can be searched
 those addresses. Three nginx instances share the one gateway: ``edge`` (the shipped limits,
 the header timeout cut to 2 s so the idle-connection case takes seconds), ``relaxed`` (edge
 limits raised for the conformance suite, which sends hundreds of requests from one
-address) and ``dead`` (its upstream is a closed port: nginx's own 502).
+address), ``dead`` (its upstream is a closed port: nginx's own 502) and ``impatient`` (a 1 s
+``proxy_read_timeout`` and a 2 s ``client_body_timeout``, so nginx's own 504 and 408 take
+seconds, plus test-only locations that make nginx answer 500 and 503 itself). The gunicorn
+worker-timeout case runs its own 2-process gateway with ``PWC_MCP_GATEWAY_TIMEOUT=3``.
 """
 
 from __future__ import annotations
@@ -48,6 +51,14 @@ SECRET_QUERY = "zebra-quantum-production-secret"
 SEMANTIC_LIMIT = 3
 EDGE_TIMEOUT_S = 2  # the test render's client_header_timeout (the shipped 10 s would cost the idle case 10 s)
 EDGE_OVERRIDES = {"client_header_timeout 10s;": f"client_header_timeout {EDGE_TIMEOUT_S}s;"}
+IMPATIENT_READ_S, IMPATIENT_BODY_S = 1, 2
+# The shipped catch-all, with test-only locations before it that make nginx itself answer 500/503.
+CATCH_ALL = "    location / {\n        return 404;\n    }"
+IMPATIENT_OVERRIDES = {
+    "proxy_read_timeout 60s;": f"proxy_read_timeout {IMPATIENT_READ_S}s;",
+    "client_body_timeout 10s;": f"client_body_timeout {IMPATIENT_BODY_S}s;",
+    CATCH_ALL: "    location = /test-500 { return 500; }\n    location = /test-503 { return 503; }\n" + CATCH_ALL,
+}
 RELAXED_OVERRIDES = {"rate=10r/s;": "rate=2000r/s;", "burst=40 nodelay;": "burst=2000 nodelay;",
                      "limit_conn pwc_mcp_conn_per_ip 32;": "limit_conn pwc_mcp_conn_per_ip 512;"}
 
@@ -77,6 +88,8 @@ class Deployment:
     edge: Nginx
     relaxed: Nginx
     dead: Nginx
+    impatient: Nginx
+    env: dict[str, str]
     client_addresses: set[str] = field(default_factory=set)
 
     def client(self, n: int, **kwargs: Any) -> httpx.Client:
@@ -87,15 +100,20 @@ class Deployment:
 
     def gateway_pids(self) -> list[int]:
         """The gunicorn worker processes (children of the arbiter)."""
-        pids = []
-        for stat in Path("/proc").glob("[0-9]*/stat"):
-            try:
-                fields = stat.read_text().rsplit(")", 1)[1].split()
-            except OSError:
-                continue
-            if int(fields[1]) == self.gateway.proc.pid:
-                pids.append(int(stat.parent.name))
-        return sorted(pids)
+        return child_pids(self.gateway.proc.pid)
+
+
+def child_pids(parent: int) -> list[int]:
+    """Live (not zombie) children of ``parent``: a gunicorn master's gateway processes."""
+    pids = []
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        if int(fields[1]) == parent and fields[0] != "Z":
+            pids.append(int(stat.parent.name))
+    return sorted(pids)
 
 
 def _start_nginx(directory: Path, gateway_port: int, *, https_port: int | None = None,
@@ -135,16 +153,37 @@ def deployment(redis_server: RedisServer, catalog_url: str,
         nginxes = [_start_nginx(tmp_path_factory.mktemp("edge"), gateway_port, overrides=EDGE_OVERRIDES),
                    _start_nginx(tmp_path_factory.mktemp("relaxed"), gateway_port, https_port=relaxed_port,
                                 overrides={**EDGE_OVERRIDES, **RELAXED_OVERRIDES}),
-                   _start_nginx(tmp_path_factory.mktemp("dead"), free_port())]
+                   _start_nginx(tmp_path_factory.mktemp("dead"), free_port()),
+                   _start_nginx(tmp_path_factory.mktemp("impatient"), gateway_port,
+                                overrides={**EDGE_OVERRIDES, **IMPATIENT_OVERRIDES})]
         for nginx in nginxes:
             _wait_nginx(nginx)
-        yield Deployment(gateway, workers, *nginxes)
+        yield Deployment(gateway, workers, *nginxes, env=env)
     finally:
         for nginx in nginxes:
             stop_process(nginx.proc)
-        gateway.stop()
-        for worker in workers:
-            worker.stop()
+        try:
+            stop_gateway(gateway)
+        finally:
+            for worker in workers:
+                worker.stop()
+
+
+def stop_gateway(gateway: ServerProcess) -> None:
+    """SIGTERM the gunicorn master; fail if any of its gateway processes outlives it.
+
+    A process that hung in its shutdown (a background task that swallowed its
+    cancellation) used to stay behind as an orphan once the master was killed.
+    """
+    children = child_pids(gateway.proc.pid)
+    gateway.stop()
+    deadline = time.monotonic() + 5
+    while time.monotonic() < deadline and any(Path(f"/proc/{pid}").exists() for pid in children):
+        time.sleep(0.1)
+    survivors = [pid for pid in children if Path(f"/proc/{pid}").exists()]
+    for pid in survivors:
+        os.kill(pid, signal.SIGKILL)
+    assert not survivors, f"gateway processes {survivors} did not exit on SIGTERM:\n{gateway.log_text()[-2000:]}"
 
 
 def _wait_nginx(nginx: Nginx) -> None:
@@ -288,6 +327,86 @@ def test_a_stalled_gateway_process_causes_no_502_through_nginx(deployment: Deplo
     assert statuses.count(502) == 0 and set(statuses) == {200}, statuses
 
 
+# --- item 3: gunicorn's worker timeout replaces a stalled process; nginx keeps answering JSON ------
+
+PROCESS_TIMEOUT_S = 3  # PWC_MCP_GATEWAY_TIMEOUT of this case's own gateway (the shipped default is 60 s)
+
+
+@pytest.fixture
+def short_timeout_gateway(deployment: Deployment, tmp_path: Path) -> Iterator[tuple[ServerProcess, Nginx]]:
+    """A second 2-process gateway (same Redis and workers) with a 3 s worker timeout, behind its own nginx."""
+    gateway = start_pwc_mcp("gateway", "--processes", "2", log_path=tmp_path / "gateway.log",
+                            env={**deployment.env, "PWC_MCP_GATEWAY_TIMEOUT": str(PROCESS_TIMEOUT_S)})
+    nginx: Nginx | None = None
+    try:
+        (tmp_path / "nginx").mkdir()
+        nginx = _start_nginx(tmp_path / "nginx", gateway.port, overrides=EDGE_OVERRIDES)
+        _wait_nginx(nginx)
+        yield gateway, nginx
+    finally:
+        if nginx is not None:
+            stop_process(nginx.proc)
+        stop_gateway(gateway)
+
+
+def _wait_for(condition: Any, timeout_s: float) -> bool:
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        if condition():
+            return True
+        time.sleep(0.1)
+    return bool(condition())
+
+
+def test_a_process_stalled_past_the_worker_timeout_is_replaced_and_nginx_answers_only_json(
+        deployment: Deployment, short_timeout_gateway: tuple[ServerProcess, Nginx]) -> None:
+    gateway, nginx = short_timeout_gateway
+    assert _wait_for(lambda: len(child_pids(gateway.proc.pid)) == 2, 10)
+
+    def ping(n: int) -> httpx.Response:
+        with deployment.client(80 + n % 4) as client:
+            return client.post(f"{nginx.url}/mcp", content=PING, headers=HEADERS)
+
+    with concurrent.futures.ThreadPoolExecutor(8) as pool:
+        assert {r.status_code for r in pool.map(ping, range(16))} == {200}  # nginx holds connections to both
+        before = child_pids(gateway.proc.pid)
+        victim = before[0]
+        os.kill(victim, signal.SIGSTOP)
+        stalled_at = time.monotonic()
+        try:
+            during = [pool.submit(ping, n) for n in range(8)]
+            replaced = _wait_for(lambda: victim not in (pids := child_pids(gateway.proc.pid)) and len(pids) == 2,
+                                 PROCESS_TIMEOUT_S + 10)
+            replaced_after = time.monotonic() - stalled_at
+        finally:
+            if victim in child_pids(gateway.proc.pid):
+                os.kill(victim, signal.SIGCONT)
+        assert replaced, f"the stopped process {victim} was not replaced: {child_pids(gateway.proc.pid)}"
+        # Killed by the arbiter's timeout (heartbeat age > 3 s, checked about once a second), not earlier.
+        assert PROCESS_TIMEOUT_S <= replaced_after < PROCESS_TIMEOUT_S + 5, replaced_after
+        during_responses = [f.result() for f in during]
+        after = list(pool.map(ping, range(32)))
+    for response in during_responses + after:
+        assert response.headers["content-type"].startswith("application/json"), response.text[:200]
+        assert b"<html" not in response.content.lower()
+    # The stalled process's in-flight requests die with it: nginx's own JSON 502, nothing else.
+    for response in during_responses:
+        assert response.status_code in (200, 502), response.text[:200]
+        if response.status_code == 502:
+            _jsonrpc_refusal(response, "server_unavailable", retry=True)
+    assert [r.status_code for r in after] == [200] * len(after)
+    assert _wait_for(lambda: "WORKER TIMEOUT (pid:%d)" % victim in gateway.log_text()
+                     and gateway.log_text().count("Booting worker") >= 3, 5)
+    time.sleep(0.5)  # the batching handler writes within 0.2 s
+    text = gateway.log_text()
+    assert text.count("Booting worker") == 3, text[-3000:]  # two at start, one replacement: no boot timed out
+    assert re.search(r"^\S+ \S+ CRITICAL gunicorn\.error WORKER TIMEOUT \(pid:%d\)$" % victim, text, re.M), text[-3000:]
+    bad = [line for line in text.splitlines() if line.strip() and not LINE.match(line)]
+    assert not bad, bad[:5]
+    for marker in ("Traceback", "Logging error", 'File "', *deployment.client_addresses):
+        assert marker not in text, marker
+
+
 # --- item 4: unhashable params --------------------------------------------------------------------
 
 @pytest.mark.parametrize("level", [[], {}, ["debug"], {"debug": 1}])
@@ -297,6 +416,44 @@ def test_set_level_with_an_unhashable_level_is_invalid_params_not_500(deployment
         response = client.post(f"{deployment.edge.url}/mcp", content=body, headers=HEADERS)
     assert response.status_code == 200
     assert response.json()["error"]["code"] == -32602 and response.json()["id"] == 4
+
+
+# Every params field of every method, given an unhashable or wrongly typed value, through nginx.
+VALID_PARAMS: dict[str, dict[str, Any]] = {
+    "initialize": {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}},
+    "tools/list": {"cursor": "x"},
+    "tools/call": {"name": "search_papers", "arguments": {"query": "q", "limit": 1, "mode": "keyword"}},
+    "resources/list": {"cursor": "x"},
+    "resources/templates/list": {"cursor": "x"},
+    "resources/read": {"uri": "pwc://papers/x"},
+    "prompts/list": {"cursor": "x"},
+    "prompts/get": {"name": "x", "arguments": {}},
+    "completion/complete": {"ref": {"type": "ref/prompt", "name": "x"}, "argument": {"name": "a", "value": "b"}},
+    "logging/setLevel": {"level": "info"},
+    "ping": {"_meta": {}},
+}
+BAD_VALUES: tuple[Any, ...] = ([], {}, 1.5, [["nested"]], {"k": []})
+
+
+def test_no_params_field_of_any_method_reaches_an_unhashable_or_mistyped_lookup(deployment: Deployment) -> None:
+    cases = [(method, {**valid, key: bad}) for method, valid in VALID_PARAMS.items()
+             for key in dict.fromkeys((*valid, "_meta")) for bad in BAD_VALUES]
+    assert len(cases) >= 100
+
+    def send(n: int) -> tuple[Any, ...] | None:
+        method, params = cases[n]
+        body = json.dumps({"jsonrpc": "2.0", "id": n, "method": method, "params": params})
+        with deployment.client(100 + n) as client:  # one address each: no case spends another's budget
+            response = client.post(f"{deployment.relaxed.url}/mcp", content=body, headers=HEADERS)
+        answer = response.json() if response.headers.get("content-type", "").startswith("application/json") else None
+        fine = (response.status_code == 200 and isinstance(answer, dict) and answer.get("id") == n
+                and ("result" in answer or answer["error"]["code"] != -32603))
+        return None if fine else (method, params, response.status_code, response.text[:200])
+
+    with concurrent.futures.ThreadPoolExecutor(4) as pool:
+        failures = [f for f in pool.map(send, range(len(cases))) if f]
+    assert not failures, failures
+    assert "Traceback" not in deployment.gateway.log_text()
 
 
 # --- item 5: one address cannot take every connection -----------------------------------------------
@@ -368,6 +525,28 @@ def test_limit_conn_refuses_one_address_beyond_32_requests_in_progress(deploymen
                 sock.close()
 
 
+def test_a_body_that_stops_arriving_is_cut_off_after_client_body_timeout(deployment: Deployment) -> None:
+    port = deployment.impatient.site.https_port
+    deployment.client_addresses.add(ip(54))
+    sock = _tls(socket.create_connection(("127.0.0.1", port), timeout=10, source_address=(ip(54), 0)))
+    try:
+        sock.sendall(b"POST /mcp HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\n"
+                     b"Accept: application/json\r\nContent-Length: 1000\r\n\r\n{\"jsonrpc\":")
+        started = time.monotonic()
+        data = b""
+        try:
+            while chunk := sock.recv(65536):
+                data += chunk
+        except (ConnectionResetError, ssl.SSLError):
+            pass
+        elapsed = time.monotonic() - started
+    finally:
+        sock.close()
+    # Closed by the 2 s test body timeout (shipped: 10 s), long before the socket's own 10 s.
+    assert IMPATIENT_BODY_S - 0.5 <= elapsed < IMPATIENT_BODY_S + 3, elapsed
+    assert b"<html" not in data.lower(), data[:300]  # nginx closes without an answer (its 408 page is never sent)
+
+
 # --- item 6: nginx's own answers are JSON-RPC refusals -------------------------------------------------
 
 def test_the_edge_rate_limit_answers_a_jsonrpc_429_with_retry_after(deployment: Deployment) -> None:
@@ -382,12 +561,73 @@ def test_nginx_502_413_and_404_are_json(deployment: Deployment) -> None:
     with deployment.client(61) as client:
         down = client.post(f"{deployment.dead.url}/mcp", content=PING, headers=HEADERS)
         too_large = client.post(f"{deployment.edge.url}/mcp", content=b"x" * (2 * 1024 * 1024 + 1), headers=HEADERS)
+        chunked = client.post(f"{deployment.edge.url}/mcp", content=iter([b" " * 65536] * 48), headers=HEADERS)
         missing = client.get(f"{deployment.edge.url}/metrics")
     assert down.status_code == 502
     _jsonrpc_refusal(down, "server_unavailable", retry=True)
-    assert too_large.status_code == 413
-    _jsonrpc_refusal(too_large, "request_too_large", retry=False)
+    for response in (too_large, chunked):  # by Content-Length and by counting a chunked body
+        assert response.status_code == 413
+        _jsonrpc_refusal(response, "request_too_large", retry=False)
     assert missing.status_code == 404 and missing.json() == {"error": "not_found"}
+
+
+@pytest.mark.parametrize(("status", "error"), [(500, "edge_error"), (503, "server_unavailable")])
+def test_nginx_own_500_and_503_are_jsonrpc_refusals_with_retry_after(deployment: Deployment, status: int,
+                                                                      error: str) -> None:
+    with deployment.client(64) as client:  # test-only locations answering `return <status>;`
+        response = client.get(f"{deployment.impatient.url}/test-{status}")
+    assert response.status_code == status
+    _jsonrpc_refusal(response, error, retry=True)
+
+
+class _Stopped:
+    """Both gateway processes SIGSTOPped for the ``with`` body (an upstream that never answers)."""
+
+    def __init__(self, deployment: Deployment) -> None:
+        self.pids = deployment.gateway_pids()
+        assert len(self.pids) == 2
+
+    def __enter__(self) -> None:
+        for pid in self.pids:
+            os.kill(pid, signal.SIGSTOP)
+
+    def __exit__(self, *_: object) -> None:
+        for pid in self.pids:
+            os.kill(pid, signal.SIGCONT)
+
+
+def test_nginx_504_is_a_jsonrpc_refusal_with_retry_after(deployment: Deployment) -> None:
+    with deployment.client(65) as client:
+        assert client.post(f"{deployment.impatient.url}/mcp", content=PING, headers=HEADERS).status_code == 200
+        with _Stopped(deployment):
+            started = time.monotonic()
+            response = client.post(f"{deployment.impatient.url}/mcp", content=PING, headers=HEADERS)
+            waited = time.monotonic() - started
+        after = client.post(f"{deployment.impatient.url}/mcp", content=PING, headers=HEADERS)
+    assert response.status_code == 504, response.text[:300]
+    body = _jsonrpc_refusal(response, "gateway_timeout", retry=True)
+    assert response.headers["retry-after"] == "5" and "Gateway timeout" in body["error"]["message"]
+    assert IMPATIENT_READ_S <= waited < IMPATIENT_READ_S + 2, waited  # the test render's proxy_read_timeout
+    assert after.status_code == 200
+
+
+async def test_the_python_sdk_reads_nginx_504_as_an_mcp_error(deployment: Deployment) -> None:
+    import httpx2
+    from mcp import Client, MCPError
+    from mcp.client.streamable_http import streamable_http_client
+
+    deployment.client_addresses.add(ip(66))
+    http = httpx2.AsyncClient(transport=httpx2.AsyncHTTPTransport(local_address=ip(66), verify=False),
+                              verify=False, timeout=httpx2.Timeout(30))
+    async with Client(streamable_http_client(f"{deployment.impatient.url}/mcp", http_client=http),
+                      mode="legacy") as client:
+        arguments = {"query": SECRET_QUERY, "limit": 1, "mode": "keyword"}
+        with _Stopped(deployment), pytest.raises(MCPError) as timed_out:
+            await client.call_tool("search_papers", arguments)
+        assert not (await client.call_tool("search_papers", arguments)).is_error  # the session survives the 504
+    error = timed_out.value.error
+    assert error.data["error"] == "gateway_timeout" and error.data["retry_after_s"] == 5, error
+    assert "Gateway timeout" in error.message and "text/html" not in repr(timed_out.value), error
 
 
 async def test_the_python_sdk_reads_nginx_and_gateway_refusals_as_mcp_errors(deployment: Deployment) -> None:
@@ -481,6 +721,12 @@ def test_duplicate_forwarded_for_lines_are_combined_so_a_forged_first_line_buys_
             headers = [*HEADERS.items(), ("X-Forwarded-For", f"198.51.100.{n}"), ("X-Forwarded-For", "203.0.113.9")]
             statuses.append(client.post(deployment.gateway.mcp_url, content=call, headers=headers).status_code)
     assert statuses[:SEMANTIC_LIMIT] == [200] * SEMANTIC_LIMIT and statuses[SEMANTIC_LIMIT:] == [429, 429], statuses
+    # Through nginx, which replaces every X-Forwarded-For line with the connecting address.
+    with deployment.client(72) as client:
+        through_nginx = [client.post(f"{deployment.edge.url}/mcp", content=call, headers=[
+            *HEADERS.items(), ("X-Forwarded-For", f"198.51.100.{n}"), ("X-Forwarded-For", f"203.0.113.{n}")]).status_code
+            for n in range(SEMANTIC_LIMIT + 2)]
+    assert through_nginx == [200] * SEMANTIC_LIMIT + [429, 429], through_nginx
 
 
 # --- item 9: aiohttp's own body bound answers the documented 413 and is recorded ---------------------
@@ -588,7 +834,7 @@ def test_every_gateway_line_is_formatted_and_content_free(deployment: Deployment
     for marker in ("Traceback", "Logging error", 'File "', SECRET_QUERY, *deployment.client_addresses):
         assert marker not in text, marker
     # nginx: the content-free access format, nothing a client sent.
-    for nginx in (deployment.edge, deployment.relaxed, deployment.dead):
+    for nginx in (deployment.edge, deployment.relaxed, deployment.dead, deployment.impatient):
         logged = nginx.log_text()
         for marker in (SECRET_QUERY, "Mozilla", "python-httpx", *deployment.client_addresses):
             assert marker not in logged, marker
