@@ -32,8 +32,8 @@ from dataclasses import dataclass, field
 from typing import Final, Protocol
 
 from pwc_mcp_core.cluster import redis_keys, scripts
-from pwc_mcp_core.errors import ConfigError
 from pwc_mcp_core.cluster.redis_pipe import RedisPipe, ScriptRunner
+from pwc_mcp_core.runtime.core_settings import env_int, env_number
 from redis.exceptions import RedisError
 
 from gateway.background import stop_tasks
@@ -78,23 +78,10 @@ class SseSettings:
         Raises:
             ConfigError: a value is not a number in its range; the message names the variable.
         """
-        return cls(max_streams=int(_number(environ, "PWC_MCP_SSE_MAX_STREAMS", 512, 1, 1_000_000)),
-                   max_streams_per_client=int(_number(environ, "PWC_MCP_SSE_MAX_STREAMS_PER_CLIENT", 8, 1, 100_000)),
-                   idle_timeout_s=_number(environ, "PWC_MCP_SSE_IDLE_TIMEOUT_S", 300.0, 1.0, 86_400.0),
-                   heartbeat_s=_number(environ, "PWC_MCP_SSE_HEARTBEAT_S", 15.0, 0.05, 3_600.0))
-
-
-def _number(environ: Mapping[str, str], name: str, default: float, low: float, high: float) -> float:
-    raw = (environ.get(name) or "").strip()
-    if not raw:
-        return default
-    try:
-        value = float(raw)
-    except ValueError:
-        raise ConfigError(f"{name} must be a number between {low:g} and {high:g}") from None
-    if not low <= value <= high:
-        raise ConfigError(f"{name} must be a number between {low:g} and {high:g}")
-    return value
+        return cls(max_streams=env_int(environ, "PWC_MCP_SSE_MAX_STREAMS", 512, 1, 1_000_000),
+                   max_streams_per_client=env_int(environ, "PWC_MCP_SSE_MAX_STREAMS_PER_CLIENT", 8, 1, 100_000),
+                   idle_timeout_s=env_number(environ, "PWC_MCP_SSE_IDLE_TIMEOUT_S", 300.0, 1.0, 86_400.0),
+                   heartbeat_s=env_number(environ, "PWC_MCP_SSE_HEARTBEAT_S", 15.0, 0.05, 3_600.0))
 
 
 @dataclass(eq=False)
