@@ -17,6 +17,9 @@ __all__ = ["md_cell", "md_table", "pipe_row"]
 
 def md_cell(value: Any) -> str:
     """A compact table cell: :func:`pwc.render.md_escape`, but a missing value is empty, not ``—``."""
+    kind = type(value)
+    if kind is int or kind is float:  # the common cells first: numbers need no escaping
+        return str(value)
     if value is None or value == "" or value == [] or value == {}:
         return ""
     return md_escape(value)
