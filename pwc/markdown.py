@@ -18,9 +18,13 @@ __all__ = ["md_cell", "md_table", "pipe_row"]
 def md_cell(value: Any) -> str:
     """A compact table cell: :func:`pwc.render.md_escape`, but a missing value is empty, not ``—``."""
     kind = type(value)
-    if kind is int or kind is float:  # the common cells first: numbers need no escaping
+    if kind is str:  # the common cells first, without a call: most text needs no escaping
+        if "\\" not in value and "|" not in value and "\r" not in value and "\n" not in value:
+            return value
+        return md_escape(value)
+    if kind is int or kind is float:  # numbers need no escaping
         return str(value)
-    if value is None or value == "" or value == [] or value == {}:
+    if value is None or value == [] or value == {}:
         return ""
     return md_escape(value)
 
