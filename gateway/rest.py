@@ -58,16 +58,33 @@ _PREFIX_STATUS: Final = {
     "rate_limited": 503,
     "internal_error": 500,
 }
-# Refusals by admission, in REST words (their status and Retry-After are kept).
-_REFUSALS: Final = {
-    400: "invalid_argument: the body ended before its declared length; send the whole body",
-    413: "request_too_large: the body is over the 2 MiB bound",
-    415: "invalid_argument: send the body uncompressed (Content-Encoding identity); compressed bodies are refused",
+# Admission refusals in REST words: the refusal's own message (pwc_mcp_core.protocol.refusals)
+# behind the REST prefix of its code; Host and Origin refusals carry no JSON body of their own.
+_REFUSAL_PREFIX: Final = {
+    "request_too_large": "request_too_large",
+    "unsupported_content_encoding": "invalid_argument",
+    "request_incomplete": "invalid_argument",
+    "rate_limit_exceeded": "rate_limited",
+    "server_saturated": "unavailable",
+    "limits_unavailable": "unavailable",
+    "response_too_large": "response_too_large",
+}
+_TRANSPORT_REFUSALS: Final = {
     421: "invalid_host: the Host header is not allowed",
     403: "invalid_origin: the Origin header is not allowed",
-    429: "rate_limited: too many requests from this client; retry after the Retry-After seconds",
-    503: "unavailable: the server is saturated or its limits store is unreachable; retry after Retry-After",
 }
+
+
+def _refusal_text(refusal: web.Response) -> str:
+    """``<prefix>: <message>`` of an admission refusal (a JSON-RPC refusal body, or 421/403)."""
+    text = _TRANSPORT_REFUSALS.get(refusal.status)
+    if text is not None:
+        return text
+    try:
+        error = orjson.loads(refusal.body)["error"]
+        return f"{_REFUSAL_PREFIX[error['data']['error']]}: {error['message']}"
+    except (orjson.JSONDecodeError, KeyError, TypeError):
+        return "unavailable: the request was refused"
 
 
 def status_for(text: str) -> int:
@@ -241,8 +258,7 @@ class RestApi:
     @staticmethod
     def _refused(refusal: web.Response) -> web.Response:
         """An admission refusal in REST words, keeping its status and ``Retry-After``."""
-        text = _REFUSALS.get(refusal.status, "unavailable: the request was refused")
-        response = _error(refusal.status, text)
+        response = _error(refusal.status, _refusal_text(refusal))
         if "Retry-After" in refusal.headers:
             response.headers["Retry-After"] = refusal.headers["Retry-After"]
         return response

@@ -78,7 +78,8 @@ async def test_bad_bodies_and_unknown_tools(client) -> None:
     compressed = await client.post("/v1/tools/list_tasks", data=b"\x1f\x8b\x08\x00garbage",
                                    headers={"Content-Encoding": "gzip"})
     assert compressed.status == 415
-    assert (await compressed.json())["error"].startswith("invalid_argument: send the body uncompressed")
+    assert (await compressed.json())["error"] == ("invalid_argument: Unsupported Content-Encoding: send the request "
+                                                  "body uncompressed (identity); do not retry it compressed")
 
 
 async def test_limits_answer_429_with_retry_after(aiohttp_client, fake_executor: FakeExecutor) -> None:
@@ -88,7 +89,8 @@ async def test_limits_answer_429_with_retry_after(aiohttp_client, fake_executor:
     refused = await client.get("/v1/tools/list_tasks")
     assert statuses == [200, 200]
     assert refused.status == 429 and int(refused.headers["Retry-After"]) >= 1
-    assert (await refused.json())["error"].startswith("rate_limited:")
+    error = (await refused.json())["error"]
+    assert error.startswith("rate_limited: Rate limit exceeded") and f"retry after {refused.headers['Retry-After']} s" in error
 
 
 async def test_host_allowlist_applies(client) -> None:
