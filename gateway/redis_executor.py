@@ -40,6 +40,7 @@ from redis.exceptions import RedisError
 
 from pwc_mcp_core.cluster import queue, redis_keys
 from pwc_mcp_core.cluster.liveness import STALL_S, StallWatch
+from pwc_mcp_core.cluster.redis_backoff import REDIS_BACKOFF
 from pwc_mcp_core.cluster.redis_pipe import RedisPipe
 from pwc_mcp_core.errors import ExecutorTimeout, ExecutorUnavailable, ResponseTooLarge
 
@@ -250,13 +251,16 @@ class RedisExecutor:
         return entry_id
 
     async def _read_replies(self) -> None:
+        failures = 0
         while True:
             try:
                 raw_replies = await queue.wait_replies(self._reply_pipe, self._reply_key, timeout_s=_REPLY_WAIT_S)
             except RedisError:
                 # Redis restarting: keep waiting callers; their deadlines bound them.
-                await asyncio.sleep(0.5)
+                failures += 1
+                await asyncio.sleep(REDIS_BACKOFF.compute(failures))
                 continue
+            failures = 0
             for raw in raw_replies:
                 self._deliver(raw)
 

@@ -32,6 +32,7 @@ from dataclasses import dataclass, field
 from typing import Final, Protocol
 
 from pwc_mcp_core.cluster import redis_keys, scripts
+from pwc_mcp_core.cluster.redis_backoff import REDIS_BACKOFF
 from pwc_mcp_core.cluster.redis_pipe import RedisPipe, ScriptRunner
 from pwc_mcp_core.runtime.core_settings import env_int, env_number
 from redis.exceptions import RedisError
@@ -241,13 +242,17 @@ class RedisSessionStore:
 
     async def _drain_inbox(self, hub: SessionHub) -> None:
         inbox = redis_keys.sse_inbox(self.holder_id)
+        failures = 0
         while True:
             try:
                 item = await self._inbox_pipe.execute("BLPOP", inbox, _INBOX_BLOCK_S)
             except (RedisError, OSError) as exc:
-                logger.warning("sse inbox read failed error=%s", type(exc).__name__)
-                await asyncio.sleep(0.5)
+                failures += 1
+                if failures == 1:  # once per outage, not at every retry
+                    logger.warning("sse inbox read failed error=%s", type(exc).__name__)
+                await asyncio.sleep(REDIS_BACKOFF.compute(failures))
                 continue
+            failures = 0
             if item is None:
                 continue
             session_id, _, body = item[1].partition(b" ")
