@@ -194,7 +194,7 @@ def write_section(path: Path, section: str) -> None:
         tail = rest.split("\n## ", 1)
         text = head + section + ("\n## " + tail[1] if len(tail) > 1 else "")
     else:
-        marker = "\n## Analysis"
+        marker = "\n## Notes"
         text = text.replace(marker, "\n" + section + marker, 1) if marker in text else text + "\n" + section
     path.write_text(text, encoding="utf-8")
 
