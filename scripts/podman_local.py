@@ -31,7 +31,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Final
 
-__all__ = ["BASES", "PodmanEnv", "Base", "base_tarball", "missing_tools"]
+__all__ = ["BASES", "Base", "PodmanEnv", "base_tarball", "missing_tools"]
 
 HOST_CA_DIR: Final = Path("/usr/local/share/ca-certificates")
 BLOCKED_REGISTRIES: Final = ("docker.io", "quay.io", "ghcr.io", "gcr.io", "registry.k8s.io",
@@ -83,7 +83,7 @@ def host_mirror() -> tuple[str, str]:
         text = path.read_text(encoding="utf-8", errors="replace")
         if path.suffix == ".sources":  # deb822 stanzas
             for stanza in re.split(r"\n\s*\n", text):
-                fields = dict(re.findall(r"^(\w[\w-]*):\s*(.*)$", stanza, flags=re.M))
+                fields = dict(re.findall(r"^(\w[\w-]*):\s*(.*)$", stanza, flags=re.MULTILINE))
                 if "deb" in fields.get("Types", "").split() and suite in fields.get("Suites", "").split():
                     return suite, fields["URIs"].split()[0]
         else:
@@ -121,7 +121,7 @@ def base_tarball(base: Base, *, directory: Path | None = None) -> Path:
         fcntl.flock(lock, fcntl.LOCK_EX)
         if target.exists():
             return target
-        partial = target.with_suffix(".partial")
+        partial = target.with_name(f".{target.stem}.partial.tar")  # the suffix picks mmdebstrap's format
         hooks = ['mkdir -p "$1/usr/local/share/ca-certificates"']
         hooks += [f'cp {cert} "$1/usr/local/share/ca-certificates/"' for cert in certs]
         hooks += ['chroot "$1" sh -c "command -v update-ca-certificates >/dev/null || exit 0; update-ca-certificates"',
@@ -178,10 +178,13 @@ class PodmanEnv:
         """Run ``podman ARGS`` in this environment.
 
         Raises:
-            subprocess.CalledProcessError: with ``check``, a non-zero exit.
+            RuntimeError: with ``check``, a non-zero exit (the message holds podman's stderr).
         """
-        return subprocess.run(["podman", *args], env=self.env, check=check, timeout=timeout,
-                              capture_output=capture, text=True)
+        result = subprocess.run(["podman", *args], env=self.env, check=False, timeout=timeout,
+                                capture_output=capture, text=True)
+        if check and result.returncode != 0:
+            raise RuntimeError(f"podman {' '.join(args[:2])} exited {result.returncode}: {(result.stderr or '')[-2000:]}")
+        return result
 
     def has_image(self, ref: str) -> bool:
         """True when ``ref`` is in this storage."""

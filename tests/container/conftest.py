@@ -10,7 +10,6 @@ installs them.
 from __future__ import annotations
 
 import socket
-import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -18,9 +17,7 @@ from pathlib import Path
 import pytest
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(REPO_ROOT / "scripts"))
-
-from podman_local import BASES, PodmanEnv, missing_tools  # noqa: E402
+from scripts.podman_local import BASES, PodmanEnv, missing_tools
 
 IMAGE = "localhost/pwc-mcp:latest"
 """The tag compose.yaml runs, so the compose test reuses the build."""
