@@ -2,7 +2,8 @@
 recovers from a Redis restart with no manual step.
 
 podman-compose runs compose.yaml unchanged plus an override that only moves each service to
-host networking on free loopback ports (no bridge network; the catalog import needs none).
+host networking on free loopback ports (no bridge network; the catalog import needs none)
+and never pulls.
 """
 
 from __future__ import annotations
@@ -66,7 +67,7 @@ def _override(redis_port: int, catalog_port: int, gateway_port: int) -> dict[str
     api_url = f"http://127.0.0.1:{catalog_port}/api/v1"
     app_env = {"PWC_API_URL": api_url, "PWC_MCP_REDIS_URL": redis_url}
     probe = "import urllib.request, sys; urllib.request.urlopen(sys.argv[1], timeout=4)"
-    return {"services": {
+    services: dict[str, dict[str, Any]] = {
         "redis": {"network_mode": "host",
                   "command": ["redis-server", "--port", str(redis_port), "--bind", "127.0.0.1", "--save", "",
                               "--appendonly", "no", "--dir", "/tmp"],
@@ -81,7 +82,10 @@ def _override(redis_port: int, catalog_port: int, gateway_port: int) -> dict[str
                     "healthcheck": {"test": ["CMD", "python3", "-c", probe,
                                              f"http://127.0.0.1:{gateway_port}/health"]}},
         "worker": {"network_mode": "host", "environment": app_env},
-    }}
+    }
+    for service in services.values():
+        service["pull_policy"] = "never"
+    return {"services": services}
 
 
 @pytest.fixture
