@@ -19,9 +19,11 @@ __all__ = [
 
 
 def benchmark_summary(row: Any) -> dict:
-    """``BenchmarkSummary``: ``{id, name, slug, full_name, description, split, hf_url, paper_count}``.
+    """``BenchmarkSummary``: ``{id, name, slug, full_name, description, split, hf_url, paper_count,
+    best_model}``.
 
-    ``paper_count`` falls back through ``all_time_paper_count`` and ``evaluation_count`` to 0.
+    ``paper_count`` falls back through ``all_time_paper_count`` and ``evaluation_count`` to 0;
+    ``best_model`` is the catalog's top model on the benchmark (task and benchmark lists carry it).
     """
     row = row if isinstance(row, dict) else {}
     count = next((whole(row.get(key)) for key in ("paper_count", "all_time_paper_count", "evaluation_count")
@@ -35,6 +37,7 @@ def benchmark_summary(row: Any) -> dict:
         "split": text(row.get("split_name") or row.get("split")),
         "hf_url": absolute_url(row.get("hf_url")),
         "paper_count": count,
+        "best_model": text(row.get("best_model_name")),
     }
 
 

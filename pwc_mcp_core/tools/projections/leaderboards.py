@@ -8,11 +8,12 @@ unfiltered leaderboard and names the available metrics).
 
 from __future__ import annotations
 
+import argparse
 import re
 from typing import Any
 
 from pwc import render
-from pwc.leaderboard import metric_number, shot_count
+from pwc.leaderboard import metric_number, parse_parameter_size, shot_count
 
 __all__ = [
     "METRIC_SELECTORS",
@@ -117,6 +118,28 @@ def _metrics(row: dict) -> dict[str, Any]:
     return {str(name): metric_value(value) for name, value in metrics.items()}
 
 
+# Metric names that state a model's parameter count ("Number of params: 197M").
+_PARAMETER_METRICS = frozenset({"number of params", "number of parameters", "params", "parameters", "# params",
+                                "#params", "param count", "model size"})
+
+
+def _parameters(row: dict) -> int | None:
+    """``num_parameters``, else the count a parameter metric states, so the parameter column never
+    stays empty while a metric of the same row gives the size."""
+    size = _int(row.get("num_parameters"))
+    if size is not None:
+        return size
+    metrics = row.get("metrics") if isinstance(row.get("metrics"), dict) else {}
+    for name, value in metrics.items():
+        if str(name).strip().casefold() in _PARAMETER_METRICS and isinstance(value, str | int) \
+                and not isinstance(value, bool):
+            try:
+                return parse_parameter_size(str(value))
+            except argparse.ArgumentTypeError:
+                continue
+    return None
+
+
 def _rank_scopes(row: dict) -> list[dict]:
     scopes = row.get("rank_scopes")
     if isinstance(scopes, list):
@@ -151,7 +174,7 @@ def evaluation(row: dict) -> dict:
         "paper_published": _text(row.get("paper_published_date")),
         "rank_scopes": _rank_scopes(row),
         "is_open": _bool(row.get("is_open")),
-        "num_parameters": _int(row.get("num_parameters")),
+        "num_parameters": _parameters(row),
         "split": _text(split),
         "shots": parse_shots(row.get("methodology")),
         "evaluation_protocol": _text(row.get("methodology")),
@@ -175,7 +198,7 @@ def paper_evaluation(row: dict) -> dict:
         "best_metric": _text(row.get("best_metric")),
         "best_rank": _int(row.get("best_rank")),
         "is_open": row.get("is_open") is not False,
-        "num_parameters": _int(row.get("num_parameters")),
+        "num_parameters": _parameters(row),
         "source_url": absolute_url(row.get("result_url") or row.get("source_url")),
     }
 

@@ -40,9 +40,9 @@ def _benchmark_rows(items: list[dict[str, Any]]) -> list[str]:
     """``BenchmarkSummary`` table (a full name equal to the name is not repeated)."""
     rows = [[md_cell(b.get("id")), md_cell(b.get("slug")), md_cell(b.get("name")),
              md_cell(b.get("full_name") if b.get("full_name") != b.get("name") else ""),
-             md_cell(b.get("paper_count")), md_cell(b.get("split")), md_cell(b.get("hf_url")),
-             md_cell(b.get("description"))] for b in items]
-    return md_table(["id", "slug", "name", "full name", "papers", "split", "HF", "description"], rows,
+             md_cell(b.get("paper_count")), md_cell(b.get("best_model")), md_cell(b.get("split")),
+             md_cell(b.get("hf_url")), md_cell(b.get("description"))] for b in items]
+    return md_table(["id", "slug", "name", "full name", "papers", "best model", "split", "HF", "description"], rows,
                     drop_empty=True, compact=True)
 
 

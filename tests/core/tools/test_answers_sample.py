@@ -1,0 +1,46 @@
+"""What a text-only agent reads on the sample catalog (issue: answers an agent can trust).
+
+Each test pins one promise of the result text through ``execute`` over HTTP against
+the bundled sample catalog: every fact in the text, totals that do not mislead,
+errors that name the argument and the next step.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+
+from pwc_mcp_core.runtime.call import Call
+from pwc_mcp_core.runtime.core_settings import CoreSettings
+from pwc_mcp_core.tools.execution import Runtime, execute
+
+
+@pytest.fixture(scope="module")
+def runtime(catalog_url: str) -> Runtime:
+    return Runtime.build(CoreSettings(api_url=catalog_url, cursor_keys=("answers-secret",)))
+
+
+def call(runtime: Runtime, name: str, arguments: dict[str, Any]) -> tuple[dict[str, Any], str, bool]:
+    """``(structuredContent, text, isError)`` of one tool call."""
+    result = json.loads(execute(Call("tools/call", name, arguments), runtime))["result"]
+    text = "\n".join(block["text"] for block in result["content"] if block["type"] == "text")
+    return result.get("structuredContent") or {}, text, bool(result.get("isError"))
+
+
+def test_task_benchmarks_name_their_best_model_in_the_text(runtime: Runtime) -> None:
+    structured, text, _ = call(runtime, "get_task", {"task": "object-detection"})
+    best = {b["name"]: b["best_model"] for b in structured["task"]["benchmarks"]}
+    assert best["COCO test-dev"] == "Swin-L (HTC++)" and best["COCO minival"] == "DETR-R101"
+    assert "best model" in text
+    for name, model in best.items():
+        assert any(name in line and model in line for line in text.splitlines()), (name, model)
+
+
+def test_a_parameter_metric_fills_the_parameter_column(runtime: Runtime) -> None:
+    structured, text, _ = call(runtime, "get_benchmark", {"benchmark": "imagenet", "limit": 10})
+    swin = next(row for row in structured["evaluations"] if row["model_name"].startswith("Swin-L"))
+    assert swin["metrics"].get("Number of params") == "197M" and swin["num_parameters"] == 197_000_000
+    line = next(line for line in text.splitlines() if line.startswith("#") and "Swin-L" in line)
+    assert "|197M|" in line
