@@ -284,10 +284,14 @@ def read_paper_text(result: dict[str, Any]) -> str:
         return _public_read_text(result)
     markdown = result.get("markdown") or ""
     offset = result.get("offset") or 0
+    total = result.get("total_bytes")
+    of_total = f" of {total:,}" if isinstance(total, int) else ""
     if not result.get("truncated"):
-        return f"{markdown}\n\n[read_paper: end of paper; this chunk started at byte {offset}]"
+        size = f" ({total:,} bytes)" if isinstance(total, int) else ""
+        return f"{markdown}\n\n[read_paper: end of paper{size}; this chunk started at byte {offset}]"
     paper = json.dumps(result.get("paper"), ensure_ascii=False)
-    return (f"{markdown}\n\n[read_paper: truncated; bytes {offset}-{result.get('next_offset')}. To continue, call "
+    return (f"{markdown}\n\n[read_paper: truncated; bytes {offset}-{result.get('next_offset')}{of_total}. "
+            "To continue, call "
             f"read_paper with paper={paper} and cursor=\"{result.get('next_cursor')}\"]")
 
 

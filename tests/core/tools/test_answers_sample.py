@@ -44,3 +44,20 @@ def test_a_parameter_metric_fills_the_parameter_column(runtime: Runtime) -> None
     assert swin["metrics"].get("Number of params") == "197M" and swin["num_parameters"] == 197_000_000
     line = next(line for line in text.splitlines() if line.startswith("#") and "Swin-L" in line)
     assert "|197M|" in line
+
+
+def test_read_paper_ends_a_chunk_at_a_line_break_and_states_the_total(runtime: Runtime, catalog_url: str) -> None:
+    import httpx
+
+    whole = httpx.get(f"{catalog_url}/research/papers/1706.03762/read", timeout=30).text
+    structured, text, _ = call(runtime, "read_paper", {"paper": "1706.03762"})
+    chunks = [structured]
+    while chunks[-1]["truncated"]:
+        chunk = chunks[-1]
+        assert chunk["markdown"].endswith("\n") and chunk["next_offset"] <= chunk["offset"] + 65536
+        assert chunk["next_offset"] == chunk["offset"] + len(chunk["markdown"].encode())
+        chunks.append(call(runtime, "read_paper", {"paper": "1706.03762", "cursor": chunk["next_cursor"]})[0])
+    assert "".join(c["markdown"] for c in chunks) == whole
+    total = len(whole.encode())
+    assert {c["total_bytes"] for c in chunks} == {total}
+    assert f"bytes 0-{structured['next_offset']} of {total:,}." in text
