@@ -36,6 +36,9 @@ from pwc_mcp_core.tools.projections.text_papers import (
 
 __all__ = ["public_paper_result", "structured"]
 
+# get_benchmark arguments that leave rows out (sort_metric only orders them).
+_ROW_FILTERS = ("require_metrics", "minimum_metrics", "maximum_metrics", "pareto")
+
 
 def _envelope(payload: Any, **projections: Any) -> dict[str, Any]:
     return {"schema_version": "v1", **projections, "data": payload}
@@ -62,7 +65,12 @@ def _frameworks(paper: dict) -> dict[str, str]:
 def paper_page(payload: Any, arguments: dict[str, Any], _notes: list[str]) -> tuple[dict, str]:
     items = paper_items(payload)
     nxt = _next(payload, arguments.get("page", 1), arguments.get("limit"))
-    return _envelope(payload, items=items, next_page=nxt), paper_list_text(items, nxt)
+    return _envelope(payload, items=items, next_page=nxt), paper_list_text(items, nxt, total=_count(payload))
+
+
+def _count(payload: Any) -> int | None:
+    """The catalog's total of a list payload (``count``), when it states one."""
+    return whole(payload.get("count")) if isinstance(payload, dict) else None
 
 
 def paper_info(payload: Any, arguments: dict[str, Any], _notes: list[str]) -> tuple[dict, str]:
@@ -109,7 +117,9 @@ def lineage(payload: Any, _arguments: dict[str, Any], _notes: list[str]) -> tupl
 
 def task(payload: Any, arguments: dict[str, Any], _notes: list[str]) -> tuple[dict, str]:
     detail = task_detail(payload, benchmark_limit=int(arguments.get("benchmark_limit", 10)))
-    return _envelope(payload, task=detail), task_text(detail)
+    benchmarks = payload.get("benchmarks") if isinstance(payload, dict) else None
+    total = len(benchmarks) if isinstance(benchmarks, list) else None
+    return _envelope(payload, task=detail), task_text(detail, benchmark_total=total)
 
 
 def method(payload: Any, _arguments: dict[str, Any], _notes: list[str]) -> tuple[dict, str]:
@@ -131,7 +141,8 @@ def benchmark(payload: Any, arguments: dict[str, Any], notes: list[str]) -> tupl
                        ranking_note=RANKING_NOTE)
     if notes:
         result["metric_note"] = notes[0]
-    return result, benchmark_text(result)
+    filtered = any(arguments.get(name) not in (None, [], {}) for name in _ROW_FILTERS)
+    return result, benchmark_text(result, filtered=filtered)
 
 
 def benchmark_page(payload: Any, arguments: dict[str, Any], notes: list[str]) -> tuple[dict, str]:
@@ -141,7 +152,7 @@ def benchmark_page(payload: Any, arguments: dict[str, Any], notes: list[str]) ->
     result = _envelope(payload, items=items, next_page=nxt)
     if notes:
         result["notes"] = list(notes)
-    return result, benchmark_list_text(items, nxt, list(notes))
+    return result, benchmark_list_text(items, nxt, list(notes), total=None if grouped else _count(payload))
 
 
 def query(payload: Any, arguments: dict[str, Any], _notes: list[str], tool: str = "") -> tuple[dict, str]:

@@ -18,11 +18,13 @@ from pwc.errors import ResponseError
 from pwc.markdown import md_cell, md_table
 from pwc.render import md_escape, result_list
 from pwc_mcp_core.tools.projections.text_papers import (
+    count_of,
     evaluation_table,
     facts,
     join_lines,
     labelled,
     next_page_line,
+    of_total,
     one_line,
     references,
     shown_slug,
@@ -49,8 +51,9 @@ def _benchmark_rows(items: list[dict[str, Any]]) -> list[str]:
 # ---------------------------------------------------------------- typed projections
 
 
-def task_text(task: dict[str, Any]) -> str:
-    """Text of ``get_task``: identity, area, paper count, description, hierarchy and benchmarks."""
+def task_text(task: dict[str, Any], *, benchmark_total: int | None = None) -> str:
+    """Text of ``get_task``: identity, area, paper count, description, hierarchy and benchmarks
+    (``2 of 3`` when ``benchmark_limit`` left some out)."""
     area = task.get("area") or {}
     benchmarks = task.get("benchmarks") or []
     lines = [f"# {md_escape(task.get('name'))}",
@@ -60,7 +63,8 @@ def task_text(task: dict[str, Any]) -> str:
              labelled("Parents:", references(task.get("parents") or [])),
              labelled("Subtasks:", references(task.get("children") or []))]
     if benchmarks:
-        lines += [f"## Benchmarks ({len(benchmarks)})", *_benchmark_rows(benchmarks)]
+        lines += [f"## Benchmarks ({of_total(len(benchmarks), benchmark_total, 'benchmark')})",
+                  *_benchmark_rows(benchmarks)]
     return join_lines(lines)
 
 
@@ -80,9 +84,20 @@ def method_text(method: dict[str, Any]) -> str:
                        one_line(method.get("description")), source_line])
 
 
-def benchmark_text(result: dict[str, Any]) -> str:
+def _row_counts(count: Any, matched: Any, filtered: bool) -> str:
+    """Stored rows, then what the leaderboard shows of them: rows matching the filters, or (no
+    filter) the merged rows, one per model result however many tasks rank it."""
+    stored = count_of(count, "evaluation row")
+    if matched is None or matched == count:
+        return stored
+    if filtered:
+        return f"{stored}; {matched} merged rows match the filters"
+    return f"{stored}, merged into {count_of(matched, 'leaderboard row')} (one per model result)"
+
+
+def benchmark_text(result: dict[str, Any], *, filtered: bool = False) -> str:
     """Text of ``get_benchmark``: the benchmark, counts, metric directions, the leaderboard page
-    (ranks with their task scope), notes and ``next_page``."""
+    (ranks with their task scope), notes and ``next_page``; ``filtered``: metric filters were given."""
     bench = result.get("benchmark") or {}
     rows = result.get("evaluations") or []
     count, matched = result.get("evaluation_count"), result.get("matched_count")
@@ -94,7 +109,7 @@ def benchmark_text(result: dict[str, Any]) -> str:
              facts(_identity(bench), labelled("split", bench.get("split")),
                    labelled("papers", bench.get("paper_count")), bench.get("hf_url")),
              one_line(bench.get("description")),
-             f"{count} evaluation rows" + (f", {matched} matching" if matched is not None and matched != count else "")
+             _row_counts(count, matched, filtered)
              + f"; page {result.get('page')}: {len(rows)} rows. Ranks are task-scoped (not comparable across tasks).",
              labelled("Metric directions:", directions),
              labelled("Note:", result.get("metric_note")),
@@ -102,9 +117,10 @@ def benchmark_text(result: dict[str, Any]) -> str:
     return join_lines(lines + (evaluation_table(rows, with_paper=True, with_benchmark=False) if rows else []))
 
 
-def benchmark_list_text(items: list[dict[str, Any]], next_page: int | None, notes: list[str]) -> str:
+def benchmark_list_text(items: list[dict[str, Any]], next_page: int | None, notes: list[str],
+                        total: int | None = None) -> str:
     """Text of ``list_benchmarks``: the benchmark table, notes and ``next_page``."""
-    return join_lines([f"{len(items)} benchmarks. Pass a slug to get_benchmark.",
+    return join_lines([f"{of_total(len(items), total, 'benchmark')}. Pass a slug to get_benchmark.",
                        *(f"Note: {note}" for note in notes), next_page_line(next_page),
                        *(_benchmark_rows(items) if items else [])])
 

@@ -61,3 +61,31 @@ def test_read_paper_ends_a_chunk_at_a_line_break_and_states_the_total(runtime: R
     total = len(whole.encode())
     assert {c["total_bytes"] for c in chunks} == {total}
     assert f"bytes 0-{structured['next_offset']} of {total:,}." in text
+
+
+@pytest.mark.parametrize(("name", "arguments", "head"), [
+    ("search_papers", {"query": "transformer", "mode": "keyword", "limit": 3}, "3 of {count} papers."),
+    ("list_papers", {"limit": 3}, "3 of {count} papers."),
+    ("list_benchmarks", {"limit": 3}, "3 of {count} benchmarks."),
+])
+def test_a_list_header_states_the_total_not_only_the_page(runtime: Runtime, name: str, arguments: dict[str, Any],
+                                                         head: str) -> None:
+    structured, text, _ = call(runtime, name, arguments)
+    count = structured["data"]["count"]
+    assert count > 3 and text.startswith(head.format(count=count)), text[:200]
+
+
+def test_task_benchmarks_header_says_how_many_the_limit_left_out(runtime: Runtime) -> None:
+    _, text, _ = call(runtime, "get_task", {"task": "image-classification", "benchmark_limit": 2})
+    assert "## Benchmarks (2 of 3 benchmarks)" in text
+
+
+def test_benchmark_counts_say_merged_not_matching_without_a_filter(runtime: Runtime) -> None:
+    _, text, _ = call(runtime, "get_benchmark", {"benchmark": "coco-test-dev"})
+    assert "4 evaluation rows, merged into 2 leaderboard rows" in text and "matching" not in text
+
+
+def test_one_of_a_thing_is_singular(runtime: Runtime) -> None:
+    _, text, _ = call(runtime, "get_paper_info", {"paper": "2005.12872"})
+    assert "1 code repository;" in text or text.split("\n")[1].endswith("1 code repository")
+    assert "1 code repositories" not in text and "## Repositories (1)" in text
