@@ -179,6 +179,9 @@ def run_tool(tool: ToolSpec, arguments: dict[str, Any], runtime: Runtime) -> tup
         payload, notes = _leaderboard(tool, options, int(effective.get("page") or 1), runtime)
     else:
         payload = query(tool.command, options, runtime.client)
+    if tool.name == "list_benchmarks" and effective.get("limit") is None:
+        # Grouped: the CLI pages areas, so the caller's own limit and page page the benchmarks.
+        effective = {**effective, "limit": arguments.get("limit"), "page": arguments.get("page", 1)}
     return structured(tool.output, payload, effective, notes, tool.name)
 
 

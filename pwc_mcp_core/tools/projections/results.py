@@ -18,7 +18,14 @@ from pwc_mcp_core.tools.projections.leaderboards import (
     paper_evaluation,
 )
 from pwc_mcp_core.tools.projections.papers import lineage_result, paper_detail, paper_items, payload_rows, whole
-from pwc_mcp_core.tools.projections.entities import benchmark_items, benchmark_summary, method_detail, task_detail
+from pwc_mcp_core.tools.projections.entities import (
+    benchmark_items,
+    benchmark_summary,
+    grouped_benchmarks,
+    is_grouped,
+    method_detail,
+    task_detail,
+)
 from pwc_mcp_core.tools.projections.text_entities import (
     benchmark_list_text,
     benchmark_text,
@@ -146,13 +153,25 @@ def benchmark(payload: Any, arguments: dict[str, Any], notes: list[str]) -> tupl
 
 
 def benchmark_page(payload: Any, arguments: dict[str, Any], notes: list[str]) -> tuple[dict, str]:
-    grouped = arguments.get("limit") is None
-    items = benchmark_items(payload, grouped=grouped)
-    nxt = None if grouped else _next(payload, arguments.get("page", 1), arguments.get("limit"))
-    result = _envelope(payload, items=items, next_page=nxt)
-    if notes:
-        result["notes"] = list(notes)
-    return result, benchmark_list_text(items, nxt, list(notes), total=None if grouped else _count(payload))
+    """``list_benchmarks``. A grouped tree is paged here by ``limit``/``page`` (the CLI pages areas,
+    not benchmarks); ``arguments`` then carry the caller's own ``limit`` and ``page``."""
+    if not is_grouped(payload):
+        items = benchmark_items(payload, grouped=False)
+        nxt = _next(payload, arguments.get("page", 1), arguments.get("limit"))
+        result = _envelope(payload, items=items, next_page=nxt)
+        if notes:
+            result["notes"] = list(notes)
+        return result, benchmark_list_text(items, nxt, list(notes), total=_count(payload))
+    every = grouped_benchmarks(payload)
+    limit, page = whole(arguments.get("limit")), whole(arguments.get("page")) or 1
+    shown = every if limit is None else every[(page - 1) * limit: page * limit]
+    nxt = page + 1 if limit is not None and len(every) > page * limit else None
+    items = [benchmark_summary(bench) for bench, _places in shown]
+    grouping = (f"grouped by area: benchmarks with at least {arguments.get('minimum_evaluations') or 2} evaluations, "
+                "each once with its area and tasks; the flat list (no group_by_area) has them all")
+    result = _envelope(payload, items=items, next_page=nxt, notes=[*notes, grouping])
+    places = {str(item["id"]): "; ".join(where) for item, (_bench, where) in zip(items, shown)}
+    return result, benchmark_list_text(items, nxt, result["notes"], total=len(every), places=places)
 
 
 def query(payload: Any, arguments: dict[str, Any], _notes: list[str], tool: str = "") -> tuple[dict, str]:

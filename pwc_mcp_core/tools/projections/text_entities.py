@@ -38,13 +38,17 @@ def _identity(item: dict[str, Any]) -> str:
     return facts(labelled("id", item.get("id")), labelled("slug", shown_slug(item)))
 
 
-def _benchmark_rows(items: list[dict[str, Any]]) -> list[str]:
-    """``BenchmarkSummary`` table (a full name equal to the name is not repeated)."""
+def _benchmark_rows(items: list[dict[str, Any]], places: dict[str, str] | None = None) -> list[str]:
+    """``BenchmarkSummary`` table (a full name equal to the name is not repeated); ``places``: benchmark
+    ID → the ``Area: Task, Task`` headings a grouped list shows it under."""
+    places = places or {}
     rows = [[md_cell(b.get("id")), md_cell(b.get("slug")), md_cell(b.get("name")),
              md_cell(b.get("full_name") if b.get("full_name") != b.get("name") else ""),
+             md_cell(places.get(str(b.get("id")))),
              md_cell(b.get("paper_count")), md_cell(b.get("best_model")), md_cell(b.get("split")),
              md_cell(b.get("hf_url")), md_cell(b.get("description"))] for b in items]
-    return md_table(["id", "slug", "name", "full name", "papers", "best model", "split", "HF", "description"], rows,
+    return md_table(["id", "slug", "name", "full name", "area: tasks", "papers", "best model", "split", "HF",
+                     "description"], rows,
                     drop_empty=True, compact=True)
 
 
@@ -118,11 +122,12 @@ def benchmark_text(result: dict[str, Any], *, filtered: bool = False) -> str:
 
 
 def benchmark_list_text(items: list[dict[str, Any]], next_page: int | None, notes: list[str],
-                        total: int | None = None) -> str:
-    """Text of ``list_benchmarks``: the benchmark table, notes and ``next_page``."""
+                        total: int | None = None, places: dict[str, str] | None = None) -> str:
+    """Text of ``list_benchmarks``: the benchmark table, notes and ``next_page``; ``places`` (grouped
+    lists) adds each benchmark's area and tasks."""
     return join_lines([f"{of_total(len(items), total, 'benchmark')}. Pass a slug to get_benchmark.",
                        *(f"Note: {note}" for note in notes), next_page_line(next_page),
-                       *(_benchmark_rows(items) if items else [])])
+                       *(_benchmark_rows(items, places) if items else [])])
 
 
 # ---------------------------------------------------------------- CLI payloads (no typed projection)

@@ -89,3 +89,23 @@ def test_one_of_a_thing_is_singular(runtime: Runtime) -> None:
     _, text, _ = call(runtime, "get_paper_info", {"paper": "2005.12872"})
     assert "1 code repository;" in text or text.split("\n")[1].endswith("1 code repository")
     assert "1 code repositories" not in text and "## Repositories (1)" in text
+
+
+def test_grouped_benchmarks_list_each_benchmark_once_with_its_area_and_tasks(runtime: Runtime) -> None:
+    structured, text, _ = call(runtime, "list_benchmarks", {"group_by_area": True})
+    ids = [item["id"] for item in structured["items"]]
+    assert len(ids) == len(set(ids)) and {"imagenet", "cifar-10", "coco-test-dev", "squad1-1"} <= {
+        item["slug"] for item in structured["items"]}
+    imagenet = next(item for item in structured["items"] if item["slug"] == "imagenet")
+    assert imagenet["paper_count"] in (None, 8)  # never the evaluation count (10)
+    line = next(line for line in text.splitlines() if line.startswith("3|imagenet|"))
+    assert "Computer Vision: Image Classification, Self-Supervised Image Classification" in line
+    assert "|10|" not in line
+
+
+def test_grouped_benchmarks_honour_limit_and_page(runtime: Runtime) -> None:
+    every, _, _ = call(runtime, "list_benchmarks", {"group_by_area": True})
+    first, text, _ = call(runtime, "list_benchmarks", {"group_by_area": True, "limit": 2})
+    second, _, _ = call(runtime, "list_benchmarks", {"group_by_area": True, "limit": 2, "page": 2})
+    assert [i["id"] for i in first["items"] + second["items"]] == [i["id"] for i in every["items"][:4]]
+    assert first["next_page"] == 2 and text.startswith(f"2 of {len(every['items'])} benchmarks.")
