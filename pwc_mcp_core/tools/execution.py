@@ -26,7 +26,13 @@ from pwc_mcp_core.runtime.call import Call
 from pwc_mcp_core.tools.registry import ToolSpec, get_tool
 from pwc_mcp_core.tools.cursors import CursorCodec
 from pwc_mcp_core.errors import ResourceError, ToolError
-from pwc_mcp_core.tools.projections.leaderboards import METRIC_SELECTORS, local_page, metric_note, unknown_metric_error
+from pwc_mcp_core.tools.projections.leaderboards import (
+    METRIC_SELECTORS,
+    local_page,
+    metric_note,
+    order_by_metric,
+    unknown_metric_error,
+)
 from pwc_mcp_core.tools.projections.results import public_paper_result, structured
 from pwc_mcp_core.tools.projections.text_papers import available_at, paper_list_text, read_paper_text
 from pwc_mcp_core.tools.error_texts import INTERNAL_ERROR, error_result, tool_error_text
@@ -193,11 +199,14 @@ def _leaderboard(tool: ToolSpec, options: dict[str, Any], page: int,
 
     limit = int(options.get("limit") or 20)
     local = "page" not in options
+    ordered = local and not options.get("sort") and not options.get("pareto")
     if local:
         if page * limit > CLI_ROW_LIMIT:
             raise ToolError(f"invalid_argument: page × limit must be at most {CLI_ROW_LIMIT} for a leaderboard; "
                             "narrow it with metric filters instead")
-        options = {**options, "limit": page * limit}
+        # Without an explicit order every row the CLI can return is fetched, so the metric order
+        # below is the same on every page.
+        options = {**options, "limit": CLI_ROW_LIMIT if ordered else page * limit}
     try:
         payload, notes = query(tool.command, options, runtime.client), []
     except UsageError as exc:
@@ -206,6 +215,9 @@ def _leaderboard(tool: ToolSpec, options: dict[str, Any], page: int,
         notes = [metric_note(str(exc))]
         unfiltered = {**options, **{key: None for key in METRIC_SELECTORS if key in options}}
         payload = query(tool.command, unfiltered, runtime.client)
+    if ordered:
+        requested = [*(options.get("require_metrics") or []), *(options.get("min") or {}), *(options.get("max") or {})]
+        payload = order_by_metric(payload, requested if not notes else [])
     return (local_page(payload, page, limit, max_rows=CLI_ROW_LIMIT) if local else payload), notes
 
 

@@ -43,8 +43,8 @@ from pwc_mcp_core.tools.projections.text_papers import (
 
 __all__ = ["public_paper_result", "structured"]
 
-# get_benchmark arguments that leave rows out (sort_metric only orders them).
-_ROW_FILTERS = ("require_metrics", "minimum_metrics", "maximum_metrics", "pareto")
+# get_benchmark arguments that leave rows out (sort_metric too: a row without the metric is left out).
+_ROW_FILTERS = ("require_metrics", "minimum_metrics", "maximum_metrics", "pareto", "sort_metric")
 
 
 def _envelope(payload: Any, **projections: Any) -> dict[str, Any]:
@@ -149,7 +149,10 @@ def benchmark(payload: Any, arguments: dict[str, Any], notes: list[str]) -> tupl
     if notes:
         result["metric_note"] = notes[0]
     filtered = any(arguments.get(name) not in (None, [], {}) for name in _ROW_FILTERS)
-    return result, benchmark_text(result, filtered=filtered)
+    order = data.get("order") if isinstance(data.get("order"), dict) else None
+    if order is None and arguments.get("sort_metric"):
+        order = {"metric": arguments["sort_metric"], "direction": "as requested"}
+    return result, benchmark_text(result, filtered=filtered, order=order)
 
 
 def benchmark_page(payload: Any, arguments: dict[str, Any], notes: list[str]) -> tuple[dict, str]:

@@ -99,9 +99,19 @@ def _row_counts(count: Any, matched: Any, filtered: bool) -> str:
     return f"{stored}, merged into {count_of(matched, 'leaderboard row')} (one per model result)"
 
 
-def benchmark_text(result: dict[str, Any], *, filtered: bool = False) -> str:
+def _order_line(order: dict[str, Any] | None) -> str:
+    """How the rows are ordered: by a metric (best first), else by the catalog's task-scoped rank."""
+    if not order:
+        return "Rows in the catalog's rank order; ranks are task-scoped (not comparable across tasks)."
+    way = {"higher": "higher first", "lower": "lower first"}.get(str(order.get("direction")), "as requested")
+    return (f"Rows ordered by {md_escape(order.get('metric'))} ({way}); the rank column is each task's own "
+            "rank (not comparable across tasks).")
+
+
+def benchmark_text(result: dict[str, Any], *, filtered: bool = False, order: dict[str, Any] | None = None) -> str:
     """Text of ``get_benchmark``: the benchmark, counts, metric directions, the leaderboard page
-    (ranks with their task scope), notes and ``next_page``; ``filtered``: metric filters were given."""
+    (ranks with their task scope), notes and ``next_page``; ``filtered``: metric filters were given;
+    ``order``: the metric the rows are ordered by."""
     bench = result.get("benchmark") or {}
     rows = result.get("evaluations") or []
     count, matched = result.get("evaluation_count"), result.get("matched_count")
@@ -113,8 +123,8 @@ def benchmark_text(result: dict[str, Any], *, filtered: bool = False) -> str:
              facts(_identity(bench), labelled("split", bench.get("split")),
                    labelled("papers", bench.get("paper_count")), bench.get("hf_url")),
              one_line(bench.get("description")),
-             _row_counts(count, matched, filtered)
-             + f"; page {result.get('page')}: {len(rows)} rows. Ranks are task-scoped (not comparable across tasks).",
+             _row_counts(count, matched, filtered) + f"; page {result.get('page')}: {len(rows)} rows.",
+             _order_line(order),
              labelled("Metric directions:", directions),
              labelled("Note:", result.get("metric_note")),
              next_page_line(result.get("next_page"))]

@@ -109,3 +109,15 @@ def test_grouped_benchmarks_honour_limit_and_page(runtime: Runtime) -> None:
     second, _, _ = call(runtime, "list_benchmarks", {"group_by_area": True, "limit": 2, "page": 2})
     assert [i["id"] for i in first["items"] + second["items"]] == [i["id"] for i in every["items"][:4]]
     assert first["next_page"] == 2 and text.startswith(f"2 of {len(every['items'])} benchmarks.")
+
+
+def test_the_default_leaderboard_order_is_the_primary_metric_best_first(runtime: Runtime) -> None:
+    first, text, _ = call(runtime, "get_benchmark", {"benchmark": "imagenet", "limit": 3})
+    second, _, _ = call(runtime, "get_benchmark", {"benchmark": "imagenet", "limit": 3, "page": 2})
+    scores = [row["metrics"]["Top 1 Accuracy"] for row in first["evaluations"] + second["evaluations"]]
+    assert scores == sorted(scores, reverse=True) and first["evaluations"][0]["model_name"] == "ViT-H/14"
+    assert "Rows ordered by Top 1 Accuracy (higher first)" in text
+    simclr = "#1 in Self-Supervised Image Classification"
+    everything, _, _ = call(runtime, "get_benchmark", {"benchmark": "imagenet", "limit": 20})
+    row = next(r for r in everything["evaluations"] if r["model_name"].startswith("SimCLR"))
+    assert row["rank_scopes"][0]["rank"] == 1 and everything["evaluations"].index(row) > 0 and simclr not in text
