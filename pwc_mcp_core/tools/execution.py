@@ -17,7 +17,9 @@ import logging
 from dataclasses import dataclass
 from typing import Any
 
-from pwc.errors import UsageError
+from pwc.errors import HTTPStatusError, UsageError
+from pwc.names import closeness, find_exact, first_word
+from pwc.render import result_list
 from pwc.transport import Client
 from pwc_mcp_core.protocol.jsonrpc import dumps
 from pwc_mcp_core.runtime.cache_metrics import InstrumentedCache
@@ -50,6 +52,13 @@ TOO_LARGE = "upstream_error: the result is too large for one response; request f
 DATA_NOTE = "data omitted: the CLI payload did not fit the 2 MiB response bound; the projections are complete"
 CLI_ROW_LIMIT = 100  # `pwc benchmark --limit` range is 1-100
 _PAPER_TOOLS = frozenset({"get_paper_info", "get_paper_evaluations", "get_related_papers", "get_paper_lineage"})
+# List-tool filter arguments that name a catalog entity: argument → (noun, search endpoint, tool listing them).
+_FILTER_ENTITIES: dict[str, tuple[str, str, str]] = {
+    "task": ("task", "tasks/", "list_tasks"),
+    "method": ("method", "methods/", "list_methods"),
+    "conference": ("conference", "conferences/", "list_conferences"),
+    "organization": ("organization", "organizations/", "list_organizations"),
+}
 
 
 @dataclass
@@ -184,11 +193,41 @@ def run_tool(tool: ToolSpec, arguments: dict[str, Any], runtime: Runtime) -> tup
     if tool.name == "get_benchmark":
         payload, notes = _leaderboard(tool, options, int(effective.get("page") or 1), runtime)
     else:
-        payload = query(tool.command, options, runtime.client)
+        try:
+            payload = query(tool.command, options, runtime.client)
+        except HTTPStatusError as exc:
+            if exc.status == 404:
+                _name_the_missing_filter(effective, runtime.client)
+            raise
     if tool.name == "list_benchmarks" and effective.get("limit") is None:
         # Grouped: the CLI pages areas, so the caller's own limit and page page the benchmarks.
         effective = {**effective, "limit": arguments.get("limit"), "page": arguments.get("page", 1)}
     return structured(tool.output, payload, effective, notes, tool.name)
+
+
+def _name_the_missing_filter(arguments: dict[str, Any], client: Client) -> None:
+    """A list call the catalog answered with 404: name the filter argument that matches no record,
+    with the closest names and the tool that lists valid values (as ``get_task`` does).
+
+    Raises:
+        ToolError: ``not_found:`` naming the argument; returns when every named entity exists.
+    """
+    for argument, (noun, endpoint, lister) in _FILTER_ENTITIES.items():
+        value = arguments.get(argument)
+        if not isinstance(value, str) or not value.strip():
+            continue
+        candidates = result_list(client.get_json(endpoint, {"q": value.strip(), "page": 1, "page_size": 100}))
+        if find_exact(candidates, value, ("name", "full_name", "slug", "id")) is not None:
+            continue
+        wider = first_word(value) if not candidates else None
+        if wider:
+            candidates = result_list(client.get_json(endpoint, {"q": wider, "page": 1, "page_size": 100}))
+        ranked = sorted((c for c in candidates if isinstance(c, dict) and c.get("slug")),
+                        key=lambda c: -closeness(value, c))[:3]
+        closest = ", ".join(f"{c['slug']} ({c.get('name') or c['slug']})" for c in ranked)
+        raise ToolError(f"not_found: no {noun} matches {argument}={value.strip()!r}"
+                        + (f"; closest {noun}s: {closest}" if closest else "")
+                        + f". Pass a slug, name or ID from {lister}.")
 
 
 def _leaderboard(tool: ToolSpec, options: dict[str, Any], page: int,

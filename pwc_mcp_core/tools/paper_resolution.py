@@ -160,7 +160,8 @@ def _resolve(text: str, client: Client, *, allow_retry: bool) -> ResolvedPaper:
     record = lookup_title(candidate, client)
     if record is None:
         raise ToolError(f"not_found: Paper title not found: {candidate}; no catalog paper or public "
-                        "metadata record (arXiv, Crossref) has this exact title")
+                        "metadata record (arXiv, Crossref) has this exact title. Use search_papers to find "
+                        "the paper by words of its title, then pass its arXiv ID or catalog ID")
     return _external_or_retry(record, "title", client, allow_retry=allow_retry, reference=candidate)
 
 
@@ -225,7 +226,8 @@ def _item_key(item: dict[str, Any]) -> str | None:
 
 def _ambiguous(candidate: str, matches: dict[str, str]) -> ToolError:
     listed = "; ".join(f"{title} ({key})" for key, title in matches.items())
-    return ToolError(f"ambiguous: Paper title is ambiguous: {candidate}; {listed}")
+    return ToolError(f"ambiguous: Paper title is ambiguous: {candidate}; {listed}. "
+                     "Pass one of these IDs as paper")
 
 
 def _resolve_title(candidate: str, client: Client, *, slug: str | None) -> str | None:

@@ -54,7 +54,8 @@ OTHER_PAPER = ("invalid_argument: continuation cursor belongs to a different pap
                "omit cursor to start reading this paper from the beginning")
 UNCONTINUABLE = ("invalid_argument: this reference cannot carry a continuation cursor; "
                  "use the paper's arXiv ID or catalog ID")
-NO_MARKDOWN = "no_markdown: no stored Markdown is available for this paper"
+NO_MARKDOWN = ("no_markdown: no stored Markdown is available for this paper; use get_paper_info for its "
+               "abstract, authors and links")
 BAD_CHUNK = "upstream_error: the Papers With Code catalog request failed"
 _VERSION_RE = re.compile(r"[0-9a-f]{64}")
 

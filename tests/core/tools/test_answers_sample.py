@@ -121,3 +121,24 @@ def test_the_default_leaderboard_order_is_the_primary_metric_best_first(runtime:
     everything, _, _ = call(runtime, "get_benchmark", {"benchmark": "imagenet", "limit": 20})
     row = next(r for r in everything["evaluations"] if r["model_name"].startswith("SimCLR"))
     assert row["rank_scopes"][0]["rank"] == 1 and everything["evaluations"].index(row) > 0 and simclr not in text
+
+
+@pytest.mark.parametrize(("name", "arguments", "expected"), [
+    ("list_papers", {"task": "no-such-task"}, ["task='no-such-task'", "list_tasks"]),
+    ("list_benchmarks", {"task": "object"}, ["task='object'", "closest tasks: object-detection (Object Detection)",
+                                             "list_tasks"]),
+    ("list_papers", {"organization": "meta"}, ["organization='meta'", "closest organizations: meta-ai (Meta AI)"]),
+    ("get_paper_info", {"paper": "No Such Paper Title At All"}, ["Use search_papers"]),
+    ("get_benchmark", {"benchmark": "imagenet-1k"}, ["Benchmark not found: imagenet-1k; closest results: ImageNet"]),
+    ("get_conference", {"conference": "neurips-2099"}, ["closest results: NeurIPS"]),
+    ("get_organization", {"organization": "meta"}, ["closest results: Meta AI,"]),
+    ("get_framework", {"framework": "torch"}, ["closest results: PyTorch,"]),
+    ("get_benchmark", {"benchmark": "imagenet", "max_parameters": "lots"}, ["invalid_argument: max_parameters: "]),
+    ("list_tasks", {"group_by_area": True, "limit": 3}, ["leave out group_by_area"]),
+    ("get_benchmark", {"benchmark": "imagenet", "pareto": "Top 1 Accuracy"}, ["METRIC:higher or METRIC:lower"]),
+])
+def test_an_error_names_what_was_wrong_and_what_to_do(runtime: Runtime, name: str, arguments: dict[str, Any],
+                                                       expected: list[str]) -> None:
+    _, text, is_error = call(runtime, name, arguments)
+    assert is_error and all(part in text for part in expected), text
+    assert "--" not in text and "pwc " not in text and "requested catalog record" not in text

@@ -229,7 +229,7 @@ def test_a_reference_to_another_paper_is_refused(stub) -> None:
 
 def test_a_paper_without_markdown_is_no_markdown(stub) -> None:
     server = stub(read_route({}, {"4242": {"id": "4242", "arxiv_id": None}}))
-    with pytest.raises(ToolError, match="^no_markdown: no stored Markdown is available for this paper$"):
+    with pytest.raises(ToolError, match="^no_markdown: no stored Markdown is available for this paper; use get_paper_info for its abstract, authors and links$"):
         read_paper({"paper": "4242"}, runtime_for(server.url))
 
 
