@@ -183,6 +183,7 @@ def run_tool(tool: ToolSpec, arguments: dict[str, Any], runtime: Runtime) -> tup
     effective = tool.effective(arguments)
     options = tool.to_options(arguments)
     _planned, notes = tool.plan(arguments)
+    chosen = None
     if tool.name in _PAPER_TOOLS:
         from pwc_mcp_core.tools.paper_resolution import resolve_paper
 
@@ -190,6 +191,7 @@ def run_tool(tool: ToolSpec, arguments: dict[str, Any], runtime: Runtime) -> tup
         if not resolved.in_catalog:
             return _outside_catalog(tool, effective, resolved.external or {}, runtime)
         options["paper"] = resolved.canonical
+        chosen = resolved.note
     if tool.name == "get_benchmark":
         payload, notes = _leaderboard(tool, options, int(effective.get("page") or 1), runtime)
     else:
@@ -202,7 +204,9 @@ def run_tool(tool: ToolSpec, arguments: dict[str, Any], runtime: Runtime) -> tup
     if tool.name == "list_benchmarks" and effective.get("limit") is None:
         # Grouped: the CLI pages areas, so the caller's own limit and page page the benchmarks.
         effective = {**effective, "limit": arguments.get("limit"), "page": arguments.get("page", 1)}
-    return structured(tool.output, payload, effective, notes, tool.name)
+    content, text = structured(tool.output, payload, effective, notes, tool.name)
+    # An answer chosen among several candidates says so, first.
+    return (content, f"{chosen}\n{text}") if chosen else (content, text)
 
 
 def _name_the_missing_filter(arguments: dict[str, Any], client: Client) -> None:

@@ -145,8 +145,9 @@ def benchmark_list_text(items: list[dict[str, Any]], next_page: int | None, note
 
 def _count_line(payload: Any, rows: list[dict[str, Any]], noun: str) -> str:
     count = payload.get("count") if isinstance(payload, dict) else None
-    total = f" of {count}" if isinstance(count, int) and not isinstance(count, bool) and count != len(rows) else ""
-    return f"{len(rows)}{total} {noun}."
+    if isinstance(count, int) and not isinstance(count, bool) and count != len(rows):
+        return f"{len(rows)} of {count} {noun}."
+    return f"{count_of(len(rows), noun.removesuffix('s'), noun)}."
 
 
 def _table(payload: Any, noun: str, table: Callable[[Any], tuple[list[str], list[list]]]) -> str:

@@ -142,3 +142,11 @@ def test_an_error_names_what_was_wrong_and_what_to_do(runtime: Runtime, name: st
     _, text, is_error = call(runtime, name, arguments)
     assert is_error and all(part in text for part in expected), text
     assert "--" not in text and "pwc " not in text and "requested catalog record" not in text
+
+
+def test_an_answer_chosen_among_candidates_says_so(runtime: Runtime) -> None:
+    structured, text, _ = call(runtime, "get_paper_info", {"paper": "llama"})
+    assert structured["paper"]["arxiv_id"] == "2302.13971"
+    assert text.startswith("Note: 'llama' was resolved to LLaMA") and "Llama 2" in text and "2307.09288" in text
+    _, exact, _ = call(runtime, "get_paper_info", {"paper": "Attention Is All You Need"})
+    assert not exact.startswith("Note:")
