@@ -150,3 +150,21 @@ def test_an_answer_chosen_among_candidates_says_so(runtime: Runtime) -> None:
     assert text.startswith("Note: 'llama' was resolved to LLaMA") and "Llama 2" in text and "2307.09288" in text
     _, exact, _ = call(runtime, "get_paper_info", {"paper": "Attention Is All You Need"})
     assert not exact.startswith("Note:")
+
+
+def test_a_long_paper_offered_by_completion_reads_as_a_resource(runtime: Runtime) -> None:
+    from pwc_mcp_core.tools.completion import catalog_completion, target
+
+    template = {"type": "ref/resource", "uri": "pwc://papers/{paper}/markdown"}
+    vocabulary, typed = target({"ref": template, "argument": {"name": "paper", "value": "Attention Is All"}})
+    assert vocabulary is not None
+    offered = catalog_completion(vocabulary, typed, runtime.client)["values"]
+    assert "Attention Is All You Need" in offered
+    body = json.loads(execute(Call("resources/read", "pwc://papers/Attention%20Is%20All%20You%20Need/markdown", {}),
+                              runtime))
+    assert "error" not in body, body
+    text = body["result"]["contents"][0]["text"]
+    assert len(text.encode()) > 60_000 and "[read_paper: truncated; bytes 0-" in text and 'cursor="' in text
+    cursor = text.rsplit('cursor="', 1)[1].split('"', 1)[0]
+    _, more, is_error = call(runtime, "read_paper", {"paper": "Attention Is All You Need", "cursor": cursor})
+    assert not is_error and more
