@@ -92,6 +92,9 @@ def expected_facts(tool: str, structured: dict[str, Any]) -> list[str]:
                 _add(facts, bench.get("id"), bench.get("name"), bench.get("paper_count"), bench.get("best_model"))
     if tool == "read_paper":
         _add(facts, structured.get("markdown"), structured.get("next_cursor"))
+        if isinstance(structured.get("total_bytes"), int):
+            facts.append(f"{structured['total_bytes']:,}")
+    _add(facts, *(structured.get("notes") or []), structured.get("metric_note"))
     if set(structured) <= {"schema_version", "data", "data_note"}:  # the CLI payload is the projection
         data = structured.get("data")
         rows = data.get("results") if isinstance(data, dict) and isinstance(data.get("results"), list) else [data]
