@@ -24,6 +24,7 @@ from pwc.render import md_escape
 
 __all__ = [
     "available_at",
+    "count_of",
     "derived_slug",
     "evaluation_table",
     "evaluations_text",
@@ -32,10 +33,9 @@ __all__ = [
     "labelled",
     "lineage_text",
     "next_page_line",
+    "of_total",
     "one_line",
     "paper_info_text",
-    "count_of",
-    "of_total",
     "paper_list_text",
     "paper_summary_table",
     "public_paper_text",
