@@ -10,8 +10,9 @@ boundary), ``limit`` (bytes, 1-16 MiB; absent = to the end) and
 a chunk never splits a UTF-8 character: it is cut back to a boundary, or,
 when ``limit`` is smaller than the character at ``offset``, extended to
 that one whole character so reading always advances. Headers:
-``x-pwc-content-version``, ``x-pwc-truncated`` (``0``/``1``) and, only when
-truncated, ``x-pwc-next-offset`` (= offset + body bytes).
+``x-pwc-content-version``, ``x-pwc-truncated`` (``0``/``1``), ``x-pwc-total-bytes``
+(the whole document's UTF-8 size) and, only when truncated, ``x-pwc-next-offset``
+(= offset + body bytes).
 """
 
 from __future__ import annotations
@@ -149,7 +150,8 @@ async def paper_read(request: web.Request) -> web.Response:
     assert offset is not None
     chunk = utf8_chunk(data, offset, limit)
     end = offset + len(chunk)
-    headers = {"x-pwc-content-version": version, "x-pwc-truncated": "1" if end < len(data) else "0"}
+    headers = {"x-pwc-content-version": version, "x-pwc-truncated": "1" if end < len(data) else "0",
+               "x-pwc-total-bytes": str(len(data))}
     if end < len(data):
         headers["x-pwc-next-offset"] = str(end)
     return web.Response(body=chunk, headers=headers, content_type="text/markdown", charset="utf-8")

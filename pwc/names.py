@@ -7,6 +7,7 @@ no ambiguity detection).
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
@@ -18,8 +19,10 @@ __all__ = [
     "ENTITY_FIELDS",
     "METHOD_FIELDS",
     "area_name_map",
+    "closeness",
     "find_area",
     "find_exact",
+    "first_word",
     "not_found",
     "required_name",
     "resolve_area",
@@ -62,15 +65,39 @@ def find_exact(items: Iterable[Any], query: str, fields: Sequence[str]) -> dict 
     return None
 
 
+_WORD = re.compile(r"[0-9a-z]+")
+
+
+def closeness(query: str, item: Mapping[str, Any]) -> int:
+    """How close an item's name or slug is to ``query``: 3 a prefix either way, 2 a substring either
+    way, 1 a shared word of 3+ letters (``neurips`` in ``NeurIPS 2017``), else 0."""
+    wanted = _norm(query)
+    words = {w for w in _WORD.findall(wanted) if len(w) >= 3 and not w.isdigit()}
+    best = 0
+    for field in ("name", "slug", "full_name"):
+        value = item.get(field)
+        if not value:
+            continue
+        have = _norm(value)
+        if have.startswith(wanted) or wanted.startswith(have):
+            return 3
+        if wanted in have or have in wanted:
+            best = max(best, 2)
+        elif words & set(_WORD.findall(have)):
+            best = max(best, 1)
+    return best
+
+
 def not_found(label: str, query: str, items: Iterable[Any], *, name_only: bool = False) -> NotFoundError:
     """``<Label> not found: <query>; closest results: A, B, C`` (suffix omitted without candidates).
 
-    Candidates are the first 3 items' ``name`` (else ``slug`` unless ``name_only``).
+    Candidates are the 3 items closest to the query (:func:`closeness`; ties in API order), each
+    by its ``name`` (else ``slug`` unless ``name_only``).
     """
+    dicts = [item for item in items if isinstance(item, dict)]
+    ranked = sorted(dicts, key=lambda item: -closeness(query, item))
     names: list[str] = []
-    for item in items:
-        if not isinstance(item, dict):
-            continue
+    for item in ranked:
         value = item.get("name") or (None if name_only else item.get("slug"))
         if value:
             names.append(str(value))
@@ -80,6 +107,13 @@ def not_found(label: str, query: str, items: Iterable[Any], *, name_only: bool =
     if names:
         message += f"; closest results: {', '.join(names)}"
     return NotFoundError(message)
+
+
+def first_word(query: str) -> str | None:
+    """The query's first word when the query has more than one (``imagenet`` of ``imagenet-1k``): a
+    second, wider search for candidates when the whole query finds none."""
+    words = _WORD.findall(_norm(query))
+    return words[0] if len(words) > 1 else None
 
 
 def find_area(areas: Iterable[Any], query: str) -> dict | None:

@@ -67,7 +67,7 @@ def expected_facts(tool: str, structured: dict[str, Any]) -> list[str]:
         if "title" in item:
             _paper_facts(facts, item)
         else:
-            _add(facts, item.get("id"), item.get("name"), item.get("paper_count"))
+            _add(facts, item.get("id"), item.get("name"), item.get("paper_count"), item.get("best_model"))
     for row in structured.get("evaluations") or []:
         _evaluation_facts(facts, row)
     if structured.get("evaluation_count") is not None:
@@ -89,9 +89,12 @@ def expected_facts(tool: str, structured: dict[str, Any]) -> list[str]:
             _references(facts, entity.get("children"))
             _references(facts, entity.get("parents"))
             for bench in entity.get("benchmarks") or []:
-                _add(facts, bench.get("id"), bench.get("name"), bench.get("paper_count"))
+                _add(facts, bench.get("id"), bench.get("name"), bench.get("paper_count"), bench.get("best_model"))
     if tool == "read_paper":
         _add(facts, structured.get("markdown"), structured.get("next_cursor"))
+        if isinstance(structured.get("total_bytes"), int):
+            facts.append(f"{structured['total_bytes']:,}")
+    _add(facts, *(structured.get("notes") or []), structured.get("metric_note"))
     if set(structured) <= {"schema_version", "data", "data_note"}:  # the CLI payload is the projection
         data = structured.get("data")
         rows = data.get("results") if isinstance(data, dict) and isinstance(data.get("results"), list) else [data]

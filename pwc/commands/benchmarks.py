@@ -28,7 +28,7 @@ from pwc.leaderboard import (
     parameters_cell, parse_metric_list, parse_pareto, parse_parameter_size, parse_sort, parse_threshold,
 )
 from pwc.markdown import md_table
-from pwc.names import BENCHMARK_FIELDS, find_exact, not_found, required_name, resolve_area
+from pwc.names import BENCHMARK_FIELDS, find_exact, first_word, not_found, required_name, resolve_area
 from pwc.render import (
     EM_DASH, Output, clean_cell, counted, entity_link, format_table, heading, md_escape, open_cell,
     pagination_hint, result_list, site_url, write_table,
@@ -105,6 +105,9 @@ def run_benchmark(args: argparse.Namespace, client: Any) -> dict[str, Any]:
     candidates = result_list(client.get_json("datasets/", {"q": args.name, "page": 1, "page_size": 100}))
     benchmark = find_exact(candidates, name, BENCHMARK_FIELDS)
     if benchmark is None:
+        wider = first_word(name) if not candidates else None
+        if wider:  # "imagenet-1k" finds nothing; "imagenet" finds the candidates to suggest
+            candidates = result_list(client.get_json("datasets/", {"q": wider, "page": 1, "page_size": 100}))
         raise not_found("Benchmark", name, candidates, name_only=True)
     selection = _selection(args)
     rows, count = fetch_leaderboard(client, benchmark.get("id"), is_open=args.is_open,

@@ -44,8 +44,12 @@ REFUSALS: Final[dict[str, Refusal]] = {
                                             "request body uncompressed (identity); do not retry it compressed"),
     "request_incomplete": Refusal(400, INVALID_REQUEST, "Request incomplete: the body ended before its "
                                   "declared length; retry with the whole body"),
+    # The agent's options: when to retry, and (the one true for every limit) that the smaller
+    # semantic-search limit does not count keyword searches or the other tools.
     "rate_limit_exceeded": Refusal(429, SERVER_BUSY, "Rate limit exceeded for this client; retry after "
-                                   "{retry} s"),
+                                   "{retry} s. Semantic and hybrid searches (search_papers without "
+                                   "mode=keyword) have a smaller limit of their own; search_papers with "
+                                   "mode=keyword and the other tools do not count against it"),
     "server_saturated": Refusal(503, SERVER_BUSY, "Server saturated: too many requests in progress; "
                                 "retry after {retry} s"),
     "limits_unavailable": Refusal(503, SERVER_BUSY, "Rate limits unavailable: the limit store cannot be "

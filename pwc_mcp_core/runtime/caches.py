@@ -350,12 +350,14 @@ class Chunk:
     """One Markdown chunk as read from the catalog (docs/tool-contract.md §4.2).
 
     ``markdown`` is the decoded text; ``next_offset`` the byte offset of the next
-    chunk (None when this is the last one); ``truncated`` whether more remains.
+    chunk (None when this is the last one); ``truncated`` whether more remains;
+    ``total_bytes`` the whole document's UTF-8 size when the catalog states it.
     """
 
     markdown: str
     truncated: bool
     next_offset: int | None
+    total_bytes: int | None = None
 
 
 class ChunkCache:

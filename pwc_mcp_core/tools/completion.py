@@ -27,6 +27,7 @@ matches than that page, ``hasMore`` is true and ``total`` is omitted.
 
 from __future__ import annotations
 
+import calendar
 import hashlib
 import json
 import re
@@ -51,14 +52,19 @@ EMPTY: Final[dict[str, Any]] = {"values": [], "total": 0, "hasMore": False}
 # Vocabulary → catalog list sources: (path, search parameter, fields offered).
 _PAPERS: Final = ("papers/", "search", ("arxiv_id", "title"))
 VOCABULARIES: Final[dict[str, tuple[tuple[str, str, tuple[str, ...]], ...]]] = {
-    "task": (("tasks/", "q", ("name",)),),
-    "benchmark": (("datasets/", "q", ("name",)),),
-    "topic": (("tasks/", "q", ("name",)), ("methods/", "q", ("name",))),
+    # Slugs too: agents type them ("object-d"), and the prompts take a slug or a name.
+    "task": (("tasks/", "q", ("name", "slug")),),
+    "benchmark": (("datasets/", "q", ("name", "slug")),),
+    "topic": (("tasks/", "q", ("name", "slug")), ("methods/", "q", ("name", "slug"))),
     "paper": (_PAPERS,),
 }
 """Argument or template-variable name → the catalog lists its values come from."""
 
 _ARXIV_PREFIX = re.compile(r"\d{4}\.\d{0,5}(v\d+)?")
+# A modern arXiv ID starts with its submission year and month (YYMM): "1706" and "1706.03"
+# are completed from that month's papers, since no catalog search matches ID prefixes.
+_ARXIV_MONTH = re.compile(r"(\d{2})(\d{2})(?:\.\d{0,5})?")
+_WORD = re.compile(r"[0-9a-z]+")
 _PROMPT_ARGUMENTS: Final = {p.name: p.argument for p in PROMPTS}
 
 
@@ -66,11 +72,11 @@ def target(params: dict[str, Any]) -> tuple[str | None, str]:
     """``(vocabulary, typed value)`` for ``completion/complete`` ``params`` (``{ref, argument, context?}``).
 
     ``ref`` is ``{"type": "ref/prompt", "name"}`` or ``{"type": "ref/resource", "uri"}``
-    (a URI template of `templates`). An unknown prompt or template, or an argument the
-    ref does not take, gives vocabulary ``None``: completion is a hint, never a failure.
+    (a URI template of `templates`).
 
     Raises:
-        ProtocolError: -32602 for a malformed ``ref``/``argument``.
+        ProtocolError: -32602 for a malformed ``ref``/``argument``, an unknown prompt or
+            template, or an argument the ref does not take (the message names the known ones).
     """
     ref, argument = params.get("ref"), params.get("argument")
     if not isinstance(ref, dict) or not isinstance(argument, dict):
@@ -91,7 +97,14 @@ def target(params: dict[str, Any]) -> tuple[str | None, str]:
         expected = TEMPLATE_VARIABLES.get(uri)
     else:
         raise ProtocolError(INVALID_PARAMS, "completion/complete 'ref.type' must be ref/prompt or ref/resource")
-    if expected is None or name != expected or expected not in VOCABULARIES:
+    if expected is None:
+        known = ", ".join(sorted(_PROMPT_ARGUMENTS) if kind == "ref/prompt" else sorted(TEMPLATE_VARIABLES))
+        what = "prompt" if kind == "ref/prompt" else "resource template"
+        raise ProtocolError(INVALID_PARAMS, f"completion/complete: unknown {what}; known: {known}")
+    if name != expected:
+        raise ProtocolError(INVALID_PARAMS, f"completion/complete: this {'prompt' if kind == 'ref/prompt' else 'template'}"
+                            f" takes the argument '{expected}', not the one given")
+    if expected not in VOCABULARIES:
         return None, value
     return expected, value.strip()[:MAX_VALUE_CHARS]
 
@@ -131,17 +144,38 @@ def _page(client: Client, path: str, param: str, typed: str) -> tuple[list[dict[
     return rows, more
 
 
+def _offered(row: dict[str, Any], fields: tuple[str, ...], typed: str) -> list[str]:
+    """A row's values for ``typed``: every field, except that a slug is offered only when the typed
+    text matches the slug and not the name (``object-d`` → ``object-detection``; ``Object`` → the name)."""
+    needle = typed.strip().lower()
+    name = row.get("name") if isinstance(row.get("name"), str) else ""
+    return [row[f] for f in fields if isinstance(row.get(f), str) and row[f]
+            and (f != "slug" or (needle and needle not in name.lower() and needle in row[f].lower()))]
+
+
 def _candidates(vocabulary: str, typed: str, client: Client) -> tuple[list[str], bool]:
     values: list[str] = []
     more = False
     for path, param, fields in VOCABULARIES[vocabulary]:
         rows, truncated = _page(client, path, param, typed)
         more = more or truncated
-        values += [row[f] for row in rows for f in fields if isinstance(row.get(f), str) and row[f]]
+        values += [value for row in rows for value in _offered(row, fields, typed)]
     if vocabulary == "paper" and _ARXIV_PREFIX.fullmatch(typed):
         # Titles and abstracts do not hold arXiv IDs; a complete ID is found by keyword search.
         payload = client.get_json("papers/search", {"q": typed, "mode": "keyword", "page": 1, "page_size": 10})
         values = [row["arxiv_id"] for row in result_list(payload) if isinstance(row.get("arxiv_id"), str)] + values
+    month = _ARXIV_MONTH.fullmatch(typed) if vocabulary == "paper" else None
+    if month is not None and 1 <= int(month.group(2)) <= 12:
+        year, number = 2000 + int(month.group(1)), int(month.group(2))
+        last = calendar.monthrange(year, number)[1]
+        payload = client.get_json("papers/", {"start_date": f"{year}-{number:02d}-01",
+                                              "end_date": f"{year}-{number:02d}-{last:02d}",
+                                              "page": 1, "page_size": MAX_VALUES})
+        ids = sorted(row["arxiv_id"] for row in result_list(payload)
+                     if isinstance(row.get("arxiv_id"), str) and row["arxiv_id"].startswith(typed))
+        count = payload.get("count") if isinstance(payload, dict) else None
+        more = more or (isinstance(count, int) and count > MAX_VALUES)
+        values = ids + values
     return values, more
 
 
@@ -161,6 +195,12 @@ def catalog_completion(vocabulary: str, typed: str, client: Client) -> dict[str,
 
     def load() -> bytes:
         values, more = _candidates(vocabulary, typed, client)
-        return json.dumps(rank(values, typed, more=more), ensure_ascii=False).encode("utf-8")
+        found = rank(values, typed, more=more)
+        words = _WORD.findall(typed.lower())
+        if not found["values"] and len(words) > 1 and vocabulary != "paper":
+            # "imagenet-1" matches nothing; its first word offers what the catalog has ("ImageNet").
+            values, more = _candidates(vocabulary, words[0], client)
+            found = rank(values, words[0], more=more)
+        return json.dumps(found, ensure_ascii=False).encode("utf-8")
 
     return json.loads(client.cache.fetch(f"COMPLETE:{digest}", TAXONOMY_TTL_S, load))

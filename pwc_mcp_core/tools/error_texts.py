@@ -23,6 +23,7 @@ from pwc.errors import (
     UsageError,
 )
 from pwc_mcp_core.errors import ToolError
+from pwc_mcp_core.tools.definitions import PARAM_RENAMES
 
 __all__ = [
     "GENERIC_UPSTREAM",
@@ -60,6 +61,15 @@ _LOOKUP_PREFIXES = (
     "Papers API did not confirm",
 )
 _UNPRINTABLE = re.compile(r"[^\x20-\x7e\u00a0-\uffff]")
+# CLI usage messages speak of flags and other commands; a tool's caller knows only its parameters.
+_CLI_PREFIX = re.compile(r"^pwc(?: [a-z-]+)*: (?:argument )?")
+_FLAG = re.compile(r"--([a-z][a-z-]*)")
+_CLI_ADVICE = (
+    (re.compile(r"; use --flat for the complete task endpoint$"), "; leave out group_by_area to page or filter"),
+    (re.compile(r"; use --flat to search tasks$"), "; leave out group_by_area to search tasks"),
+    (re.compile(r"; drop --flat$"), ""),
+)
+_FLAG_NAMES = {"name": "the name", "page-size": "limit", "group-by-area": "group_by_area"}
 _DETAIL_LIMIT = 200
 
 
@@ -83,7 +93,7 @@ def tool_error_text(exc: BaseException) -> str:
     if isinstance(exc, ToolError):
         return str(exc)
     if isinstance(exc, UsageError):
-        return f"invalid_argument: {exc}"
+        return f"invalid_argument: {mcp_words(str(exc))}"
     if isinstance(exc, HTTPStatusError):
         if exc.status == 404:
             return NOT_FOUND_HTTP
@@ -110,6 +120,24 @@ def tool_error_text(exc: BaseException) -> str:
         return GENERIC_UPSTREAM
     logger.error("tool failed unexpectedly type=%s", type(exc).__name__)
     return INTERNAL_ERROR
+
+
+def mcp_words(message: str) -> str:
+    """A CLI usage message in the tool's terms: no ``pwc benchmark: argument`` prefix, flags named as
+    parameters (``--max-parameters`` → ``max_parameters``, ``--page-size`` → ``limit``), and no advice
+    to use a CLI-only flag such as ``--flat``."""
+    text = _CLI_PREFIX.sub("", message)
+    for pattern, advice in _CLI_ADVICE:
+        text = pattern.sub(advice, text)
+
+    def parameter(match: re.Match[str]) -> str:
+        flag = match.group(1)
+        if flag in _FLAG_NAMES:
+            return _FLAG_NAMES[flag]
+        dest = flag.replace("-", "_")
+        return PARAM_RENAMES.get(dest, dest)
+
+    return _FLAG.sub(parameter, text).replace("pagination", "limit or page")
 
 
 def error_result(text: str) -> dict:

@@ -17,7 +17,9 @@ import logging
 from dataclasses import dataclass
 from typing import Any
 
-from pwc.errors import UsageError
+from pwc.errors import HTTPStatusError, UsageError
+from pwc.names import closeness, find_exact, first_word
+from pwc.render import result_list
 from pwc.transport import Client
 from pwc_mcp_core.protocol.jsonrpc import dumps
 from pwc_mcp_core.runtime.cache_metrics import InstrumentedCache
@@ -26,7 +28,13 @@ from pwc_mcp_core.runtime.call import Call
 from pwc_mcp_core.tools.registry import ToolSpec, get_tool
 from pwc_mcp_core.tools.cursors import CursorCodec
 from pwc_mcp_core.errors import ResourceError, ToolError
-from pwc_mcp_core.tools.projections.leaderboards import METRIC_SELECTORS, local_page, metric_note, unknown_metric_error
+from pwc_mcp_core.tools.projections.leaderboards import (
+    METRIC_SELECTORS,
+    local_page,
+    metric_note,
+    order_by_metric,
+    unknown_metric_error,
+)
 from pwc_mcp_core.tools.projections.results import public_paper_result, structured
 from pwc_mcp_core.tools.projections.text_papers import available_at, paper_list_text, read_paper_text
 from pwc_mcp_core.tools.error_texts import INTERNAL_ERROR, error_result, tool_error_text
@@ -44,6 +52,13 @@ TOO_LARGE = "upstream_error: the result is too large for one response; request f
 DATA_NOTE = "data omitted: the CLI payload did not fit the 2 MiB response bound; the projections are complete"
 CLI_ROW_LIMIT = 100  # `pwc benchmark --limit` range is 1-100
 _PAPER_TOOLS = frozenset({"get_paper_info", "get_paper_evaluations", "get_related_papers", "get_paper_lineage"})
+# List-tool filter arguments that name a catalog entity: argument → (noun, search endpoint, tool listing them).
+_FILTER_ENTITIES: dict[str, tuple[str, str, str]] = {
+    "task": ("task", "tasks/", "list_tasks"),
+    "method": ("method", "methods/", "list_methods"),
+    "conference": ("conference", "conferences/", "list_conferences"),
+    "organization": ("organization", "organizations/", "list_organizations"),
+}
 
 
 @dataclass
@@ -168,6 +183,7 @@ def run_tool(tool: ToolSpec, arguments: dict[str, Any], runtime: Runtime) -> tup
     effective = tool.effective(arguments)
     options = tool.to_options(arguments)
     _planned, notes = tool.plan(arguments)
+    chosen = None
     if tool.name in _PAPER_TOOLS:
         from pwc_mcp_core.tools.paper_resolution import resolve_paper
 
@@ -175,11 +191,47 @@ def run_tool(tool: ToolSpec, arguments: dict[str, Any], runtime: Runtime) -> tup
         if not resolved.in_catalog:
             return _outside_catalog(tool, effective, resolved.external or {}, runtime)
         options["paper"] = resolved.canonical
+        chosen = resolved.note
     if tool.name == "get_benchmark":
         payload, notes = _leaderboard(tool, options, int(effective.get("page") or 1), runtime)
     else:
-        payload = query(tool.command, options, runtime.client)
-    return structured(tool.output, payload, effective, notes, tool.name)
+        try:
+            payload = query(tool.command, options, runtime.client)
+        except HTTPStatusError as exc:
+            if exc.status == 404:
+                _name_the_missing_filter(effective, runtime.client)
+            raise
+    if tool.name == "list_benchmarks" and effective.get("limit") is None:
+        # Grouped: the CLI pages areas, so the caller's own limit and page page the benchmarks.
+        effective = {**effective, "limit": arguments.get("limit"), "page": arguments.get("page", 1)}
+    content, text = structured(tool.output, payload, effective, notes, tool.name)
+    # An answer chosen among several candidates says so, first.
+    return (content, f"{chosen}\n{text}") if chosen else (content, text)
+
+
+def _name_the_missing_filter(arguments: dict[str, Any], client: Client) -> None:
+    """A list call the catalog answered with 404: name the filter argument that matches no record,
+    with the closest names and the tool that lists valid values (as ``get_task`` does).
+
+    Raises:
+        ToolError: ``not_found:`` naming the argument; returns when every named entity exists.
+    """
+    for argument, (noun, endpoint, lister) in _FILTER_ENTITIES.items():
+        value = arguments.get(argument)
+        if not isinstance(value, str) or not value.strip():
+            continue
+        candidates = result_list(client.get_json(endpoint, {"q": value.strip(), "page": 1, "page_size": 100}))
+        if find_exact(candidates, value, ("name", "full_name", "slug", "id")) is not None:
+            continue
+        wider = first_word(value) if not candidates else None
+        if wider:
+            candidates = result_list(client.get_json(endpoint, {"q": wider, "page": 1, "page_size": 100}))
+        ranked = sorted((c for c in candidates if isinstance(c, dict) and c.get("slug")),
+                        key=lambda c: -closeness(value, c))[:3]
+        closest = ", ".join(f"{c['slug']} ({c.get('name') or c['slug']})" for c in ranked)
+        raise ToolError(f"not_found: no {noun} matches {argument}={value.strip()!r}"
+                        + (f"; closest {noun}s: {closest}" if closest else "")
+                        + f". Pass a slug, name or ID from {lister}.")
 
 
 def _leaderboard(tool: ToolSpec, options: dict[str, Any], page: int,
@@ -190,11 +242,14 @@ def _leaderboard(tool: ToolSpec, options: dict[str, Any], page: int,
 
     limit = int(options.get("limit") or 20)
     local = "page" not in options
+    ordered = local and not options.get("sort") and not options.get("pareto")
     if local:
         if page * limit > CLI_ROW_LIMIT:
             raise ToolError(f"invalid_argument: page × limit must be at most {CLI_ROW_LIMIT} for a leaderboard; "
                             "narrow it with metric filters instead")
-        options = {**options, "limit": page * limit}
+        # Without an explicit order every row the CLI can return is fetched, so the metric order
+        # below is the same on every page.
+        options = {**options, "limit": CLI_ROW_LIMIT if ordered else page * limit}
     try:
         payload, notes = query(tool.command, options, runtime.client), []
     except UsageError as exc:
@@ -203,6 +258,9 @@ def _leaderboard(tool: ToolSpec, options: dict[str, Any], page: int,
         notes = [metric_note(str(exc))]
         unfiltered = {**options, **{key: None for key in METRIC_SELECTORS if key in options}}
         payload = query(tool.command, unfiltered, runtime.client)
+    if ordered:
+        requested = [*(options.get("require_metrics") or []), *(options.get("min") or {}), *(options.get("max") or {})]
+        payload = order_by_metric(payload, requested if not notes else [])
     return (local_page(payload, page, limit, max_rows=CLI_ROW_LIMIT) if local else payload), notes
 
 

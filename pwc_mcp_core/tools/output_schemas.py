@@ -67,7 +67,7 @@ PAPER_EVALUATION = _obj({
 
 BENCHMARK_SUMMARY = _obj({
     "id": _OSTR, "name": _STR, "slug": _OSTR, "full_name": _OSTR, "description": _OSTR, "split": _OSTR,
-    "hf_url": _OSTR, "paper_count": {"type": "integer"},
+    "hf_url": _OSTR, "paper_count": _OINT, "best_model": _OSTR,
 })
 
 TASK_DETAIL = _obj({

@@ -64,12 +64,16 @@ class ResolvedPaper:
         external: the public-metadata record (``title``, ``abstract``, ``authors``,
             ``source``, ``note``, labelled ``available_at`` [{label, url}], …) or None.
         kind: whether the reference was an ``"identifier"`` (id or URL) or a ``"title"``.
+        note: set when the answer was chosen among several candidates (a short name such as
+            ``llama`` resolved to the one ``LLaMA: …`` title while ``Llama 2: …`` also exists):
+            what was chosen and what else there is.
     """
 
     canonical: str
     in_catalog: bool
     external: dict[str, Any] | None
     kind: Literal["identifier", "title"]
+    note: str | None = None
 
 
 def _strip_version(value: str) -> str:
@@ -154,13 +158,15 @@ def _resolve(text: str, client: Client, *, allow_retry: bool) -> ResolvedPaper:
         kind = classify_identifier(stripped)
         if kind is not None:
             return _resolve_identifier(stripped, kind, client, allow_retry=allow_retry)
-    title = _resolve_title(candidate, client, slug=slug)
+    notes: list[str] = []
+    title = _resolve_title(candidate, client, slug=slug, notes=notes)
     if title is not None:
-        return ResolvedPaper(title, True, None, "title")
+        return ResolvedPaper(title, True, None, "title", notes[0] if notes else None)
     record = lookup_title(candidate, client)
     if record is None:
         raise ToolError(f"not_found: Paper title not found: {candidate}; no catalog paper or public "
-                        "metadata record (arXiv, Crossref) has this exact title")
+                        "metadata record (arXiv, Crossref) has this exact title. Use search_papers to find "
+                        "the paper by words of its title, then pass its arXiv ID or catalog ID")
     return _external_or_retry(record, "title", client, allow_retry=allow_retry, reference=candidate)
 
 
@@ -225,10 +231,11 @@ def _item_key(item: dict[str, Any]) -> str | None:
 
 def _ambiguous(candidate: str, matches: dict[str, str]) -> ToolError:
     listed = "; ".join(f"{title} ({key})" for key, title in matches.items())
-    return ToolError(f"ambiguous: Paper title is ambiguous: {candidate}; {listed}")
+    return ToolError(f"ambiguous: Paper title is ambiguous: {candidate}; {listed}. "
+                     "Pass one of these IDs as paper")
 
 
-def _resolve_title(candidate: str, client: Client, *, slug: str | None) -> str | None:
+def _resolve_title(candidate: str, client: Client, *, slug: str | None, notes: list[str] | None = None) -> str | None:
     """The catalog id of the paper with exactly this title (or unique ``Name:`` prefix), else None.
 
     Raises ToolError for ambiguity or an exhausted page budget (§5 step 4).
@@ -236,6 +243,7 @@ def _resolve_title(candidate: str, client: Client, *, slug: str | None) -> str |
     wanted = _normalize(candidate)
     short_name = None if ":" in wanted else wanted + ":"
     prefixed: dict[str, str] = {}
+    others: dict[str, str] = {}  # titles that start with the short name but not "name:" (Llama 2: …)
     exhausted = False
     for query in (f'"{candidate}"', candidate):
         exact: dict[str, str] = {}
@@ -257,6 +265,9 @@ def _resolve_title(candidate: str, client: Client, *, slug: str | None) -> str |
                     exact.setdefault(key, title)
                 elif short_name is not None and normalized.startswith(short_name):
                     prefixed.setdefault(key, title)
+                elif short_name is not None and normalized.startswith(wanted) \
+                        and not normalized[len(wanted):len(wanted) + 1].isalnum():
+                    others.setdefault(key, title)
             next_page = data.get("next_page") if isinstance(data, dict) else None
             if not isinstance(next_page, int) or isinstance(next_page, bool) or next_page <= page:
                 break
@@ -272,7 +283,13 @@ def _resolve_title(candidate: str, client: Client, *, slug: str | None) -> str |
         raise ToolError("not_found: Too many results to resolve paper title safely: "
                         f"{candidate}; use the arXiv ID or a more specific title")
     if len(prefixed) == 1:
-        return next(iter(prefixed))
+        key, title = next(iter(prefixed.items()))
+        if others and notes is not None:
+            listed = "; ".join(f"{other} ({ident})" for ident, other in list(others.items())[:5])
+            notes.append(f"Note: {candidate!r} was resolved to {title} ({key}), the one title named "
+                         f"'{candidate}: …'; other papers start with that name: {listed}. "
+                         "Pass an arXiv ID to choose another.")
+        return key
     if prefixed:
         raise _ambiguous(candidate, prefixed)
     return None

@@ -47,7 +47,7 @@ PROMPTS: Final = (
         title="Compare a leaderboard",
         description="Inspect a benchmark leaderboard, its metric direction and evaluation settings.",
         argument="benchmark",
-        argument_description="Benchmark (dataset) slug or name, e.g. 'imagenet-1k'.",
+        argument_description="Benchmark (dataset) slug or name, e.g. 'imagenet' or 'ImageNet'.",
         template="Inspect the {value} benchmark. Explain metric direction and evaluation settings, and do not "
         "compare ranks from different task scopes.",
     ),

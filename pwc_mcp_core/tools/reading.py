@@ -47,12 +47,15 @@ MAX_CHUNK_BYTES = 65536
 _CURSOR_SUFFIX = ("; pass the next_cursor value from the previous read_paper result, "
                   "or omit cursor to start from the beginning")
 INVALID_CURSOR = "invalid_argument: invalid continuation cursor" + _CURSOR_SUFFIX
-EXPIRED_CURSOR = "invalid_argument: expired continuation cursor" + _CURSOR_SUFFIX
+# An expired cursor cannot be renewed (its hour is fixed when reading starts): only a restart helps.
+EXPIRED_CURSOR = ("invalid_argument: expired continuation cursor (a cursor lasts one hour from the first "
+                  "read and is never extended); omit cursor to restart reading from the beginning")
 OTHER_PAPER = ("invalid_argument: continuation cursor belongs to a different paper; "
                "omit cursor to start reading this paper from the beginning")
 UNCONTINUABLE = ("invalid_argument: this reference cannot carry a continuation cursor; "
                  "use the paper's arXiv ID or catalog ID")
-NO_MARKDOWN = "no_markdown: no stored Markdown is available for this paper"
+NO_MARKDOWN = ("no_markdown: no stored Markdown is available for this paper; use get_paper_info for its "
+               "abstract, authors and links")
 BAD_CHUNK = "upstream_error: the Papers With Code catalog request failed"
 _VERSION_RE = re.compile(r"[0-9a-f]{64}")
 
@@ -72,6 +75,8 @@ READ_PAPER_OUTPUT_SCHEMA: dict[str, Any] = {
         "offset": {"type": "integer", "minimum": 0, "description": "byte offset of this chunk"},
         "next_offset": {"type": ["integer", "null"], "description": "byte offset of the next chunk"},
         "content_version": {"type": ["string", "null"], "description": "sha256 of the document"},
+        "total_bytes": {"type": ["integer", "null"], "minimum": 0,
+                        "description": "the whole document's size in bytes; present when the catalog states it"},
         "in_catalog": {"type": "boolean"},
         "note": {"type": "string"},
         "available_at": {"type": "array", "items": _LINK},
@@ -168,6 +173,7 @@ def _read(reference: str, paper: str, version: str | None, offset: int, limit: i
     if chunk is None:
         response = _fetch(reference, paper, version, offset, limit, runtime.client)
         version, chunk = _validate(response, version, offset)
+        chunk = _at_boundary(chunk, offset)
         if pinned:
             runtime.chunk_cache.put(paper, version, offset, limit, chunk)
     assert version is not None
@@ -183,9 +189,31 @@ def _read(reference: str, paper: str, version: str | None, offset: int, limit: i
             if exp <= runtime.cursor_codec.now():
                 raise ToolError(EXPIRED_CURSOR) from None
             raise ToolError(UNCONTINUABLE) from None
-    return {"schema_version": "v1", "paper": reference, "markdown": chunk.markdown,
-            "truncated": chunk.truncated, "next_cursor": next_cursor, "offset": offset,
-            "next_offset": chunk.next_offset, "content_version": version, "in_catalog": True}
+    result = {"schema_version": "v1", "paper": reference, "markdown": chunk.markdown,
+              "truncated": chunk.truncated, "next_cursor": next_cursor, "offset": offset,
+              "next_offset": chunk.next_offset, "content_version": version, "in_catalog": True}
+    if chunk.total_bytes is not None:  # only when the catalog states it
+        result["total_bytes"] = chunk.total_bytes
+    return result
+
+
+def _at_boundary(chunk: Chunk, offset: int) -> Chunk:
+    """A truncated chunk ended after its last paragraph break in its second half, else after its last
+    line break in its second half, so no chunk ends inside a number or a word (``(-0`` | ``.1104``).
+
+    The next offset moves back to match; a chunk without such a break is kept whole. Deterministic,
+    so a cached continuation and a fresh read of the same (offset, limit) agree.
+    """
+    text = chunk.markdown
+    if not chunk.truncated or chunk.next_offset is None:
+        return chunk
+    half = len(text) // 2
+    end = next((at + len(mark) for mark in ("\n\n", "\n") if (at := text.rfind(mark)) >= half), len(text))
+    if end >= len(text):
+        return chunk
+    kept = text[:end]
+    return Chunk(markdown=kept, truncated=True, next_offset=offset + len(kept.encode("utf-8")),
+                 total_bytes=chunk.total_bytes)
 
 
 def _fetch(reference: str, paper: str, version: str | None, offset: int, limit: int,
@@ -214,6 +242,7 @@ def _validate(response: TextResponse, version: str | None, offset: int) -> tuple
     got_version = headers.get("x-pwc-content-version", "")
     truncated = headers.get("x-pwc-truncated")
     next_raw = headers.get("x-pwc-next-offset")
+    total_raw = headers.get("x-pwc-total-bytes")
     body_bytes = len(response.text.encode("utf-8"))
     reason = None
     if not _VERSION_RE.fullmatch(got_version):
@@ -230,8 +259,12 @@ def _validate(response: TextResponse, version: str | None, offset: int) -> tuple
         reason = "offset did not advance"
     elif truncated == "1" and int(next_raw or 0) != offset + body_bytes:
         reason = "next offset does not match the body"
+    elif total_raw is not None and (not total_raw.isdigit() or int(total_raw) < offset + body_bytes):
+        reason = "total bytes"
     if reason is not None:
         logger.warning("invalid Markdown chunk from the catalog check=%s", reason)
         raise ToolError(BAD_CHUNK)
     next_offset = int(next_raw) if truncated == "1" and next_raw is not None else None
-    return got_version, Chunk(markdown=response.text, truncated=truncated == "1", next_offset=next_offset)
+    total = int(total_raw) if total_raw is not None else None
+    return got_version, Chunk(markdown=response.text, truncated=truncated == "1", next_offset=next_offset,
+                              total_bytes=total)

@@ -2,7 +2,8 @@
 
 * ``pwc://papers/{paper}`` → compact JSON of ``get_paper_info`` (defaults);
 * ``pwc://papers/{paper}/markdown`` → the whole Markdown when it fits one
-  ``read_paper`` chunk, else an error pointing to ``read_paper``;
+  ``read_paper`` chunk, else the first chunk and a last line naming the ``read_paper``
+  call (with its cursor) that continues it;
 * ``pwc://tasks/{task}`` → compact JSON of ``get_task`` (benchmark_limit 10);
 * ``pwc://benchmarks/{benchmark}`` → compact JSON of ``get_benchmark`` (page 1, limit 20).
 
@@ -30,7 +31,6 @@ ToolRunner = Callable[[ToolSpec, dict[str, Any], Any], tuple[dict[str, Any], str
 
 _SCHEME = "pwc://"
 _MAX_URI = 2048
-TOO_LARGE = "paper is too large for one resource response; use read_paper with its continuation cursor"
 # template → (tool, argument name, fixed arguments, MIME type)
 _READERS: dict[str, tuple[str, str, dict[str, Any], str]] = {
     "paper": ("get_paper_info", "paper", {}, "application/json"),
@@ -91,9 +91,9 @@ def read_resource(uri: str, runtime: Any, era: str, *, run_tool: ToolRunner) -> 
         if content.get("in_catalog") is False or content.get("markdown") is None:
             raise ResourceError(f"Error reading resource {safe_uri}: not_found: the paper is not in the catalog; "
                                 "no Markdown is available", code=_code(era), uri=safe_uri)
-        if content.get("truncated"):
-            raise ResourceError(f"Error reading resource {safe_uri}: {TOO_LARGE}", code=_code(era), uri=safe_uri)
-        text = str(content["markdown"])
+        # A paper longer than one chunk: its first chunk and, on a last line, the read_paper call
+        # (cursor included) that continues it; never an error for a URI completion offered.
+        text = _text if content.get("truncated") else str(content["markdown"])
     else:
         text = compact(content)
     return {"contents": [{"uri": safe_uri, "mimeType": mime, "text": text}]}

@@ -63,9 +63,11 @@ def _explain(exc: fastjsonschema.JsonSchemaValueException, tool: ToolSpec) -> st
     if exc.rule == "enum":
         allowed = exc.definition.get("enum", []) if isinstance(exc.definition, dict) else []
         return f"{field} must be one of: {', '.join(map(str, allowed))}"
-    if exc.rule == "pattern" and isinstance(exc.definition, dict) and "higher|lower" in exc.definition.get("pattern", ""):
-        return f"{field} items must look like METRIC:higher or METRIC:lower"
     text = exc.message.removeprefix("data.").removeprefix("data ")
+    if field.split(".")[0] == "pareto":  # say the form, not only the broken rule
+        base = f"{field} has an invalid format" if exc.rule == "pattern" else text[:200]
+        return (f"{base}; pareto takes 2-10 objectives, each METRIC:higher or METRIC:lower, "
+                'e.g. ["Top 1 Accuracy:higher", "Params:lower"]')
     if exc.rule == "pattern":  # fastjsonschema echoes the regex; keep the field and the rule
         return f"{field} has an invalid format"
     return text[:300]

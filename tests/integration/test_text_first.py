@@ -121,3 +121,17 @@ def test_a_paper_outside_the_catalog_keeps_its_note_and_links_in_the_text(server
     if tool == "read_paper":
         metadata = structured["public_metadata"]
         assert metadata["title"] in text and all(author in text for author in metadata["authors"])
+
+
+@pytest.mark.parametrize("tool", ["get_paper_info", "read_paper", "get_paper_evaluations"])
+def test_two_papers_with_one_exact_title_are_ambiguous_end_to_end(server: ServerProcess, tool: str) -> None:
+    """The sample holds two real papers titled "Deep Reinforcement Learning: An Overview"."""
+    body = {"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+            "params": {"name": tool, "arguments": {"paper": "Deep Reinforcement Learning: An Overview"}}}
+    response = httpx.post(server.mcp_url, json=body, headers=HEADERS, timeout=60)
+    result = response.json()["result"]
+    text = text_of(result)
+    assert result["isError"] is True and text.startswith("ambiguous: Paper title is ambiguous")
+    assert "1701.07274" in text and "1806.08894" in text and "Pass one of these IDs" in text
+    if tool == "get_paper_info":  # one of the IDs offered resolves
+        assert "Mousavi" in text_of(call(server, tool, {"paper": "1806.08894"}))

@@ -13,19 +13,24 @@ from pwc_mcp_core.tools.projections.papers import catalog_reference, catalog_ref
 __all__ = [
     "benchmark_items",
     "benchmark_summary",
+    "grouped_benchmarks",
+    "is_grouped",
     "method_detail",
     "task_detail",
 ]
 
 
 def benchmark_summary(row: Any) -> dict:
-    """``BenchmarkSummary``: ``{id, name, slug, full_name, description, split, hf_url, paper_count}``.
+    """``BenchmarkSummary``: ``{id, name, slug, full_name, description, split, hf_url, paper_count,
+    best_model}``.
 
-    ``paper_count`` falls back through ``all_time_paper_count`` and ``evaluation_count`` to 0.
+    ``paper_count`` is ``paper_count``, else ``all_time_paper_count``, else None: an evaluation
+    count is never shown as a paper count. ``best_model`` is the catalog's top model on the
+    benchmark (task and trending payloads carry it).
     """
     row = row if isinstance(row, dict) else {}
-    count = next((whole(row.get(key)) for key in ("paper_count", "all_time_paper_count", "evaluation_count")
-                  if whole(row.get(key)) is not None), 0)
+    count = next((whole(row.get(key)) for key in ("paper_count", "all_time_paper_count")
+                  if whole(row.get(key)) is not None), None)
     return {
         "id": text(row.get("id")),
         "name": text(row.get("name")) or text(row.get("slug")) or "Unknown benchmark",
@@ -35,20 +40,39 @@ def benchmark_summary(row: Any) -> dict:
         "split": text(row.get("split_name") or row.get("split")),
         "hf_url": absolute_url(row.get("hf_url")),
         "paper_count": count,
+        "best_model": text(row.get("best_model_name")),
     }
+
+
+def is_grouped(payload: Any) -> bool:
+    """Whether a ``benchmark list`` payload is the areas→tasks→benchmarks tree."""
+    return any(isinstance(area, dict) and isinstance(area.get("tasks"), list) for area in payload_rows(payload))
+
+
+def grouped_benchmarks(payload: Any) -> list[tuple[dict, list[str]]]:
+    """Each benchmark of a grouped tree once, in tree order, with the ``Area: Task, Task`` headings it
+    appears under (a benchmark shared by several tasks is one benchmark, not several)."""
+    seen: dict[str, tuple[dict, dict[str, list[str]]]] = {}
+    for area in payload_rows(payload):
+        for task in area.get("tasks") or []:
+            if not isinstance(task, dict):
+                continue
+            for bench in task.get("benchmarks") or []:
+                if isinstance(bench, dict):
+                    key = str(bench.get("id") or bench.get("slug") or bench.get("name"))
+                    tasks = seen.setdefault(key, (bench, {}))[1].setdefault(str(area.get("name") or "Other"), [])
+                    if task.get("name") and str(task["name"]) not in tasks:
+                        tasks.append(str(task["name"]))
+    return [(bench, [f"{area}: {', '.join(tasks)}" if tasks else area for area, tasks in where.items()])
+            for bench, where in seen.values()]
 
 
 def benchmark_items(payload: Any, *, grouped: bool) -> list[dict]:
     """Benchmarks of a ``benchmark list`` payload; a grouped areas→tasks→benchmarks tree is flattened
-    in tree order (docs/tool-contract.md §3.3 #21)."""
+    in tree order, each benchmark once (docs/tool-contract.md §3.3 #21)."""
     if not grouped:
         return [benchmark_summary(row) for row in payload_rows(payload)]
-    items = []
-    for area in payload_rows(payload):
-        for task in area.get("tasks") or []:
-            if isinstance(task, dict):
-                items.extend(benchmark_summary(b) for b in task.get("benchmarks") or [] if isinstance(b, dict))
-    return items
+    return [benchmark_summary(bench) for bench, _places in grouped_benchmarks(payload)]
 
 
 def task_detail(payload: Any, *, benchmark_limit: int) -> dict:

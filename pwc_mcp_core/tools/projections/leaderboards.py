@@ -8,11 +8,12 @@ unfiltered leaderboard and names the available metrics).
 
 from __future__ import annotations
 
+import argparse
 import re
 from typing import Any
 
 from pwc import render
-from pwc.leaderboard import metric_number, shot_count
+from pwc.leaderboard import metric_number, parse_parameter_size, shot_count
 
 __all__ = [
     "METRIC_SELECTORS",
@@ -25,6 +26,7 @@ __all__ = [
     "metric_note",
     "metric_value",
     "next_page",
+    "order_by_metric",
     "paper_evaluation",
     "parse_shots",
     "unknown_metric_error",
@@ -117,6 +119,28 @@ def _metrics(row: dict) -> dict[str, Any]:
     return {str(name): metric_value(value) for name, value in metrics.items()}
 
 
+# Metric names that state a model's parameter count ("Number of params: 197M").
+_PARAMETER_METRICS = frozenset({"number of params", "number of parameters", "params", "parameters", "# params",
+                                "#params", "param count", "model size"})
+
+
+def _parameters(row: dict) -> int | None:
+    """``num_parameters``, else the count a parameter metric states, so the parameter column never
+    stays empty while a metric of the same row gives the size."""
+    size = _int(row.get("num_parameters"))
+    if size is not None:
+        return size
+    metrics = row.get("metrics") if isinstance(row.get("metrics"), dict) else {}
+    for name, value in metrics.items():
+        if str(name).strip().casefold() in _PARAMETER_METRICS and isinstance(value, str | int) \
+                and not isinstance(value, bool):
+            try:
+                return parse_parameter_size(str(value))
+            except argparse.ArgumentTypeError:
+                continue
+    return None
+
+
 def _rank_scopes(row: dict) -> list[dict]:
     scopes = row.get("rank_scopes")
     if isinstance(scopes, list):
@@ -151,7 +175,7 @@ def evaluation(row: dict) -> dict:
         "paper_published": _text(row.get("paper_published_date")),
         "rank_scopes": _rank_scopes(row),
         "is_open": _bool(row.get("is_open")),
-        "num_parameters": _int(row.get("num_parameters")),
+        "num_parameters": _parameters(row),
         "split": _text(split),
         "shots": parse_shots(row.get("methodology")),
         "evaluation_protocol": _text(row.get("methodology")),
@@ -175,7 +199,7 @@ def paper_evaluation(row: dict) -> dict:
         "best_metric": _text(row.get("best_metric")),
         "best_rank": _int(row.get("best_rank")),
         "is_open": row.get("is_open") is not False,
-        "num_parameters": _int(row.get("num_parameters")),
+        "num_parameters": _parameters(row),
         "source_url": absolute_url(row.get("result_url") or row.get("source_url")),
     }
 
@@ -206,6 +230,52 @@ def local_page(payload: Any, page: int, limit: int, *, max_rows: int) -> Any:
     total = total if isinstance(total, int) and not isinstance(total, bool) else len(rows)
     more = total > page * limit and (page + 1) * limit <= max_rows
     return {**payload, "results": rows[(page - 1) * limit: page * limit], "next_page": page + 1 if more else None}
+
+
+def primary_metric(rows: list[dict], requested: list[str]) -> tuple[str, str] | None:
+    """``(metric, direction)`` a leaderboard is ordered by: the first requested metric, else the
+    ``best_metric`` most rows name, else the metric most rows report; None when its direction is
+    unknown (then the catalog's rank order stays)."""
+    names: dict[str, int] = {}
+    for row in rows:
+        metrics = row.get("metrics") if isinstance(row.get("metrics"), dict) else {}
+        best = row.get("best_metric")
+        for name in metrics:
+            names[str(name)] = names.get(str(name), 0) + (len(rows) + 1 if name == best else 1)
+    by_case = {name.casefold(): name for name in names}
+    for wanted in requested:
+        if str(wanted).casefold() in by_case:
+            name = by_case[str(wanted).casefold()]
+            direction = metric_direction(name)
+            return (name, direction) if direction != "unknown" else None
+    for name in sorted(names, key=lambda n: -names[n]):
+        direction = metric_direction(name)
+        if direction != "unknown":
+            return name, direction
+    return None
+
+
+def order_by_metric(payload: Any, requested: list[str]) -> Any:
+    """The leaderboard payload with its merged rows ordered by :func:`primary_metric` in its direction
+    (rows without it after, in rank order), and ``order`` naming it; unchanged when no metric has a
+    known direction. A first row is then the best row, not the #1 of some task scope."""
+    if not isinstance(payload, dict) or not isinstance(payload.get("results"), list):
+        return payload
+    rows = [row for row in payload["results"] if isinstance(row, dict)]
+    chosen = primary_metric(rows, requested)
+    if chosen is None:
+        return payload
+    name, direction = chosen
+    sign = -1.0 if direction == "higher" else 1.0
+    with_metric = [row for row in rows if _value_of(row, name) is not None]
+    without = [row for row in rows if _value_of(row, name) is None]
+    with_metric.sort(key=lambda row: sign * (_value_of(row, name) or 0.0))
+    return {**payload, "results": with_metric + without, "order": {"metric": name, "direction": direction}}
+
+
+def _value_of(row: dict, name: str) -> float | None:
+    metrics = row.get("metrics") if isinstance(row.get("metrics"), dict) else {}
+    return metric_number(metrics.get(name))
 
 
 def unknown_metric_error(message: str) -> bool:

@@ -18,7 +18,14 @@ from pwc_mcp_core.tools.projections.leaderboards import (
     paper_evaluation,
 )
 from pwc_mcp_core.tools.projections.papers import lineage_result, paper_detail, paper_items, payload_rows, whole
-from pwc_mcp_core.tools.projections.entities import benchmark_items, benchmark_summary, method_detail, task_detail
+from pwc_mcp_core.tools.projections.entities import (
+    benchmark_items,
+    benchmark_summary,
+    grouped_benchmarks,
+    is_grouped,
+    method_detail,
+    task_detail,
+)
 from pwc_mcp_core.tools.projections.text_entities import (
     benchmark_list_text,
     benchmark_text,
@@ -35,6 +42,9 @@ from pwc_mcp_core.tools.projections.text_papers import (
 )
 
 __all__ = ["public_paper_result", "structured"]
+
+# get_benchmark arguments that leave rows out (sort_metric too: a row without the metric is left out).
+_ROW_FILTERS = ("require_metrics", "minimum_metrics", "maximum_metrics", "pareto", "sort_metric")
 
 
 def _envelope(payload: Any, **projections: Any) -> dict[str, Any]:
@@ -62,7 +72,12 @@ def _frameworks(paper: dict) -> dict[str, str]:
 def paper_page(payload: Any, arguments: dict[str, Any], _notes: list[str]) -> tuple[dict, str]:
     items = paper_items(payload)
     nxt = _next(payload, arguments.get("page", 1), arguments.get("limit"))
-    return _envelope(payload, items=items, next_page=nxt), paper_list_text(items, nxt)
+    return _envelope(payload, items=items, next_page=nxt), paper_list_text(items, nxt, total=_count(payload))
+
+
+def _count(payload: Any) -> int | None:
+    """The catalog's total of a list payload (``count``), when it states one."""
+    return whole(payload.get("count")) if isinstance(payload, dict) else None
 
 
 def paper_info(payload: Any, arguments: dict[str, Any], _notes: list[str]) -> tuple[dict, str]:
@@ -109,7 +124,9 @@ def lineage(payload: Any, _arguments: dict[str, Any], _notes: list[str]) -> tupl
 
 def task(payload: Any, arguments: dict[str, Any], _notes: list[str]) -> tuple[dict, str]:
     detail = task_detail(payload, benchmark_limit=int(arguments.get("benchmark_limit", 10)))
-    return _envelope(payload, task=detail), task_text(detail)
+    benchmarks = payload.get("benchmarks") if isinstance(payload, dict) else None
+    total = len(benchmarks) if isinstance(benchmarks, list) else None
+    return _envelope(payload, task=detail), task_text(detail, benchmark_total=total)
 
 
 def method(payload: Any, _arguments: dict[str, Any], _notes: list[str]) -> tuple[dict, str]:
@@ -131,17 +148,33 @@ def benchmark(payload: Any, arguments: dict[str, Any], notes: list[str]) -> tupl
                        ranking_note=RANKING_NOTE)
     if notes:
         result["metric_note"] = notes[0]
-    return result, benchmark_text(result)
+    filtered = any(arguments.get(name) not in (None, [], {}) for name in _ROW_FILTERS)
+    order = data.get("order") if isinstance(data.get("order"), dict) else None
+    if order is None and arguments.get("sort_metric"):
+        order = {"metric": arguments["sort_metric"], "direction": "as requested"}
+    return result, benchmark_text(result, filtered=filtered, order=order)
 
 
 def benchmark_page(payload: Any, arguments: dict[str, Any], notes: list[str]) -> tuple[dict, str]:
-    grouped = arguments.get("limit") is None
-    items = benchmark_items(payload, grouped=grouped)
-    nxt = None if grouped else _next(payload, arguments.get("page", 1), arguments.get("limit"))
-    result = _envelope(payload, items=items, next_page=nxt)
-    if notes:
-        result["notes"] = list(notes)
-    return result, benchmark_list_text(items, nxt, list(notes))
+    """``list_benchmarks``. A grouped tree is paged here by ``limit``/``page`` (the CLI pages areas,
+    not benchmarks); ``arguments`` then carry the caller's own ``limit`` and ``page``."""
+    if not is_grouped(payload):
+        items = benchmark_items(payload, grouped=False)
+        nxt = _next(payload, arguments.get("page", 1), arguments.get("limit"))
+        result = _envelope(payload, items=items, next_page=nxt)
+        if notes:
+            result["notes"] = list(notes)
+        return result, benchmark_list_text(items, nxt, list(notes), total=_count(payload))
+    every = grouped_benchmarks(payload)
+    limit, page = whole(arguments.get("limit")), whole(arguments.get("page")) or 1
+    shown = every if limit is None else every[(page - 1) * limit: page * limit]
+    nxt = page + 1 if limit is not None and len(every) > page * limit else None
+    items = [benchmark_summary(bench) for bench, _places in shown]
+    grouping = (f"grouped by area: benchmarks with at least {arguments.get('minimum_evaluations') or 2} evaluations, "
+                "each once with its area and tasks; the flat list (no group_by_area) has them all")
+    result = _envelope(payload, items=items, next_page=nxt, notes=[*notes, grouping])
+    places = {str(item["id"]): "; ".join(where) for item, (_bench, where) in zip(items, shown)}
+    return result, benchmark_list_text(items, nxt, result["notes"], total=len(every), places=places)
 
 
 def query(payload: Any, arguments: dict[str, Any], _notes: list[str], tool: str = "") -> tuple[dict, str]:

@@ -18,11 +18,13 @@ from pwc.errors import ResponseError
 from pwc.markdown import md_cell, md_table
 from pwc.render import md_escape, result_list
 from pwc_mcp_core.tools.projections.text_papers import (
+    count_of,
     evaluation_table,
     facts,
     join_lines,
     labelled,
     next_page_line,
+    of_total,
     one_line,
     references,
     shown_slug,
@@ -36,21 +38,26 @@ def _identity(item: dict[str, Any]) -> str:
     return facts(labelled("id", item.get("id")), labelled("slug", shown_slug(item)))
 
 
-def _benchmark_rows(items: list[dict[str, Any]]) -> list[str]:
-    """``BenchmarkSummary`` table (a full name equal to the name is not repeated)."""
+def _benchmark_rows(items: list[dict[str, Any]], places: dict[str, str] | None = None) -> list[str]:
+    """``BenchmarkSummary`` table (a full name equal to the name is not repeated); ``places``: benchmark
+    ID → the ``Area: Task, Task`` headings a grouped list shows it under."""
+    places = places or {}
     rows = [[md_cell(b.get("id")), md_cell(b.get("slug")), md_cell(b.get("name")),
              md_cell(b.get("full_name") if b.get("full_name") != b.get("name") else ""),
-             md_cell(b.get("paper_count")), md_cell(b.get("split")), md_cell(b.get("hf_url")),
-             md_cell(b.get("description"))] for b in items]
-    return md_table(["id", "slug", "name", "full name", "papers", "split", "HF", "description"], rows,
+             md_cell(places.get(str(b.get("id")))),
+             md_cell(b.get("paper_count")), md_cell(b.get("best_model")), md_cell(b.get("split")),
+             md_cell(b.get("hf_url")), md_cell(b.get("description"))] for b in items]
+    return md_table(["id", "slug", "name", "full name", "area: tasks", "papers", "best model", "split", "HF",
+                     "description"], rows,
                     drop_empty=True, compact=True)
 
 
 # ---------------------------------------------------------------- typed projections
 
 
-def task_text(task: dict[str, Any]) -> str:
-    """Text of ``get_task``: identity, area, paper count, description, hierarchy and benchmarks."""
+def task_text(task: dict[str, Any], *, benchmark_total: int | None = None) -> str:
+    """Text of ``get_task``: identity, area, paper count, description, hierarchy and benchmarks
+    (``2 of 3`` when ``benchmark_limit`` left some out)."""
     area = task.get("area") or {}
     benchmarks = task.get("benchmarks") or []
     lines = [f"# {md_escape(task.get('name'))}",
@@ -60,7 +67,8 @@ def task_text(task: dict[str, Any]) -> str:
              labelled("Parents:", references(task.get("parents") or [])),
              labelled("Subtasks:", references(task.get("children") or []))]
     if benchmarks:
-        lines += [f"## Benchmarks ({len(benchmarks)})", *_benchmark_rows(benchmarks)]
+        lines += [f"## Benchmarks ({of_total(len(benchmarks), benchmark_total, 'benchmark')})",
+                  *_benchmark_rows(benchmarks)]
     return join_lines(lines)
 
 
@@ -80,9 +88,30 @@ def method_text(method: dict[str, Any]) -> str:
                        one_line(method.get("description")), source_line])
 
 
-def benchmark_text(result: dict[str, Any]) -> str:
+def _row_counts(count: Any, matched: Any, filtered: bool) -> str:
+    """Stored rows, then what the leaderboard shows of them: rows matching the filters, or (no
+    filter) the merged rows, one per model result however many tasks rank it."""
+    stored = count_of(count, "evaluation row")
+    if matched is None or matched == count:
+        return stored
+    if filtered:
+        return f"{stored}; {matched} merged rows match the filters"
+    return f"{stored}, merged into {count_of(matched, 'leaderboard row')} (one per model result)"
+
+
+def _order_line(order: dict[str, Any] | None) -> str:
+    """How the rows are ordered: by a metric (best first), else by the catalog's task-scoped rank."""
+    if not order:
+        return "Rows in the catalog's rank order; ranks are task-scoped (not comparable across tasks)."
+    way = {"higher": "higher first", "lower": "lower first"}.get(str(order.get("direction")), "as requested")
+    return (f"Rows ordered by {md_escape(order.get('metric'))} ({way}); the rank column is each task's own "
+            "rank (not comparable across tasks).")
+
+
+def benchmark_text(result: dict[str, Any], *, filtered: bool = False, order: dict[str, Any] | None = None) -> str:
     """Text of ``get_benchmark``: the benchmark, counts, metric directions, the leaderboard page
-    (ranks with their task scope), notes and ``next_page``."""
+    (ranks with their task scope), notes and ``next_page``; ``filtered``: metric filters were given;
+    ``order``: the metric the rows are ordered by."""
     bench = result.get("benchmark") or {}
     rows = result.get("evaluations") or []
     count, matched = result.get("evaluation_count"), result.get("matched_count")
@@ -94,19 +123,21 @@ def benchmark_text(result: dict[str, Any]) -> str:
              facts(_identity(bench), labelled("split", bench.get("split")),
                    labelled("papers", bench.get("paper_count")), bench.get("hf_url")),
              one_line(bench.get("description")),
-             f"{count} evaluation rows" + (f", {matched} matching" if matched is not None and matched != count else "")
-             + f"; page {result.get('page')}: {len(rows)} rows. Ranks are task-scoped (not comparable across tasks).",
+             _row_counts(count, matched, filtered) + f"; page {result.get('page')}: {len(rows)} rows.",
+             _order_line(order),
              labelled("Metric directions:", directions),
              labelled("Note:", result.get("metric_note")),
              next_page_line(result.get("next_page"))]
     return join_lines(lines + (evaluation_table(rows, with_paper=True, with_benchmark=False) if rows else []))
 
 
-def benchmark_list_text(items: list[dict[str, Any]], next_page: int | None, notes: list[str]) -> str:
-    """Text of ``list_benchmarks``: the benchmark table, notes and ``next_page``."""
-    return join_lines([f"{len(items)} benchmarks. Pass a slug to get_benchmark.",
+def benchmark_list_text(items: list[dict[str, Any]], next_page: int | None, notes: list[str],
+                        total: int | None = None, places: dict[str, str] | None = None) -> str:
+    """Text of ``list_benchmarks``: the benchmark table, notes and ``next_page``; ``places`` (grouped
+    lists) adds each benchmark's area and tasks."""
+    return join_lines([f"{of_total(len(items), total, 'benchmark')}. Pass a slug to get_benchmark.",
                        *(f"Note: {note}" for note in notes), next_page_line(next_page),
-                       *(_benchmark_rows(items) if items else [])])
+                       *(_benchmark_rows(items, places) if items else [])])
 
 
 # ---------------------------------------------------------------- CLI payloads (no typed projection)
@@ -114,8 +145,9 @@ def benchmark_list_text(items: list[dict[str, Any]], next_page: int | None, note
 
 def _count_line(payload: Any, rows: list[dict[str, Any]], noun: str) -> str:
     count = payload.get("count") if isinstance(payload, dict) else None
-    total = f" of {count}" if isinstance(count, int) and not isinstance(count, bool) and count != len(rows) else ""
-    return f"{len(rows)}{total} {noun}."
+    if isinstance(count, int) and not isinstance(count, bool) and count != len(rows):
+        return f"{len(rows)} of {count} {noun}."
+    return f"{count_of(len(rows), noun.removesuffix('s'), noun)}."
 
 
 def _table(payload: Any, noun: str, table: Callable[[Any], tuple[list[str], list[list]]]) -> str:

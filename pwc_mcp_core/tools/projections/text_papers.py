@@ -24,6 +24,7 @@ from pwc.render import md_escape
 
 __all__ = [
     "available_at",
+    "count_of",
     "derived_slug",
     "evaluation_table",
     "evaluations_text",
@@ -32,6 +33,7 @@ __all__ = [
     "labelled",
     "lineage_text",
     "next_page_line",
+    "of_total",
     "one_line",
     "paper_info_text",
     "paper_list_text",
@@ -123,9 +125,24 @@ def paper_summary_table(items: list[dict[str, Any]]) -> list[str]:
     return md_table(headers, rows, drop_empty=True, compact=True)
 
 
-def paper_list_text(items: list[dict[str, Any]], next_page: int | None, note: str | None = None) -> str:
-    """Text of a paper page (search, list, recent, trending, related)."""
-    head = f"{len(items)} papers." + (f" {note}" if note else "")
+def of_total(shown: int, total: Any, noun: str, plural: str | None = None) -> str:
+    """``3 of 10 papers`` when the total is known and larger than what is shown, else ``1 paper`` /
+    ``3 papers``: a header states the total, not only the page."""
+    if isinstance(total, int) and not isinstance(total, bool) and total > shown:
+        return f"{shown} of {total} {plural or noun + 's'}"
+    return count_of(shown, noun, plural)
+
+
+def count_of(value: Any, noun: str, plural: str | None = None) -> str:
+    """``1 paper`` / ``12 papers`` (digits as the structured view has them, so facts match)."""
+    return f"{value} {noun if value == 1 else plural or noun + 's'}"
+
+
+def paper_list_text(items: list[dict[str, Any]], next_page: int | None, note: str | None = None,
+                    total: int | None = None) -> str:
+    """Text of a paper page (search, list, recent, trending, related); ``total`` is the catalog's count
+    of matching papers."""
+    head = f"{of_total(len(items), total, 'paper')}." + (f" {note}" if note else "")
     return join_lines([head, next_page_line(next_page), *(paper_summary_table(items) if items else [])])
 
 
@@ -187,7 +204,7 @@ def evaluation_table(rows: list[dict[str, Any]], *, with_paper: bool, with_bench
 def evaluations_text(paper: str, count: int, page: int, next_page: int | None, rows: list[dict[str, Any]]) -> str:
     """Text of ``get_paper_evaluations``: the paper once, then its rows (paper columns left out)."""
     head = f"# Evaluations of {(_paper(rows[0]) if rows else '') or md_escape(paper)}"
-    lines = [head, f"{count} evaluation rows; {len(rows)} on page {page}. Ranks are task-scoped.",
+    lines = [head, f"{count_of(count, 'evaluation row')}; {len(rows)} on page {page}. Ranks are task-scoped.",
              next_page_line(next_page)]
     return join_lines(lines + (evaluation_table(rows, with_paper=False, with_benchmark=True) if rows else []))
 
@@ -222,7 +239,7 @@ def paper_info_text(paper: dict[str, Any], evaluation_count: int | None, evaluat
                    labelled("published", paper.get("published")),
                    labelled("citations", paper.get("citation_count")),
                    in_catalog and "official code: " + ("yes" if paper.get("has_official_implementation") else "no"),
-                   in_catalog and f"{code} code repositories"),
+                   in_catalog and count_of(code, "code repository", "code repositories")),
              labelled("Authors:", ", ".join(paper.get("authors") or [])),
              facts(labelled("URL:", None if _arxiv_url(paper) else paper.get("url")),
                    labelled("PDF:", None if _arxiv_pdf(paper) else paper.get("pdf_url"))) or None,
@@ -232,10 +249,10 @@ def paper_info_text(paper: dict[str, Any], evaluation_count: int | None, evaluat
     if paper.get("abstract"):
         lines += ["## Abstract", str(paper["abstract"]).replace("\r", "").strip()]
     if repos:
-        lines.append(f"## Repositories ({len(repos)} of {code})")
+        lines.append(f"## Repositories ({len(repos)} of {code})" if code > len(repos) else f"## Repositories ({code})")
         lines += [_repository(repo, frameworks or {}) for repo in repos]
     if evaluations is not None:
-        lines.append(f"## Evaluations ({evaluation_count})")
+        lines.append(f"## Evaluations ({of_total(len(evaluations), evaluation_count, 'row')})")
         lines += evaluation_table(evaluations, with_paper=False, with_benchmark=True) if evaluations else ["None."]
     return join_lines(lines)
 
@@ -284,10 +301,14 @@ def read_paper_text(result: dict[str, Any]) -> str:
         return _public_read_text(result)
     markdown = result.get("markdown") or ""
     offset = result.get("offset") or 0
+    total = result.get("total_bytes")
+    of_total = f" of {total:,}" if isinstance(total, int) else ""
     if not result.get("truncated"):
-        return f"{markdown}\n\n[read_paper: end of paper; this chunk started at byte {offset}]"
+        size = f" ({total:,} bytes)" if isinstance(total, int) else ""
+        return f"{markdown}\n\n[read_paper: end of paper{size}; this chunk started at byte {offset}]"
     paper = json.dumps(result.get("paper"), ensure_ascii=False)
-    return (f"{markdown}\n\n[read_paper: truncated; bytes {offset}-{result.get('next_offset')}. To continue, call "
+    return (f"{markdown}\n\n[read_paper: truncated; bytes {offset}-{result.get('next_offset')}{of_total}. "
+            "To continue, call "
             f"read_paper with paper={paper} and cursor=\"{result.get('next_cursor')}\"]")
 
 

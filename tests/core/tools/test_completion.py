@@ -42,13 +42,24 @@ def client(catalog_url: str) -> Client:
     pytest.param({"type": "ref/resource", "uri": "pwc://papers/{paper}"}, "paper", "paper", id="template-paper"),
     pytest.param({"type": "ref/resource", "uri": "pwc://papers/{paper}/markdown"}, "paper", "paper",
                  id="template-markdown"),
-    pytest.param({"type": "ref/prompt", "name": "survey_task"}, "x", None, id="argument-not-taken"),
-    pytest.param({"type": "ref/prompt", "name": "no-such-prompt"}, "task", None, id="unknown-prompt"),
-    pytest.param({"type": "ref/resource", "uri": "pwc://nowhere/{x}"}, "x", None, id="unknown-template"),
 ])
 def test_target_names_the_vocabulary_of_the_argument(ref: dict, argument: str, expected: str | None) -> None:
     assert target({"ref": ref, "argument": {"name": argument, "value": " Img "}}) == (
         expected, "Img" if expected else " Img ")
+
+
+@pytest.mark.parametrize(("ref", "argument", "named"), [
+    pytest.param({"type": "ref/prompt", "name": "survey_task"}, "x", "takes the argument 'task'",
+                 id="argument-not-taken"),
+    pytest.param({"type": "ref/prompt", "name": "no-such-prompt"}, "task", "unknown prompt; known: compare_leaderboard",
+                 id="unknown-prompt"),
+    pytest.param({"type": "ref/resource", "uri": "pwc://nowhere/{x}"}, "x", "unknown resource template; known: pwc://",
+                 id="unknown-template"),
+])
+def test_an_unknown_prompt_template_or_argument_is_invalid_params(ref: dict, argument: str, named: str) -> None:
+    with pytest.raises(ProtocolError) as info:
+        target({"ref": ref, "argument": {"name": argument, "value": "x"}})
+    assert info.value.code == -32602 and named in str(info.value)
 
 
 @pytest.mark.parametrize("params", [
@@ -88,6 +99,10 @@ def test_values_are_capped_at_100_and_a_truncated_page_has_more() -> None:
     pytest.param("topic", "language mod", "Language Modelling", id="topic-task"),
     pytest.param("paper", "attention is all", "Attention Is All You Need", id="paper-title"),
     pytest.param("paper", "1706.03762", "1706.03762", id="paper-arxiv-id"),
+    pytest.param("topic", "object-d", "object-detection", id="task-slug-prefix"),
+    pytest.param("task", "image-c", "image-classification", id="task-slug-prefix-2"),
+    pytest.param("paper", "1706", "1706.03762", id="arxiv-month-prefix"),
+    pytest.param("paper", "1706.03", "1706.03762", id="arxiv-id-prefix"),
 ])
 def test_the_catalog_completes_names_it_holds(client: Client, vocabulary: str, typed: str, first: str) -> None:
     result = catalog_completion(vocabulary, typed, client)
@@ -98,7 +113,7 @@ def test_the_catalog_completes_names_it_holds(client: Client, vocabulary: str, t
 
 
 @pytest.mark.parametrize(("vocabulary", "typed"), [
-    pytest.param("task", "image-generation", id="old-vocabulary-task"),
+    pytest.param("task", "text-to-video-generation", id="old-vocabulary-task"),
     pytest.param("benchmark", "humaneval", id="old-vocabulary-benchmark"),
     pytest.param("topic", "lora", id="old-vocabulary-method"),
 ])

@@ -80,7 +80,7 @@ def test_search_returns_summaries_next_page_and_the_payload(runtime: Runtime) ->
     assert content["items"][0]["title"] == "Attention Is All You Need"
     assert content["data"]["count"] == 3
     text = result["content"][0]["text"]
-    assert text.startswith("1 papers.\nNext page: 2 (pass page=2).\n") and "Attention Is All You Need" in text
+    assert text.startswith("1 of 3 papers.\nNext page: 2 (pass page=2).\n") and "Attention Is All You Need" in text
 
 
 def test_paper_info_is_compact_official_first_with_evaluations(runtime: Runtime, stub: StubCatalog) -> None:
@@ -125,7 +125,7 @@ def test_metric_filters_select_rows(runtime: Runtime) -> None:
 
 def test_list_benchmarks_falls_back_and_explains(runtime: Runtime) -> None:
     result = call_tool(runtime, "list_benchmarks", {"area": "Natural Language Processing", "limit": 10})["result"]
-    assert result["content"][0]["text"].startswith("1 benchmarks.")
+    assert result["content"][0]["text"].startswith("1 benchmark.")
     result = call_tool(runtime, "list_benchmarks", {"order_by": "trending"})["result"]
     assert result["structuredContent"]["notes"] == ["order_by=trending needs task; ordered by name instead"]
     assert "\nNote: order_by=trending needs task; ordered by name instead\n" in result["content"][0]["text"]

@@ -15,6 +15,8 @@ from pwc_mcp_core.tools.registry import tools
 from pwc_mcp_core.tools.execution import Runtime, execute
 from tests.core.tools.tools_stub import StubCatalog, runtime, stub  # noqa: F401 - fixtures
 
+PARETO_FORM = '; pareto takes 2-10 objectives, each METRIC:higher or METRIC:lower, e.g. ["Top 1 Accuracy:higher", "Params:lower"]'
+
 
 
 
@@ -39,9 +41,9 @@ from tests.core.tools.tools_stub import StubCatalog, runtime, stub  # noqa: F401
     pytest.param("list_papers", {"authors": ["a"] * 11}, "invalid_argument: authors must contain less than or "
                  "equal to 10 items", id="too-many-authors"),
     pytest.param("get_benchmark", {"benchmark": "b", "pareto": ["a:higher"]},
-                 "invalid_argument: pareto must contain at least 2 items", id="pareto-one"),
+                 "invalid_argument: pareto must contain at least 2 items" + PARETO_FORM, id="pareto-one"),
     pytest.param("get_benchmark", {"benchmark": "b", "pareto": ["a:up", "b:lower"]},
-                 "invalid_argument: pareto.0 items must look like METRIC:higher or METRIC:lower", id="pareto-dir"),
+                 "invalid_argument: pareto.0 has an invalid format" + PARETO_FORM, id="pareto-dir"),
     pytest.param("get_benchmark", {"benchmark": "b", "minimum_metrics": {"F1": "high"}},
                  "invalid_argument: minimum_metrics.F1 must be number", id="threshold-type"),
     pytest.param("get_paper_info", {"paper": "1706.03762", "repo_limit": 0},

@@ -215,7 +215,7 @@ def test_duplicate_exact_titles_are_ambiguous_even_on_different_pages(stub) -> N
     with pytest.raises(ToolError) as info:
         resolve_paper("Same Title", server.client())
     assert str(info.value) == ("ambiguous: Paper title is ambiguous: Same Title; Same Title (2001.00001); "
-                               "same  title (2001.00002)")
+                               "same  title (2001.00002). Pass one of these IDs as paper")
 
 
 def test_several_titles_sharing_a_short_name_are_ambiguous(stub) -> None:

@@ -186,7 +186,7 @@ def test_an_expired_cursor_is_refused(stub) -> None:
     runtime = runtime_for(server.url, chunk=5, clock=clock)
     cursor = first_cursor(runtime)
     clock.now += 3600
-    with pytest.raises(ToolError, match="^invalid_argument: expired continuation cursor; pass the next_cursor"):
+    with pytest.raises(ToolError, match=r"^invalid_argument: expired continuation cursor .*omit cursor to restart"):
         read_paper({"paper": "1706.03762", "cursor": cursor}, runtime)
 
 
@@ -229,7 +229,7 @@ def test_a_reference_to_another_paper_is_refused(stub) -> None:
 
 def test_a_paper_without_markdown_is_no_markdown(stub) -> None:
     server = stub(read_route({}, {"4242": {"id": "4242", "arxiv_id": None}}))
-    with pytest.raises(ToolError, match="^no_markdown: no stored Markdown is available for this paper$"):
+    with pytest.raises(ToolError, match="^no_markdown: no stored Markdown is available for this paper; use get_paper_info for its abstract, authors and links$"):
         read_paper({"paper": "4242"}, runtime_for(server.url))
 
 

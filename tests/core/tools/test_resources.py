@@ -54,7 +54,8 @@ def test_unknown_or_failing_uris_are_json_rpc_errors(runtime: Runtime, uri: str,
     assert body["error"]["code"] == code and body["error"]["data"] == {"uri": uri}
 
 
-def test_markdown_larger_than_one_chunk_points_to_read_paper(runtime: Runtime, stub: StubCatalog) -> None:
+def test_markdown_larger_than_one_chunk_is_its_first_chunk_and_the_call_that_continues(
+        runtime: Runtime, stub: StubCatalog) -> None:
     def truncated(request: web.Request) -> web.Response:
         return web.Response(text="abcdefgh", headers={"X-PwC-Content-Version": "b" * 64, "X-PwC-Truncated": "1",
                                                       "X-PwC-Next-Offset": "8"})
@@ -64,7 +65,9 @@ def test_markdown_larger_than_one_chunk_points_to_read_paper(runtime: Runtime, s
         body = read(runtime, "pwc://papers/1706.03762/markdown")
     finally:
         stub.overrides.clear()
-    assert "read_paper" in body["error"]["message"] and body["error"]["code"] == -32002
+    text = body["result"]["contents"][0]["text"]
+    assert text.startswith("abcdefgh\n\n[read_paper: truncated; bytes 0-8") and 'cursor="' in text
+    assert body["result"]["contents"][0]["mimeType"] == "text/markdown"
 
 
 @pytest.mark.parametrize(("uri", "parsed"), [

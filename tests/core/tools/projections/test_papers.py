@@ -47,9 +47,10 @@ def test_lineage_ids_are_strings_and_a_missing_paper_is_an_error() -> None:
 
 def test_benchmark_summaries_fall_back_through_paper_counts() -> None:
     assert benchmark_summary({"slug": "s", "all_time_paper_count": 4})["paper_count"] == 4
+    assert benchmark_summary({"evaluation_count": 2}) | {} == {**benchmark_summary({}), "paper_count": None}
     assert benchmark_summary({"evaluation_count": 2})["name"] == "Unknown benchmark"
     grouped = {"results": [{"name": "A", "tasks": [{"benchmarks": [BENCHMARK, BENCHMARK]}]}]}
-    assert len(benchmark_items(grouped, grouped=True)) == 2
+    assert len(benchmark_items(grouped, grouped=True)) == 1  # one benchmark, listed once
 
 
 def test_task_and_method_details_project_their_payloads() -> None:
