@@ -53,7 +53,7 @@ class LineFormatter(logging.Formatter):
         cached = self._second
         if cached[0] != second:
             cached = self._second = (second, time.strftime(self.default_time_format, self.converter(record.created)))
-        return self.default_msec_format % (cached[1], record.msecs)
+        return (self.default_msec_format or "%s,%03d") % (cached[1], record.msecs)
 
 
 _THIRD_PARTY: Final = ("aiohttp", "asyncio")
@@ -137,7 +137,7 @@ class BatchingStreamHandler(logging.Handler):
             # Not handleError: the stdlib's report dumps the record's arguments (addresses, values).
             line = (f"{self._fallback_time()} ERROR pwc_mcp.logs logging_error logger={record.name} "
                     f"level={record.levelname} error={type(exc).__name__}")
-        with self.lock:
+        with self._buffer_lock():
             self._lines.append(line)
             urgent = record.levelno >= logging.WARNING or len(self._lines) >= self._batch_lines
         if urgent:
@@ -147,8 +147,13 @@ class BatchingStreamHandler(logging.Handler):
     def _fallback_time() -> str:
         return time.strftime("%Y-%m-%d %H:%M:%S", time.localtime())
 
+    def _buffer_lock(self) -> threading.RLock:
+        lock = self.lock
+        assert lock is not None  # logging.Handler.__init__ creates it
+        return lock
+
     def flush(self) -> None:
-        with self.lock:
+        with self._buffer_lock():
             lines, self._lines = self._lines, []
         if not lines:
             return
