@@ -87,7 +87,7 @@ def docs_document(tools: Sequence[Mapping[str, JsonValue]], core: CoreSettings |
         "version": SERVER_VERSION,
         "protocol_version": LATEST_LEGACY_VERSION,
         "protocol_versions": [LATEST_LEGACY_VERSION, *MODERN_VERSIONS],
-        "supported_protocol_versions": sorted(SUPPORTED_VERSIONS, reverse=True),
+        "supported_protocol_versions": [*sorted(SUPPORTED_VERSIONS, reverse=True)],
         "endpoint": "/mcp",
         "limits": _limits(core),
         "resources": [],

@@ -22,6 +22,7 @@ from pwc.errors import (
     TransportError,
     UsageError,
 )
+from pwc_mcp_core.protocol.json_types import JsonObject
 from pwc_mcp_core.errors import ToolError
 
 __all__ = [
@@ -112,6 +113,6 @@ def tool_error_text(exc: BaseException) -> str:
     return INTERNAL_ERROR
 
 
-def error_result(text: str) -> dict:
+def error_result(text: str) -> JsonObject:
     """The MCP ``tools/call`` result for a tool failure: one text block, ``isError: true``."""
     return {"content": [{"type": "text", "text": text}], "isError": True}

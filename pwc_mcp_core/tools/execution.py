@@ -130,7 +130,7 @@ def _finish(result: dict[str, Any], call: Call) -> dict[str, Any]:
 def _tool_body(call: Call, runtime: Runtime) -> dict[str, Any]:
     tool = get_tool(call.name)
     if tool is None:
-        name = call.name[:64] if isinstance(call.name, str) else ""
+        name = call.name[:64]
         return {"error": {"code": INVALID_PARAMS, "message": f"Unknown tool: {name}"}}
     try:
         arguments = validate_arguments(tool, call.arguments)

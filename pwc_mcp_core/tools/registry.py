@@ -268,7 +268,7 @@ def _by_name() -> dict[str, ToolSpec]:
     return {tool.name: tool for tool in tools()}
 
 
-def get_tool(name: str) -> ToolSpec | None:
+def get_tool(name: object) -> ToolSpec | None:
     """The tool called ``name``, or None for an unknown name."""
     return _by_name().get(name) if isinstance(name, str) else None
 

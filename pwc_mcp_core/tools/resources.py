@@ -44,7 +44,7 @@ def _code(era: str) -> int:
     return -32602 if era == "modern" else -32002
 
 
-def parse_uri(uri: str) -> tuple[str, str] | None:
+def parse_uri(uri: object) -> tuple[str, str] | None:
     """``(template kind, decoded variable)`` for a supported URI, else None.
 
     Kinds: ``paper``, ``markdown``, ``task``, ``benchmark``.
@@ -63,7 +63,7 @@ def parse_uri(uri: str) -> tuple[str, str] | None:
     return (kind, value) if value else None
 
 
-def read_resource(uri: str, runtime: Any, era: str, *, run_tool: ToolRunner) -> dict[str, Any]:
+def read_resource(uri: object, runtime: Any, era: str, *, run_tool: ToolRunner) -> dict[str, Any]:
     """Read one resource; returns ``{"contents": [{"uri", "mimeType", "text"}]}``.
 
     ``run_tool`` is ``execution.run_tool``, passed in so that this module does not import
