@@ -6,7 +6,8 @@ splices ids into the pre-serialized bodies.
 
 from __future__ import annotations
 
-from typing import Any, Final
+from collections.abc import Mapping
+from typing import Final
 
 from pwc_mcp_core.protocol.json_types import JsonObject
 from pwc_mcp_core.errors import ProtocolError
@@ -49,7 +50,7 @@ def initialize_bodies() -> dict[str, bytes]:
     }
 
 
-def legacy_static_bodies(tools_result: JsonObject) -> dict[str, bytes]:
+def legacy_static_bodies(tools_result: Mapping[str, object]) -> dict[str, bytes]:
     """Method → serialized result body for every parameter-free legacy method."""
     return {
         "ping": result_body({}),

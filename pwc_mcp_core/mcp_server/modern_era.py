@@ -7,7 +7,8 @@ list results and ``server/discover`` also carry ``ttlMs``/``cacheScope``.
 
 from __future__ import annotations
 
-from typing import Any, Final
+from collections.abc import Mapping
+from typing import Final
 
 from pwc_mcp_core.protocol.json_types import JsonObject
 from pwc_mcp_core.tools.instructions import SERVER_INSTRUCTIONS
@@ -33,17 +34,17 @@ LEGACY_ONLY_METHODS: Final = frozenset({
 """Removed in 2026-07-28: answered 404 -32601 on the modern leg (docs/protocol.md §6.2)."""
 
 
-def modern_result(result: JsonObject, *, ttl_ms: int | None = None) -> JsonObject:
+def modern_result(result: Mapping[str, object], *, ttl_ms: int | None = None) -> dict[str, object]:
     """``result`` plus the modern fields (`version.modern_result_extras`), merging any ``_meta``."""
     extras = modern_result_extras(ttl_ms=ttl_ms)
-    merged = {**result, **extras}
+    merged: dict[str, object] = {**result, **extras}
     meta, extra_meta = result.get("_meta"), extras["_meta"]
     if isinstance(meta, dict) and isinstance(extra_meta, dict):
         merged["_meta"] = {**meta, **extra_meta}
     return merged
 
 
-def modern_static_bodies(tools_result: JsonObject) -> dict[str, bytes]:
+def modern_static_bodies(tools_result: Mapping[str, object]) -> dict[str, bytes]:
     """Method → serialized result body for every parameter-free modern method."""
     discover: JsonObject = {
         "supportedVersions": [*MODERN_VERSIONS],
