@@ -84,7 +84,7 @@ async def error_middleware(request: web.Request, handler: Handler) -> web.Stream
                 response.headers[name] = exc.headers[name]
     except asyncio.CancelledError:
         raise
-    except Exception as exc:  # the last line of defence: never leak internals
+    except Exception as exc:  # noqa: BLE001 - the last line of defence: never leak internals
         logger.error("unhandled %s in route %s", type(exc).__name__, _route_name(request))
         response = json_response({"detail": "Internal server error"}, 500)
     access_logger.info("%s %s %d %.1fms", request.method, _route_name(request), response.status,

@@ -26,9 +26,21 @@ from urllib.parse import quote
 from catalog.schema import SCHEMA_VERSION
 
 __all__ = [
-    "Conflict", "Invalid", "NotFound", "PAPER_COLUMNS", "Page", "Store", "StoreError",
-    "envelope", "find_by_arxiv", "newest_paper_date", "paper_detail", "paper_summaries", "paper_summary",
-    "resolve_paper", "strip_arxiv_version",
+    "PAPER_COLUMNS",
+    "Conflict",
+    "Invalid",
+    "NotFound",
+    "Page",
+    "Store",
+    "StoreError",
+    "envelope",
+    "find_by_arxiv",
+    "newest_paper_date",
+    "paper_detail",
+    "paper_summaries",
+    "paper_summary",
+    "resolve_paper",
+    "strip_arxiv_version",
 ]
 
 logger = logging.getLogger(__name__)

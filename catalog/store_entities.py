@@ -125,7 +125,8 @@ def dataset_list(conn: sqlite3.Connection, page: Page, *, q: str | None, task: s
     name/slug/id (404 if unknown), optionally with its descendants.
     ``is_open``: datasets with at least one evaluation of that openness.
     """
-    where, args = ["1=1"], []
+    where: list[str] = ["1=1"]
+    args: list[str | int] = []
     if q:
         where.append("(d.name LIKE ? OR d.full_name LIKE ? OR d.slug LIKE ? OR CAST(d.id AS TEXT) = ?)")
         args += [f"%{q}%"] * 3 + [q.strip()]

@@ -22,16 +22,21 @@ from collections.abc import Mapping, Sequence
 from typing import Final
 
 from aiohttp import web
-from pwc_mcp_core.tools.definitions import LIMIT_CAP
-from pwc_mcp_core.tools.examples import EXAMPLE_CALLS
-from pwc_mcp_core.tools.prompts import prompts_list_result
-from pwc_mcp_core.runtime.core_settings import DEFAULT_API_URL, CoreSettings
-from pwc_mcp_core.tools.templates import RESOURCE_TEMPLATES
-from pwc_mcp_core.protocol.json_types import JsonObject, JsonValue
-from pwc_mcp_core.protocol.versions import LATEST_LEGACY_VERSION, MODERN_VERSIONS, SERVER_VERSION, SUPPORTED_VERSIONS
 
 from gateway.docs_html import render_html
 from gateway.public_url import PublicUrl
+from pwc_mcp_core.protocol.json_types import JsonObject, JsonValue
+from pwc_mcp_core.protocol.versions import (
+    LATEST_LEGACY_VERSION,
+    MODERN_VERSIONS,
+    SERVER_VERSION,
+    SUPPORTED_VERSIONS,
+)
+from pwc_mcp_core.runtime.core_settings import DEFAULT_API_URL, CoreSettings
+from pwc_mcp_core.tools.definitions import LIMIT_CAP
+from pwc_mcp_core.tools.examples import EXAMPLE_CALLS
+from pwc_mcp_core.tools.prompts import prompts_list_result
+from pwc_mcp_core.tools.templates import RESOURCE_TEMPLATES
 
 __all__ = ["DocsPage", "configurations", "docs_document", "example_arguments", "render_html"]
 

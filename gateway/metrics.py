@@ -23,9 +23,18 @@ import functools
 import os
 from typing import Final
 
+from prometheus_client import (
+    CONTENT_TYPE_LATEST,
+    REGISTRY,
+    CollectorRegistry,
+    Counter,
+    Gauge,
+    Histogram,
+    generate_latest,
+    multiprocess,
+)
+
 import pwc_mcp_core.runtime.cache_metrics  # noqa: F401  (registers the cache and upstream counters)
-from prometheus_client import (CONTENT_TYPE_LATEST, REGISTRY, CollectorRegistry, Counter, Gauge, Histogram,
-                               generate_latest, multiprocess)
 
 __all__ = ["CONTENT_TYPE", "observe_call", "observe_queue_wait", "observe_request", "record_rejection", "render",
            "set_busy_workers", "set_live_workers", "set_queue_depth", "set_worker_threads"]

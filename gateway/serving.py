@@ -40,8 +40,15 @@ if TYPE_CHECKING:  # gunicorn is imported lazily: embedded serving never needs i
     from gunicorn.glogging import Logger
     from gunicorn.workers.base import Worker
 
-__all__ = ["IDLE_TIMEOUT_S", "bind_address", "config_error", "run_gateway", "gunicorn_logger_class",
-           "serve_from_env", "server_options"]
+__all__ = [
+    "IDLE_TIMEOUT_S",
+    "bind_address",
+    "config_error",
+    "gunicorn_logger_class",
+    "run_gateway",
+    "serve_from_env",
+    "server_options",
+]
 
 logger = logging.getLogger(__name__)
 

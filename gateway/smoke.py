@@ -20,7 +20,7 @@ import argparse
 import itertools
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any, TextIO
 
 import httpx
@@ -69,7 +69,8 @@ class _Session:
             raise SmokeFailure(f"POST /mcp {method} did not answer JSON") from None
         if "error" in message:
             raise SmokeFailure(f"{method} returned JSON-RPC error {message['error']}")
-        return message["result"]
+        result: dict[str, Any] = message["result"]
+        return result
 
     def call_tool(self, name: str, arguments: dict[str, Any]) -> dict[str, Any]:
         result = self.rpc("tools/call", {"name": name, "arguments": arguments})
@@ -162,7 +163,7 @@ def main(argv: Sequence[str] | None = None, *, out: TextIO | None = None) -> int
     if not base_url.startswith(("http://", "https://")):
         parser.error("URL must start with http:// or https://")
     session = _Session(base_url, args.timeout)
-    steps = [
+    steps: list[tuple[str, Callable[[], str]]] = [
         ("health", lambda: _check_health(session, args.wait)),
         ("initialize", lambda: _check_initialize(session)),
         ("tools/list", lambda: _check_tools(session)),

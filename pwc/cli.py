@@ -91,7 +91,7 @@ class _SubParsersKeepingParentValues(argparse._SubParsersAction):
             child = self._name_parser_map[name]
         except KeyError:
             choices = ", ".join(map(repr, self._name_parser_map))
-            raise argparse.ArgumentError(self, f"invalid choice: {name!r} (choose from {choices})")
+            raise argparse.ArgumentError(self, f"invalid choice: {name!r} (choose from {choices})") from None
         held = set(vars(namespace))
         # Accumulating actions (append, count) build on the current value, so they keep
         # argparse's behaviour: the child's default.
@@ -225,7 +225,7 @@ def main(argv: Sequence[str] | None = None, *, client: Any = None, stdout: TextI
         # The reader went away (`pwc … | head`): stop quietly, like other Unix tools.
         _silence_stdout(stdout)
         return 141
-    except Exception as exc:  # noqa: BLE001 - the CLI never shows a traceback
+    except Exception as exc:
         logger.debug("unexpected error in pwc command", exc_info=True)
         stderr.write(f"pwc: unexpected error: {type(exc).__name__}\n")
         return 1

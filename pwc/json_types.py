@@ -12,7 +12,9 @@ from typing import TypeAlias
 
 __all__ = ["JsonMapping", "JsonObject", "JsonValue", "ReadOnlyJson"]
 
-JsonValue: TypeAlias = "None | bool | int | float | str | list[JsonValue] | dict[str, JsonValue]"
+JsonValue: TypeAlias = "bool | int | float | str | list[JsonValue] | dict[str, JsonValue] | None"
 JsonObject: TypeAlias = "dict[str, JsonValue]"
-ReadOnlyJson: TypeAlias = "None | bool | int | float | str | Sequence[ReadOnlyJson] | Mapping[str, ReadOnlyJson]"
+ReadOnlyJson: TypeAlias = (
+    "bool | int | float | str | Sequence[ReadOnlyJson] | Mapping[str, ReadOnlyJson] | None"
+)
 JsonMapping: TypeAlias = "Mapping[str, ReadOnlyJson]"

@@ -19,16 +19,29 @@ import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from decimal import Decimal
-from typing import Any
+from typing import Any, TypeGuard
 
 from pwc.errors import ResponseError, UsageError
 from pwc.render import EM_DASH, result_list, result_total
 
 __all__ = [
-    "MetricSelection", "PAGE_SIZE", "SCAN_LIMIT", "check_parameter_limit", "fetch_leaderboard",
-    "merge_evaluations", "metric_number", "metric_summary", "metric_value", "model_label", "parameters_cell",
+    "PAGE_SIZE",
+    "SCAN_LIMIT",
+    "MetricSelection",
+    "check_parameter_limit",
+    "fetch_leaderboard",
+    "merge_evaluations",
+    "metric_number",
+    "metric_summary",
+    "metric_value",
+    "model_label",
+    "parameters_cell",
     "parse_metric_list",
-    "parse_pareto", "parse_parameter_size", "parse_sort", "parse_threshold", "shot_count",
+    "parse_parameter_size",
+    "parse_pareto",
+    "parse_sort",
+    "parse_threshold",
+    "shot_count",
 ]
 
 PAGE_SIZE = 100
@@ -40,7 +53,7 @@ _SIZE_RE = re.compile(r"(\d+(?:_\d+)*)(?:\.(\d+(?:_\d+)*))?([mb])?", re.IGNORECA
 _SIZE_SUFFIX = {"m": 10**6, "b": 10**9}
 
 
-def _is_int(value: Any) -> bool:
+def _is_int(value: object) -> TypeGuard[int]:
     return isinstance(value, int) and not isinstance(value, bool)
 
 
@@ -295,10 +308,11 @@ def _pareto_front(rows: Sequence[dict], objectives: Sequence[tuple[str, str]]) -
     vectors = [vector(row) for row in rows]
 
     def dominated(mine: list[float]) -> bool:
-        return any(all(o >= m for o, m in zip(other, mine)) and any(o > m for o, m in zip(other, mine))
+        return any(all(o >= m for o, m in zip(other, mine, strict=True))
+                   and any(o > m for o, m in zip(other, mine, strict=True))
                    for other in vectors)
 
-    return [row for row, vec in zip(rows, vectors) if not dominated(vec)]
+    return [row for row, vec in zip(rows, vectors, strict=True) if not dominated(vec)]
 
 
 def model_label(row: Mapping[str, Any]) -> str:

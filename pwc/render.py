@@ -21,10 +21,10 @@ from pwc import API_CONTRACT_VERSION
 from pwc.errors import ResponseError
 
 __all__ = [
-    "absolute_url",
     "EM_DASH",
     "SITE_URL",
     "Output",
+    "absolute_url",
     "clean_cell",
     "entity_link",
     "format_table",
@@ -208,6 +208,7 @@ def result_list(payload: Any) -> list[dict[str, Any]]:
     Non-object items are skipped. Raises ``ResponseError`` when the payload is
     neither an object nor an array, or an object without a list.
     """
+    items: object
     if isinstance(payload, list):
         items = payload
     elif isinstance(payload, dict):

@@ -23,10 +23,10 @@ reference, which let body-read timeouts exit 2); other network failures →
 from __future__ import annotations
 
 import base64
+import contextlib
 import datetime as dt
 import hashlib
 import json
-import contextlib
 import logging
 import os
 import threading
@@ -171,7 +171,7 @@ class _DeadlineBackend(httpcore.NetworkBackend):
 def _deadline_transport(ends: _Ends) -> httpx.HTTPTransport:
     """httpx's default transport over :class:`_DeadlineBackend` (same TLS and pool defaults)."""
     transport = httpx.HTTPTransport()
-    transport._pool = httpcore.ConnectionPool(  # noqa: SLF001 - httpx has no public backend seam
+    transport._pool = httpcore.ConnectionPool(
         ssl_context=httpx.create_ssl_context(), max_connections=100, max_keepalive_connections=20,
         keepalive_expiry=5.0, network_backend=_DeadlineBackend(ends))
     return transport
@@ -261,7 +261,7 @@ class Client:
 
     def _fetch_bounded(self, path: str, pairs: list[tuple[str, str]]) -> tuple[int, dict[str, str], bytes]:
         try:
-            with self._http.stream("GET", self.url(path), params=pairs) as response:
+            with self._http.stream("GET", self.url(path), params=tuple(pairs)) as response:
                 status = response.status_code
                 headers = {k.lower(): v for k, v in response.headers.items()}
                 if not 200 <= status < 300:

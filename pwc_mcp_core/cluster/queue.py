@@ -41,29 +41,29 @@ from pwc_mcp_core.cluster.redis_pipe import RedisPipe, ScriptRunner, SyncPipe
 __all__ = [
     "ADMITTED_BACKLOG_FULL",
     "GROUP",
-    "backlog",
-    "Job",
-    "QueueFull",
     "TOO_LARGE",
+    "Job",
+    "Liveness",
+    "QueueFull",
     "admit_and_enqueue",
+    "backlog",
     "claim_orphans",
     "consumer_name",
-    "entry_exists",
-    "Liveness",
-    "live_workers_at",
-    "recover_previous",
-    "worker_of",
     "decode_reply",
     "encode_reply",
     "enqueue",
     "ensure_group",
+    "entry_exists",
+    "finish_sync",
     "forget_worker",
     "heartbeat",
     "live_workers",
-    "finish_sync",
+    "live_workers_at",
     "read_jobs_sync",
+    "recover_previous",
     "reply_commands",
     "wait_replies",
+    "worker_of",
 ]
 
 logger = logging.getLogger(__name__)
@@ -218,7 +218,7 @@ def read_jobs_sync(pipe: SyncPipe, *, consumer: str, count: int, block_ms: int) 
                                       "STREAMS", redis_keys.calls_stream(), ">")])
     if isinstance(response, Exception):
         raise response
-    entries = [(entry_id, dict(zip(flat[::2], flat[1::2])) if flat else None)
+    entries = [(entry_id, dict(zip(flat[::2], flat[1::2], strict=False)) if flat else None)
                for _stream, items in response or [] for entry_id, flat in items]
     jobs, drop = _parse(entries)
     if drop:

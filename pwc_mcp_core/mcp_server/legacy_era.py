@@ -9,13 +9,13 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Final
 
-from pwc_mcp_core.protocol.json_types import JsonObject
 from pwc_mcp_core.errors import ProtocolError
-from pwc_mcp_core.tools.instructions import SERVER_INSTRUCTIONS
+from pwc_mcp_core.protocol.json_types import JsonObject
 from pwc_mcp_core.protocol.jsonrpc import INVALID_PARAMS, result_body
+from pwc_mcp_core.protocol.versions import LATEST_LEGACY_VERSION, LEGACY_VERSIONS, SERVER_INFO
+from pwc_mcp_core.tools.instructions import SERVER_INSTRUCTIONS
 from pwc_mcp_core.tools.prompts import prompts_list_result
 from pwc_mcp_core.tools.templates import templates_list_result
-from pwc_mcp_core.protocol.versions import LATEST_LEGACY_VERSION, LEGACY_VERSIONS, SERVER_INFO
 
 __all__ = [
     "LEGACY_CAPABILITIES", "LOG_LEVELS", "initialize_bodies", "initialize_version", "legacy_static_bodies", "set_level",

@@ -11,11 +11,11 @@ from collections.abc import Mapping
 from typing import Final
 
 from pwc_mcp_core.protocol.json_types import JsonObject
-from pwc_mcp_core.tools.instructions import SERVER_INSTRUCTIONS
 from pwc_mcp_core.protocol.jsonrpc import result_body
+from pwc_mcp_core.protocol.versions import LIST_TTL_MS, MODERN_VERSIONS, modern_result_extras
+from pwc_mcp_core.tools.instructions import SERVER_INSTRUCTIONS
 from pwc_mcp_core.tools.prompts import prompts_list_result
 from pwc_mcp_core.tools.templates import templates_list_result
-from pwc_mcp_core.protocol.versions import LIST_TTL_MS, MODERN_VERSIONS, modern_result_extras
 
 __all__ = ["LEGACY_ONLY_METHODS", "MODERN_CAPABILITIES", "modern_result", "modern_static_bodies"]
 

@@ -11,10 +11,9 @@ from __future__ import annotations
 
 import re
 from datetime import date
-from typing import Any
 
-from pwc_mcp_core.protocol.json_types import JsonObject
 from pwc_mcp_core.errors import ToolError
+from pwc_mcp_core.protocol.json_types import JsonObject
 
 __all__ = ["check_dates", "plan_list_benchmarks", "plan_list_tasks"]
 

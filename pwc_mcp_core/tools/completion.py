@@ -31,13 +31,13 @@ import hashlib
 import json
 import re
 from collections.abc import Iterable
-from typing import Any, Final
+from typing import Final
 
 from pwc.cache import TAXONOMY_TTL_S
 from pwc.render import result_list
 from pwc.transport import Client
-from pwc_mcp_core.protocol.json_types import JsonObject
 from pwc_mcp_core.errors import ProtocolError
+from pwc_mcp_core.protocol.json_types import JsonObject
 from pwc_mcp_core.protocol.jsonrpc import INVALID_PARAMS
 from pwc_mcp_core.tools.prompts import PROMPTS
 from pwc_mcp_core.tools.templates import TEMPLATE_VARIABLES

@@ -38,8 +38,6 @@ from typing import TypeGuard
 
 from pwc.references import ARXIV_LEGACY, ARXIV_MODERN
 
-from pwc_mcp_core.protocol.json_types import JsonObject
-
 __all__ = [
     "CURSOR_TTL_S",
     "CursorCodec",

@@ -22,8 +22,8 @@ from pwc.errors import (
     TransportError,
     UsageError,
 )
-from pwc_mcp_core.protocol.json_types import JsonObject
 from pwc_mcp_core.errors import ToolError
+from pwc_mcp_core.protocol.json_types import JsonObject
 
 __all__ = [
     "GENERIC_UPSTREAM",

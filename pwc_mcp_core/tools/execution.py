@@ -176,7 +176,8 @@ def run_tool(tool: ToolSpec, arguments: dict[str, Any], runtime: Runtime) -> tup
             return _outside_catalog(tool, effective, resolved.external or {}, runtime)
         options["paper"] = resolved.canonical
     if tool.name == "get_benchmark":
-        payload, notes = _leaderboard(tool, options, int(effective.get("page") or 1), runtime)
+        page = effective.get("page")
+        payload, notes = _leaderboard(tool, options, page if isinstance(page, int) and page else 1, runtime)
     else:
         payload = query(tool.command, options, runtime.client)
     return structured(tool.output, payload, effective, notes, tool.name)

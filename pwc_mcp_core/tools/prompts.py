@@ -8,10 +8,10 @@ holds one), as the reference server did.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Final
+from typing import Final
 
-from pwc_mcp_core.protocol.json_types import JsonObject
 from pwc_mcp_core.errors import ProtocolError
+from pwc_mcp_core.protocol.json_types import JsonObject
 from pwc_mcp_core.protocol.jsonrpc import INVALID_PARAMS
 
 __all__ = ["PROMPTS", "PromptSpec", "get_prompt", "prompts_list_result"]

@@ -19,11 +19,9 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import date
 from functools import cache
-from typing import Any
 
 from pwc_mcp_core.protocol.json_types import JsonObject, JsonValue
 from pwc_mcp_core.tools import argument_rules
-from pwc_mcp_core.tools.output_schemas import DIALECT, OUTPUT_SCHEMAS
 from pwc_mcp_core.tools.definitions import (
     BENCHMARK_PAGE,
     DEFAULT_DESCRIPTIONS,
@@ -32,6 +30,7 @@ from pwc_mcp_core.tools.definitions import (
     TOOL_DEFS,
     ToolDef,
 )
+from pwc_mcp_core.tools.output_schemas import DIALECT, OUTPUT_SCHEMAS
 
 __all__ = ["ANNOTATIONS", "Param", "ToolSpec", "get_tool", "tool_list_result", "tools"]
 

@@ -17,11 +17,11 @@ from collections.abc import Callable
 from typing import TypeVar
 from urllib.parse import unquote
 
-from pwc_mcp_core.protocol.json_types import JsonObject
-from pwc_mcp_core.tools.registry import ToolSpec, get_tool
 from pwc_mcp_core.errors import ResourceError
+from pwc_mcp_core.protocol.json_types import JsonObject
 from pwc_mcp_core.protocol.jsonrpc import compact
 from pwc_mcp_core.tools.error_texts import tool_error_text
+from pwc_mcp_core.tools.registry import ToolSpec, get_tool
 from pwc_mcp_core.tools.validation import validate_arguments
 
 __all__ = ["parse_uri", "read_resource"]

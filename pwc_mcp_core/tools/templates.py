@@ -5,7 +5,7 @@ Reading them is `execution`'s job; this module only names them.
 
 from __future__ import annotations
 
-from typing import Any, Final
+from typing import Final
 
 from pwc_mcp_core.protocol.json_types import JsonObject
 

@@ -16,10 +16,10 @@ from functools import cache
 
 import fastjsonschema
 
-from pwc_mcp_core.protocol.json_types import JsonObject
-from pwc_mcp_core.tools.registry import ToolSpec, get_tool, tools
-from pwc_mcp_core.tools.argument_rules import check_dates
 from pwc_mcp_core.errors import ToolError
+from pwc_mcp_core.protocol.json_types import JsonObject
+from pwc_mcp_core.tools.argument_rules import check_dates
+from pwc_mcp_core.tools.registry import ToolSpec, get_tool, tools
 
 __all__ = ["compile_validators", "validate_arguments"]
 

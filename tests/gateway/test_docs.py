@@ -20,12 +20,12 @@ from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 
 from gateway.docs import DocsPage, docs_document
-from pwc_mcp_core.tools.examples import EXAMPLE_CALLS
 from gateway.docs_html import parameter_rows, render_html
 from gateway.public_url import PublicUrl
 from gateway.security import SecurityPolicy
-from pwc_mcp_core.tools import registry
 from pwc_mcp_core.runtime.core_settings import CoreSettings
+from pwc_mcp_core.tools import registry
+from pwc_mcp_core.tools.examples import EXAMPLE_CALLS
 from tests.conftest import start_pwc_mcp
 
 CHROMIUM = shutil.which("chromium") or ("/usr/bin/chromium" if Path("/usr/bin/chromium").exists() else None)
