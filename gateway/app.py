@@ -24,7 +24,7 @@ from gateway import metrics
 from gateway.admission import Admission
 from gateway.cors import cors_middleware, preflight_handler
 from gateway.docs import DocsPage
-from gateway.executors import build_executor
+from gateway.executors import Executor, build_executor
 from gateway.health import HealthState
 from gateway.http_mcp import McpEndpoint
 from gateway.identity import derive_key, parse_networks
@@ -42,7 +42,7 @@ __all__ = ["EXECUTOR", "HEALTH", "LIMITER", "app_factory", "create_app", "servin
 
 logger = logging.getLogger(__name__)
 
-EXECUTOR = web.AppKey("executor", object)
+EXECUTOR: Final[web.AppKey[Executor]] = web.AppKey("executor")
 LIMITER: Final[web.AppKey[Limiter]] = web.AppKey("limiter")
 HEALTH: Final = web.AppKey("health", HealthState)
 
