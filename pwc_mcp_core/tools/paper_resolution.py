@@ -247,10 +247,10 @@ def _resolve_title(candidate: str, client: Client, *, slug: str | None) -> str |
                                                      "page_size": SEARCH_PAGE_SIZE})
             results = data.get("results", data.get("items", [])) if isinstance(data, dict) else data
             for item in results if isinstance(results, list) else []:
-                if not isinstance(item, dict) or not isinstance(item.get("title"), str):
+                title = item.get("title") if isinstance(item, dict) else None
+                if not isinstance(item, dict) or not isinstance(title, str):
                     continue
                 key = _item_key(item)
-                title = item["title"]
                 if key is None:
                     continue
                 normalized = _normalize(title)
