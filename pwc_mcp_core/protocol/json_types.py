@@ -2,6 +2,6 @@
 
 from __future__ import annotations
 
-from pwc.json_types import JsonMapping, JsonObject, JsonValue, ReadOnlyJson
+from pwc.json_types import JsonObject, JsonValue
 
-__all__ = ["JsonMapping", "JsonObject", "JsonValue", "ReadOnlyJson"]
+__all__ = ["JsonObject", "JsonValue"]
