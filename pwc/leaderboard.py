@@ -60,7 +60,7 @@ def _is_int(value: object) -> TypeGuard[int]:
 # ---------------------------------------------------------------- merging (§3.4)
 
 
-def shot_count(methodology: Any) -> str:
+def shot_count(methodology: object) -> str:
     """The digits of the first ``<n>-shot`` / ``<n> shot`` / ``<n>shot`` in ``methodology``, else ``""``."""
     if not isinstance(methodology, str):
         return ""
@@ -68,7 +68,7 @@ def shot_count(methodology: Any) -> str:
     return match.group(1) if match else ""
 
 
-def _text(value: Any) -> str:
+def _text(value: object) -> str:
     return "" if value is None else str(value)
 
 
@@ -160,7 +160,7 @@ def _order_key(row: Mapping[str, Any]) -> tuple[float, str, str]:
 # ---------------------------------------------------------------- metrics (§3.5)
 
 
-def metric_value(metrics: Any, name: str) -> float | None:
+def metric_value(metrics: object, name: str) -> float | None:
     """The numeric value of metric ``name`` (case-insensitive) in ``metrics``, else None.
 
     Numbers pass through; strings are stripped, lose ``,`` and one trailing ``%``
@@ -175,7 +175,7 @@ def metric_value(metrics: Any, name: str) -> float | None:
     return None
 
 
-def metric_number(value: Any) -> float | None:
+def metric_number(value: object) -> float | None:
     """The number one metric value stands for, else None (docs/cli-contract.md §3.5).
 
     The one parser of metric values (the MCP projections use it too): numbers pass
@@ -354,7 +354,7 @@ def parse_parameter_size(text: str) -> int:
     return size
 
 
-def parameters_cell(value: Any) -> str:
+def parameters_cell(value: object) -> str:
     """``10B``, ``1.5B``, ``350M``, ``1,000`` for a positive int; ``—`` for anything else."""
     if not _is_int(value) or value <= 0:
         return EM_DASH
