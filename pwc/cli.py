@@ -30,11 +30,14 @@ import logging
 import os
 import sys
 from collections.abc import Callable, Sequence
-from typing import Any, NoReturn, TextIO
+from typing import TYPE_CHECKING, Any, NoReturn, TextIO
 
 from pwc import API_CONTRACT_VERSION, __version__
 from pwc.errors import PwcError, UsageError
 from pwc.render import Output, json_envelope
+
+if TYPE_CHECKING:  # the transport (httpx) is imported only where a call is made
+    from pwc.transport import Client
 
 __all__ = ["COMMAND_MODULES", "PwcParser", "RaisingParser", "build_parser", "int_range",
            "main", "parse_args", "run"]
@@ -120,7 +123,7 @@ def int_range(flag: str, low: int, high: int) -> Callable[[str], int]:
     return parse
 
 
-def _run_version(args: argparse.Namespace, client: Any) -> str:
+def _run_version(args: argparse.Namespace, client: Client) -> str:
     return VERSION_LINE
 
 
@@ -180,7 +183,7 @@ def _silence_stdout(stdout: TextIO) -> None:
             pass
 
 
-def main(argv: Sequence[str] | None = None, *, client: Any = None, stdout: TextIO | None = None,
+def main(argv: Sequence[str] | None = None, *, client: Client | None = None, stdout: TextIO | None = None,
          stderr: TextIO | None = None, isatty: bool | None = None) -> int:
     """Run one ``pwc`` command line and return its exit code (§5).
 
