@@ -154,7 +154,7 @@ class Admission:
         return None
 
     async def check_limits(self, request: web.Request, *, semantic: bool, lease: bool = True,
-                           id_json: bytes = b"null") -> Lease | web.Response | None:
+                           id_json: bytes = b"null") -> Lease | None | web.Response:
         """Checks 4 and 5: identity, then every limit atomically.
 
         Returns the concurrency lease to release (``None`` when ``lease`` is False: the
@@ -164,7 +164,7 @@ class Admission:
                                               id_json=id_json)
 
     async def check_client_limits(self, client_hash: str, *, semantic: bool, lease: bool = True,
-                                  id_json: bytes = b"null") -> Lease | web.Response | None:
+                                  id_json: bytes = b"null") -> Lease | None | web.Response:
         """Check 5 for a client whose identity (check 4, `client_hash`) is already known;
         returns as `check_limits` (``id_json``: the request id a refusal carries)."""
         try:

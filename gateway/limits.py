@@ -33,17 +33,8 @@ from redis.exceptions import RedisError
 from pwc_mcp_core.cluster import redis_keys as keys, scripts
 from pwc_mcp_core.cluster.redis_pipe import RedisPipe, ScriptRunner
 
-__all__ = [
-    "AdmissionScript",
-    "Decision",
-    "Lease",
-    "LimitSettings",
-    "Limiter",
-    "LimitsUnavailable",
-    "MemoryLimiter",
-    "RedisLimiter",
-    "decision_from_code",
-]
+__all__ = ["AdmissionScript", "Decision", "Lease", "Limiter", "LimitSettings", "LimitsUnavailable", "MemoryLimiter",
+           "RedisLimiter", "decision_from_code"]
 
 WINDOW_S: Final = 60
 # Refusal kinds by the hundreds digit of an admission script's reply (admission.lua).

@@ -15,16 +15,8 @@ from typing import Final
 
 from pwc_mcp_core.errors import ConfigError
 
-__all__ = [
-    "DEFAULT_ALLOWED_HOSTS",
-    "DEFAULT_ALLOWED_ORIGINS",
-    "DEFAULT_API_URL",
-    "CoreSettings",
-    "checked_hosts",
-    "checked_origins",
-    "env_int",
-    "env_number",
-]
+__all__ = ["CoreSettings", "DEFAULT_ALLOWED_HOSTS", "DEFAULT_ALLOWED_ORIGINS", "DEFAULT_API_URL", "checked_hosts",
+           "checked_origins", "env_int", "env_number"]
 
 DEFAULT_API_URL: Final = "https://paperswithcode.co/api/v1"
 DEFAULT_ALLOWED_HOSTS: Final = ("localhost:*", "127.0.0.1:*", "[::1]:*")

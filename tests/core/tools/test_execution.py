@@ -52,7 +52,7 @@ def call_tool(runtime: Runtime, name: str, arguments: Any, *, era: str = "legacy
     return json.loads(body)
 
 
-def _validator(name: str):
+def _validator(name: str):  # noqa: ANN202
     schema = {k: v for k, v in get_tool(name).output_schema.items() if k != "$schema"}
     return fastjsonschema.compile(schema)
 
