@@ -228,7 +228,7 @@ def main(argv: Sequence[str] | None = None, *, client: Client | None = None, std
         # The reader went away (`pwc … | head`): stop quietly, like other Unix tools.
         _silence_stdout(stdout)
         return 141
-    except Exception as exc:
+    except Exception as exc:  # the CLI never shows a traceback
         logger.debug("unexpected error in pwc command", exc_info=True)
         stderr.write(f"pwc: unexpected error: {type(exc).__name__}\n")
         return 1

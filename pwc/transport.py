@@ -173,7 +173,7 @@ class _DeadlineBackend(httpcore.NetworkBackend):
 def _deadline_transport(ends: _Ends) -> httpx.HTTPTransport:
     """httpx's default transport over :class:`_DeadlineBackend` (same TLS and pool defaults)."""
     transport = httpx.HTTPTransport()
-    transport._pool = httpcore.ConnectionPool(
+    transport._pool = httpcore.ConnectionPool(  # httpx has no public backend seam
         ssl_context=httpx.create_ssl_context(), max_connections=100, max_keepalive_connections=20,
         keepalive_expiry=5.0, network_backend=_DeadlineBackend(ends))
     return transport

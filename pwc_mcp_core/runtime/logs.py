@@ -46,7 +46,7 @@ class LineFormatter(logging.Formatter):
         super().__init__(fmt)
         self._second: tuple[int, str] = (-1, "")  # one tuple: threads may format concurrently
 
-    def formatTime(self, record: logging.LogRecord, datefmt: str | None = None) -> str:
+    def formatTime(self, record: logging.LogRecord, datefmt: str | None = None) -> str:  # stdlib name
         if datefmt is not None:
             return super().formatTime(record, datefmt)
         second = int(record.created)
@@ -179,7 +179,7 @@ def configure_logging(level: str, *, stream: TextIO | None = None) -> None:
     # Lines carry none of the caller, thread or process fields: skip collecting them
     # (the logging HOWTO's "Optimization" section names these switches).
     # The process id stays collected: gunicorn's messages and formats use it.
-    logging._srcfile = None
+    logging._srcfile = None  # documented switch: no caller frame lookup
     logging.logThreads = False
     logging.logMultiprocessing = False
     logging.captureWarnings(True)  # warnings become formatted lines too, not raw stderr text

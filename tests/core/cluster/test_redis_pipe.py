@@ -44,7 +44,7 @@ async def test_concurrent_commands_each_get_their_own_reply_in_order(pipe: Redis
 async def test_commands_of_one_iteration_leave_in_one_write(pipe: RedisPipe) -> None:
     await pipe.execute("PING")  # connects
     writes: list[int] = []
-    original = pipe._conn.send_packed_command
+    original = pipe._conn.send_packed_command  # counting the writes is the point
 
     async def counting(command, check_health=True):
         writes.append(1)

@@ -206,7 +206,7 @@ class _LeaderFinishesBeforeOurLock(redis.Redis):
 
     entry = ""
 
-    def set(self, name, value, *args, **kwargs):
+    def set(self, name, value, *args, **kwargs):  # redis-py's signature
         if kwargs.get("nx"):
             super().set(self.entry, b"from-the-leader", px=60_000)
         return super().set(name, value, *args, **kwargs)

@@ -39,7 +39,7 @@ class StubCatalog:
         stub = self
 
         class Handler(BaseHTTPRequestHandler):
-            def do_GET(self) -> None:
+            def do_GET(self) -> None:  # http.server API
                 parts = urlsplit(self.path)
                 path = parts.path.removeprefix("/api/v1/")
                 params = dict(parse_qsl(parts.query))

@@ -130,7 +130,7 @@ class StubCatalog:
             return web.json_response({"detail": "Not found."}, status=404)
         return web.json_response(payload)
 
-    def payload(self, path: str, query: dict[str, str]) -> Any:
+    def payload(self, path: str, query: dict[str, str]) -> Any:  # a routing table
         rows = self.rows
         table: dict[str, Any] = {
             "papers/search": {"count": 3, "next_page": 2, "results": [SUMMARY], "applied_filters": {}},
