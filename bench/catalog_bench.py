@@ -70,7 +70,7 @@ def run_import(data: Path, db: Path) -> tuple[int, float, float]:
 
 def _percentiles(samples: list[float]) -> tuple[float, float]:
     ordered = sorted(samples)
-    p99 = ordered[min(len(ordered) - 1, int(round(0.99 * (len(ordered) - 1))))]
+    p99 = ordered[min(len(ordered) - 1, round(0.99 * (len(ordered) - 1)))]
     return statistics.median(ordered), p99
 
 
@@ -83,7 +83,7 @@ def measure(base: str, requests: int, seed: int) -> dict[str, tuple[float, float
                                                "latest_only": "true"}).json()["results"]
         refs = [p.get("arxiv_id") or str(p["id"]) for p in papers]
         datasets = [d["id"] for d in client.get("datasets/", params={"page": 1, "page_size": 100}).json()["results"]]
-        words = "attention transformer diffusion graph sparse retrieval vision speech policy token".split()
+        words = ["attention", "transformer", "diffusion", "graph", "sparse", "retrieval", "vision", "speech", "policy", "token"]
         readable = [p.name[:-3] for p in sorted(Path(ARGS.data, "markdown").glob("*.md"))]
         kinds = {
             "keyword search": lambda: client.get("papers/search", params={

@@ -17,7 +17,10 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from tests.helpers import free_port, wait_http  # the suite's process helpers serve the benchmark too
+from tests.helpers import (  # the suite's process helpers serve the benchmark too
+    free_port,
+    wait_http,
+)
 
 __all__ = ["Proc", "ProcessGroup", "descendants", "free_port", "peak_rss_kib", "wait_http"]
 
@@ -182,7 +185,7 @@ class ProcessGroup:
         for proc in reversed(list(self.procs)):
             try:
                 self.stop(proc)
-            except Exception as exc:  # keep stopping the others
+            except Exception as exc:  # noqa: BLE001 - keep stopping the others
                 logger.warning("could not stop %s: %s", proc.name, type(exc).__name__)
 
 

@@ -37,13 +37,7 @@ import random
 from pathlib import Path
 from typing import IO, Any
 
-WORDS = ("attention transformer residual convolution diffusion contrastive graph sparse dense "
-         "retrieval language vision speech reinforcement policy reward token embedding latent "
-         "quantization distillation pruning adapter prompt reasoning memory recurrent kernel "
-         "segmentation detection tracking depth pose generation translation summarization "
-         "question answering parsing tagging alignment robust efficient scalable federated "
-         "causal bayesian variational adversarial neural implicit multimodal temporal spectral "
-         "mixture expert routing normalization optimizer schedule curriculum benchmark dataset").split()
+WORDS = ["attention", "transformer", "residual", "convolution", "diffusion", "contrastive", "graph", "sparse", "dense", "retrieval", "language", "vision", "speech", "reinforcement", "policy", "reward", "token", "embedding", "latent", "quantization", "distillation", "pruning", "adapter", "prompt", "reasoning", "memory", "recurrent", "kernel", "segmentation", "detection", "tracking", "depth", "pose", "generation", "translation", "summarization", "question", "answering", "parsing", "tagging", "alignment", "robust", "efficient", "scalable", "federated", "causal", "bayesian", "variational", "adversarial", "neural", "implicit", "multimodal", "temporal", "spectral", "mixture", "expert", "routing", "normalization", "optimizer", "schedule", "curriculum", "benchmark", "dataset"]
 AREAS = ("Computer Vision", "Natural Language Processing", "Speech", "Graphs", "Reinforcement Learning",
          "Methodology", "Medical", "Time Series")
 N_TASKS, N_METHODS, N_DATASETS, N_AUTHORS, N_MARKDOWN = 200, 300, 1000, 20000, 40
@@ -172,7 +166,7 @@ def generate(papers: int, evaluations: int, out: Path, seed: int,
         for name in own:
             n = min(per_dataset, remaining)
             remaining -= n
-            rows = [{"model_name": f"Model-{rng.randrange(10**6)}",
+            rows: list[dict[str, Any]] = [{"model_name": f"Model-{rng.randrange(10**6)}",
                      "metrics": {"Accuracy": f"{rng.uniform(10, 99):.2f}", "F1": f"{rng.uniform(10, 99):.1f}%"},
                      "paper_title": None, "paper_url": f"https://arxiv.org/abs/{_arxiv_id(rng.randrange(papers))}",
                      "paper_date": None, "code_links": [], "model_links": [], "uses_additional_data": False}

@@ -12,7 +12,7 @@ import re
 import subprocess
 from dataclasses import asdict
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeGuard
 
 __all__ = ["PRESERVED", "config_dict", "machine_info", "render", "write_preserving_catalog"]
 
@@ -39,7 +39,7 @@ def machine_info() -> dict[str, str]:
     except (OSError, StopIteration, ValueError):
         memory = "unknown"
     try:
-        git = {"cwd": REPO_ROOT, "capture_output": True, "text": True, "timeout": 10, "check": False}
+        git: dict[str, Any] = {"cwd": REPO_ROOT, "capture_output": True, "text": True, "timeout": 10, "check": False}
         commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], **git).stdout.strip()
         dirty = subprocess.run(["git", "status", "--porcelain"], **git).stdout.strip()
         commit += " (uncommitted changes present)" if dirty else ""
@@ -63,8 +63,8 @@ def config_dict(result: Any) -> dict[str, Any]:
             "rss_kib": result.rss_kib, "failures": result.failures}
 
 
-def _ok(run: dict[str, Any] | None) -> bool:
-    return bool(run) and "error" not in run
+def _ok(run: dict[str, Any] | None) -> TypeGuard[dict[str, Any]]:
+    return run is not None and bool(run) and "error" not in run
 
 
 def _rps(run: dict[str, Any] | None) -> str:
@@ -85,7 +85,7 @@ def _lat(run: dict[str, Any] | None) -> str:
 
 
 def _ratio(a: dict[str, Any] | None, b: dict[str, Any] | None) -> str:
-    if not (_ok(a) and _ok(b)) or not b["rps"]:
+    if not _ok(a) or not _ok(b) or not b["rps"]:
         return "–"
     return f"{a['rps'] / b['rps']:.2f}×"
 
@@ -110,6 +110,8 @@ def targets(configs: list[dict[str, Any]], hop: dict[str, Any] | None = None) ->
     rows.append(_target_row("cached `tools/call` through Redis and two workers ≥ 2,000 calls/s", best,
                             CACHED_CALL_TARGET))
     keyed = _by_key(configs)
+    emb: dict[str, Any] | None
+    red: dict[str, Any] | None
     emb, red = keyed.get("embedded", {}).get("hop"), keyed.get("redis-g1-w1", {}).get("hop")
     if hop and "delta_ms" in hop:
         delta = hop["delta_ms"]

@@ -273,7 +273,7 @@ def run_plan(group: ProcessGroup, plan: Plan, tmp: Path, *, large: bool,
              large_papers: int = 100_000) -> dict[str, Any]:
     """Run ``plan`` against the sample catalog (and the large one with ``large``); returns the raw results."""
     redis_url = group.start_redis()
-    catalogs = [("sample", ("--sample",))]
+    catalogs: list[tuple[str, tuple[str, ...]]] = [("sample", ("--sample",))]
     gen = REPO_ROOT / "bench" / "gen_catalog.py"
     if large and gen.exists():
         dumps, db = tmp / "large-dumps", tmp / "large.db"

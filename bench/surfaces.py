@@ -30,7 +30,7 @@ from pathlib import Path
 import aiohttp
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-from bench.cluster import ProcessGroup, free_port  # noqa: E402
+from bench.cluster import ProcessGroup, free_port
 
 TOOL = "list_conferences"
 CALL = {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": TOOL, "arguments": {}}}

@@ -62,7 +62,7 @@ def measure(name: str, result: dict[str, Any]) -> dict[str, Any]:
     """Per-tool byte counts and ratios of one successful result."""
     text = "".join(block["text"] for block in result["content"] if block.get("type") == "text")
     projected = projections(result["structuredContent"])
-    row = {"tool": name, "text_bytes": len(text.encode("utf-8")), "projection_bytes": compact(projected)}
+    row: dict[str, Any] = {"tool": name, "text_bytes": len(text.encode("utf-8")), "projection_bytes": compact(projected)}
     row["ratio"] = round(row["text_bytes"] / row["projection_bytes"], 3)
     markdown = projected.get("markdown") if isinstance(projected, dict) else None
     if name == "read_paper" and isinstance(markdown, str):

@@ -20,7 +20,7 @@ import time
 from collections.abc import Awaitable, Callable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import Any
+from typing import TypeVar
 
 import orjson
 from aiohttp import web
@@ -39,7 +39,9 @@ MAX_BODY = 2 * 1024 * 1024
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 
 
-def json_response(body: Any, status: int = 200) -> web.Response:
+R = TypeVar("R")
+
+def json_response(body: object, status: int = 200) -> web.Response:
     """Compact UTF-8 JSON response (orjson; the stdlib encoder for what orjson refuses,
     e.g. integers beyond 64 bits inside stored metrics or lone surrogates)."""
     try:
@@ -49,11 +51,11 @@ def json_response(body: Any, status: int = 200) -> web.Response:
     return web.Response(body=data, status=status, content_type="application/json", charset="utf-8")
 
 
-async def run_query(request: web.Request, func: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
+async def run_query(request: web.Request, func: Callable[..., R], *args: object, **kwargs: object) -> R:
     """Run ``func(conn, *args, **kwargs)`` in the SQL thread pool and return its result."""
     store = request.app[STORE_KEY]
 
-    def call() -> Any:
+    def call() -> R:
         return func(store.conn(), *args, **kwargs)
 
     return await asyncio.get_running_loop().run_in_executor(request.app[EXECUTOR_KEY], call)
@@ -84,7 +86,7 @@ async def error_middleware(request: web.Request, handler: Handler) -> web.Stream
                 response.headers[name] = exc.headers[name]
     except asyncio.CancelledError:
         raise
-    except Exception as exc:  # the last line of defence: never leak internals
+    except Exception as exc:  # noqa: BLE001 - the last line of defence: never leak internals
         logger.error("unhandled %s in route %s", type(exc).__name__, _route_name(request))
         response = json_response({"detail": "Internal server error"}, 500)
     access_logger.info("%s %s %d %.1fms", request.method, _route_name(request), response.status,

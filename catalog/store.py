@@ -18,28 +18,45 @@ import logging
 import re
 import sqlite3
 import threading
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TypeAlias
 from urllib.parse import quote
 
 from catalog.schema import SCHEMA_VERSION
 
 __all__ = [
-    "Conflict", "Invalid", "NotFound", "PAPER_COLUMNS", "Page", "Store", "StoreError",
-    "envelope", "find_by_arxiv", "newest_paper_date", "paper_detail", "paper_summaries", "paper_summary",
-    "resolve_paper", "strip_arxiv_version",
+    "PAPER_COLUMNS",
+    "Conflict",
+    "Invalid",
+    "JsonBody",
+    "NotFound",
+    "Page",
+    "Store",
+    "StoreError",
+    "envelope",
+    "find_by_arxiv",
+    "newest_paper_date",
+    "paper_detail",
+    "paper_summaries",
+    "paper_summary",
+    "resolve_paper",
+    "strip_arxiv_version",
 ]
 
 logger = logging.getLogger(__name__)
 
+
+JsonBody: TypeAlias = dict[str, object]
+"""A response body for the JSON encoder: ids, sqlite values, lists and nested bodies."""
 
 class StoreError(Exception):
     """A client-visible failure: ``status`` (HTTP) and ``detail`` (str or dict)."""
 
     status = 400
 
-    def __init__(self, detail: Any) -> None:
+    def __init__(self, detail: object) -> None:
         super().__init__(detail if isinstance(detail, str) else json.dumps(detail))
         self.detail = detail
 
@@ -116,14 +133,14 @@ class Page:
         return (self.page - 1) * self.size
 
 
-def envelope(results: list[dict[str, Any]], count: int, page: Page | None = None,
-             **extra: Any) -> dict[str, Any]:
+def envelope(results: list[JsonBody], count: int, page: Page | None = None,
+             **extra: object) -> JsonBody:
     """Build the list envelope of ``docs/cli-contract.md`` §4.2.
 
     ``next_page`` is ``page + 1`` while rows remain beyond this page, else
     None; ``previous_page`` is ``page - 1`` or None.
     """
-    body: dict[str, Any] = {"count": count}
+    body: JsonBody = {"count": count}
     if page is not None:
         body["next_page"] = page.page + 1 if page.page * page.size < count else None
         body["previous_page"] = page.page - 1 if page.page > 1 else None
@@ -135,12 +152,12 @@ def envelope(results: list[dict[str, Any]], count: int, page: Page | None = None
     return body
 
 
-def sid(value: Any) -> str | None:
+def sid(value: object) -> str | None:
     """Render a numeric id as the API's string id (None stays None)."""
     return None if value is None else str(value)
 
 
-def loads(text: str | None, default: Any) -> Any:
+def loads(text: str | None, default: object) -> object:
     """Parse a JSON column, falling back to ``default`` for NULL or bad text."""
     if not text:
         return default
@@ -177,7 +194,7 @@ def route_identifier(row: sqlite3.Row) -> str:
     return row["arxiv_id"] or str(row["id"])
 
 
-def paper_summary(row: sqlite3.Row) -> dict[str, Any]:
+def paper_summary(row: sqlite3.Row) -> JsonBody:
     """A paper summary (search/list/related rows), §4.3 field names."""
     return {
         "id": str(row["id"]),
@@ -198,7 +215,7 @@ def paper_summary(row: sqlite3.Row) -> dict[str, Any]:
 
 
 def paper_summaries(conn: sqlite3.Connection, ids: list[int], *,
-                    with_methods: bool = False) -> list[dict[str, Any]]:
+                    with_methods: bool = False) -> list[JsonBody]:
     """Summaries for ``ids`` in the given order (missing ids are skipped)."""
     if not ids:
         return []
@@ -206,19 +223,19 @@ def paper_summaries(conn: sqlite3.Connection, ids: list[int], *,
     rows = conn.execute(f"SELECT {PAPER_COLUMNS} FROM papers p WHERE p.id IN ({marks})", ids)
     by_id = {row["id"]: paper_summary(row) for row in rows}
     if with_methods and by_id:
+        methods: dict[int, list[JsonBody]] = {paper_id: [] for paper_id in by_id}
         for paper_id, mid, slug, name in conn.execute(
                 f"SELECT pm.paper_id, m.id, m.slug, m.name FROM paper_methods pm "
                 f"JOIN methods m ON m.id = pm.method_id WHERE pm.paper_id IN ({marks}) "
                 f"ORDER BY m.name", ids):
-            by_id[paper_id].setdefault("methods", []).append(
-                {"id": str(mid), "slug": slug, "name": name})
-        for item in by_id.values():
-            item.setdefault("methods", [])
+            methods[paper_id].append({"id": str(mid), "slug": slug, "name": name})
+        for paper_id, item in by_id.items():
+            item["methods"] = methods[paper_id]
     return [by_id[i] for i in ids if i in by_id]
 
 
 def find_by_arxiv(conn: sqlite3.Connection, select: str, arxiv: str, where: str = "",
-                  args: tuple[Any, ...] | list[Any] = ()) -> sqlite3.Row | None:
+                  args: Sequence[object] = ()) -> sqlite3.Row | None:
     """First row of ``{select} p.arxiv_id = ?{where}``: an exact match, else a case-insensitive one.
 
     ``select`` ends with ``WHERE`` over ``papers p``; ``where`` adds `` AND ...``
@@ -257,7 +274,7 @@ def resolve_paper(conn: sqlite3.Connection, ref: str) -> sqlite3.Row:
     return row
 
 
-def _lineage_items(conn: sqlite3.Connection, sql: str, paper_id: int) -> list[dict[str, Any]]:
+def _lineage_items(conn: sqlite3.Connection, sql: str, paper_id: int) -> list[JsonBody]:
     rows = conn.execute(sql, (paper_id,)).fetchall()
     return [{"id": str(r["id"]), "title": r["title"], "route_identifier": route_identifier(r),
              "reference": route_identifier(r), "published": r["published"]} for r in rows]
@@ -269,7 +286,7 @@ _SUCCESSORS = ("SELECT p.id, p.arxiv_id, p.title, p.published FROM lineage l JOI
                "ON p.id = l.successor_id WHERE l.predecessor_id = ? ORDER BY p.published, p.id")
 
 
-def paper_detail(conn: sqlite3.Connection, ref: str, *, include_resources: bool) -> dict[str, Any]:
+def paper_detail(conn: sqlite3.Connection, ref: str, *, include_resources: bool) -> JsonBody:
     """``papers/<ref>``: the paper object of §4.3 #2 (resources only when asked)."""
     row = resolve_paper(conn, ref)
     pid = row["id"]
@@ -308,12 +325,12 @@ def paper_detail(conn: sqlite3.Connection, ref: str, *, include_resources: bool)
     return body
 
 
-def paper_lineage(conn: sqlite3.Connection, ref: str) -> dict[str, Any]:
+def paper_lineage(conn: sqlite3.Connection, ref: str) -> JsonBody:
     """``research/papers/<ref>/lineage``: ``{paper, predecessors, successors}`` (§4.3 #9)."""
     row = resolve_paper(conn, ref)
     strip = ("route_identifier", "published")
 
-    def item(entry: dict[str, Any]) -> dict[str, Any]:
+    def item(entry: JsonBody) -> JsonBody:
         return {k: v for k, v in entry.items() if k not in strip} | {"published": entry["published"]}
 
     return {

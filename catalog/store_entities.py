@@ -3,9 +3,8 @@
 from __future__ import annotations
 
 import sqlite3
-from typing import Any
 
-from catalog.store import NotFound, Page, envelope, loads, sid
+from catalog.store import JsonBody, NotFound, Page, envelope, loads, sid
 from catalog.store_papers import resolve_task
 from catalog.store_taxonomy import _descendants, ordering_sql
 
@@ -39,7 +38,7 @@ _CONF = ("x.id, x.slug, x.name, x.year, x.tier, x.start_date, x.end_date, x.venu
          "x.description, x.url, x.hf_url, (SELECT count(*) FROM papers p WHERE p.conference_id = x.id) AS paper_count")
 
 
-def conference_list(conn: sqlite3.Connection) -> dict[str, Any]:
+def conference_list(conn: sqlite3.Connection) -> JsonBody:
     """``conferences/``: every conference, newest year first, as ``{id, slug, name, year, paper_count, location}``."""
     rows = conn.execute(f"SELECT {_CONF} FROM conferences x ORDER BY x.year DESC, x.name COLLATE NOCASE").fetchall()
     results = [{"id": str(r["id"]), "slug": r["slug"], "name": r["name"], "year": r["year"],
@@ -47,7 +46,7 @@ def conference_list(conn: sqlite3.Connection) -> dict[str, Any]:
     return envelope(results, len(results))
 
 
-def conference_detail(conn: sqlite3.Connection, ref: str) -> dict[str, Any]:
+def conference_detail(conn: sqlite3.Connection, ref: str) -> JsonBody:
     """``conferences/<slug-or-id>`` (§4.3 #21)."""
     r = _by_id_or_slug(conn, "conferences", _CONF, ref, "Conference")
     return {"id": str(r["id"]), "slug": r["slug"], "name": r["name"], "year": r["year"],
@@ -63,12 +62,12 @@ _ORG = ("x.id, x.slug, x.name, x.description, x.is_featured, x.trending_rank, x.
         "(SELECT count(*) FROM paper_organizations po WHERE po.organization_id = x.id) AS paper_count")
 
 
-def _org_summary(r: sqlite3.Row) -> dict[str, Any]:
+def _org_summary(r: sqlite3.Row) -> JsonBody:
     return {"id": str(r["id"]), "slug": r["slug"], "name": r["name"], "paper_count": r["paper_count"],
             "is_featured": bool(r["is_featured"]), "trending_rank": r["trending_rank"]}
 
 
-def organization_list(conn: sqlite3.Connection, featured_only: bool) -> dict[str, Any]:
+def organization_list(conn: sqlite3.Connection, featured_only: bool) -> JsonBody:
     """``organizations/``: by trending rank (unranked last), then name."""
     where = "WHERE x.is_featured = 1" if featured_only else ""
     rows = conn.execute(f"SELECT {_ORG} FROM organizations x {where} ORDER BY x.trending_rank IS NULL, "
@@ -77,7 +76,7 @@ def organization_list(conn: sqlite3.Connection, featured_only: bool) -> dict[str
     return envelope(results, len(results), applied_filters={"featured_only": "true" if featured_only else "false"})
 
 
-def organization_detail(conn: sqlite3.Connection, ref: str) -> dict[str, Any]:
+def organization_detail(conn: sqlite3.Connection, ref: str) -> JsonBody:
     """``organizations/<slug-or-id>`` (§4.3 #23)."""
     r = _by_id_or_slug(conn, "organizations", _ORG, ref, "Organization")
     return _org_summary(r) | {k: r[k] for k in ("description", "first_paper_year", "latest_paper_year",
@@ -86,26 +85,31 @@ def organization_detail(conn: sqlite3.Connection, ref: str) -> dict[str, Any]:
 
 # --- frameworks -----------------------------------------------------------------
 
-def framework_catalog(conn: sqlite3.Connection) -> dict[str, Any]:
+def framework_catalog(conn: sqlite3.Connection) -> JsonBody:
     """``frameworks/``: ``{"domains": [{slug, name, categories: [{slug, name, frameworks: [...]}]}]}``."""
     rows = conn.execute(
         "SELECT f.*, (SELECT count(*) FROM paper_frameworks pf WHERE pf.framework_id = f.id) AS paper_count "
         "FROM frameworks f ORDER BY f.domain_name COLLATE NOCASE, f.category_name COLLATE NOCASE, "
         "f.name COLLATE NOCASE").fetchall()
-    domains: dict[str, dict[str, Any]] = {}
+    domains: dict[str, JsonBody] = {}
+    categories: dict[str, dict[str, JsonBody]] = {}
+    frameworks: dict[tuple[str, str], list[JsonBody]] = {}
     for r in rows:
-        domain = domains.setdefault(r["domain_slug"], {"slug": r["domain_slug"], "name": r["domain_name"],
-                                                       "categories": {}})
-        category = domain["categories"].setdefault(
-            r["category_slug"], {"slug": r["category_slug"], "name": r["category_name"], "frameworks": []})
-        category["frameworks"].append({
+        domain_slug, category_slug = r["domain_slug"], r["category_slug"]
+        domains.setdefault(domain_slug, {"slug": domain_slug, "name": r["domain_name"]})
+        in_domain = categories.setdefault(domain_slug, {})
+        if category_slug not in in_domain:
+            listed: list[JsonBody] = frameworks.setdefault((domain_slug, category_slug), [])
+            in_domain[category_slug] = {"slug": category_slug, "name": r["category_name"],
+                                        "frameworks": listed}
+        frameworks[(domain_slug, category_slug)].append({
             "id": str(r["id"]), "slug": r["slug"], "name": r["name"], "description": r["description"],
             "platforms": loads(r["platforms"], []), "paper_count": r["paper_count"],
             "organization_name": r["organization_name"], "when_to_use": r["when_to_use"],
             "github_url": r["github_url"], "docs_url": r["docs_url"],
             "introducing_paper_arxiv_id": r["introducing_paper_arxiv_id"]})
-    for domain in domains.values():
-        domain["categories"] = list(domain["categories"].values())
+    for domain_slug, domain in domains.items():
+        domain["categories"] = list(categories[domain_slug].values())
     return {"domains": list(domains.values())}
 
 
@@ -118,14 +122,15 @@ _DATASET = ("d.id, d.slug, d.name, d.full_name, d.description, d.hf_url, d.featu
 
 def dataset_list(conn: sqlite3.Connection, page: Page, *, q: str | None, task: str | None,
                  include_descendants: bool, min_eval_count: int | None, is_open: bool | None,
-                 ordering: str) -> dict[str, Any]:
+                 ordering: str) -> JsonBody:
     """``datasets/``: page of ``{id, name, slug, full_name, description, hf_url, paper_count, evaluation_count}``.
 
     ``q``: substring of name/full name/slug, or the id. ``task``: exact task
     name/slug/id (404 if unknown), optionally with its descendants.
     ``is_open``: datasets with at least one evaluation of that openness.
     """
-    where, args = ["1=1"], []
+    where: list[str] = ["1=1"]
+    args: list[str | int] = []
     if q:
         where.append("(d.name LIKE ? OR d.full_name LIKE ? OR d.slug LIKE ? OR CAST(d.id AS TEXT) = ?)")
         args += [f"%{q}%"] * 3 + [q.strip()]
@@ -180,7 +185,7 @@ def _popularity(conn: sqlite3.Connection, dataset_ids: set[int]) -> dict[int, in
                              "GROUP BY dataset_id", list(dataset_ids)).fetchall())
 
 
-def evaluation_row(r: sqlite3.Row, popularity: dict[int, int] | None = None) -> dict[str, Any]:
+def evaluation_row(r: sqlite3.Row, popularity: dict[int, int] | None = None) -> JsonBody:
     """An evaluation row with the §4.3 field names.
 
     ``benchmark_popularity`` comes from ``popularity[dataset_id]`` when given,
@@ -206,7 +211,7 @@ def evaluation_row(r: sqlite3.Row, popularity: dict[int, int] | None = None) -> 
 
 def evaluation_list(conn: sqlite3.Connection, page: Page, *, paper_id: int | None, dataset_id: int | None,
                     task_id: int | None, is_open: bool | None, max_parameters_exclusive: int | None,
-                    ordering: str) -> dict[str, Any]:
+                    ordering: str) -> JsonBody:
     """``evaluations/`` (§4.3 #3): a filtered page of evaluation rows.
 
     With ``max_parameters_exclusive`` only rows with a known
@@ -222,7 +227,7 @@ def evaluation_list(conn: sqlite3.Connection, page: Page, *, paper_id: int | Non
     if is_open is not None:
         where.append("e.is_open = ?")
         args.append(1 if is_open else 0)
-    extra: dict[str, Any] = {}
+    extra: JsonBody = {}
     if max_parameters_exclusive is not None:
         base = " AND ".join(where)
         total, known = conn.execute(f"SELECT count(*), count(e.num_parameters) FROM evaluations e WHERE {base}",
@@ -243,7 +248,7 @@ def evaluation_list(conn: sqlite3.Connection, page: Page, *, paper_id: int | Non
 
 
 def dataset_evaluations(conn: sqlite3.Connection, ref: str, page: Page, *, is_open: bool | None,
-                        ordering: str) -> dict[str, Any]:
+                        ordering: str) -> JsonBody:
     """``datasets/<id>/evaluations/``: the benchmark's rows (404 for an unknown benchmark)."""
     dataset_id = resolve_dataset(conn, ref)
     return evaluation_list(conn, page, paper_id=None, dataset_id=dataset_id, task_id=None, is_open=is_open,

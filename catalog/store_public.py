@@ -31,11 +31,18 @@ from __future__ import annotations
 
 import re
 import sqlite3
-from typing import Any
 from urllib.parse import unquote
 
 from catalog.schema import normalize_title, title_prefix
-from catalog.store import Conflict, Invalid, NotFound, find_by_arxiv, loads, strip_arxiv_version
+from catalog.store import (
+    Conflict,
+    Invalid,
+    JsonBody,
+    NotFound,
+    find_by_arxiv,
+    loads,
+    strip_arxiv_version,
+)
 
 __all__ = ["metadata_by_reference", "metadata_by_title"]
 
@@ -71,7 +78,7 @@ def _classify(ref: str) -> tuple[str, str]:
                   "use papers/public-metadata/search?title= for titles")
 
 
-def _in_catalog(conn: sqlite3.Connection, arxiv_id: str | None, matched_by: str) -> dict[str, Any] | None:
+def _in_catalog(conn: sqlite3.Connection, arxiv_id: str | None, matched_by: str) -> JsonBody | None:
     if not arxiv_id:
         return None
     row = find_by_arxiv(conn, "SELECT p.id, p.arxiv_id, p.title FROM papers p WHERE", arxiv_id)
@@ -92,21 +99,22 @@ def _links(row: sqlite3.Row) -> list[dict[str, str]]:
     if row["doi"]:
         links.append({"label": "DOI", "url": f"https://doi.org/{row['doi']}"})
     seen = {link["url"] for link in links}
-    for extra in loads(row["links"], []):
+    stored = loads(row["links"], [])
+    for extra in stored if isinstance(stored, list) else []:
         if isinstance(extra, dict) and extra.get("url") and extra["url"] not in seen:
             links.append({"label": str(extra.get("label") or "Link"), "url": str(extra["url"])})
             seen.add(extra["url"])
     return links
 
 
-def _record(row: sqlite3.Row, matched_by: str, note: str | None = None) -> dict[str, Any]:
+def _record(row: sqlite3.Row, matched_by: str, note: str | None = None) -> JsonBody:
     return {"in_catalog": False, "source": row["source"], "title": row["title"],
             "authors": loads(row["authors"], []), "abstract": row["abstract"], "published": row["published"],
             "arxiv_id": row["arxiv_id"], "doi": row["doi"], "hf_id": row["hf_id"], "matched_by": matched_by,
             "note": note, "available_at": _links(row)}
 
 
-def metadata_by_reference(conn: sqlite3.Connection, ref: str) -> dict[str, Any]:
+def metadata_by_reference(conn: sqlite3.Connection, ref: str) -> JsonBody:
     """``papers/{reference}/public-metadata`` (see module doc)."""
     if not ref.strip() or len(ref) > 500:
         raise Invalid("paper reference must be 1-500 characters")
@@ -132,7 +140,7 @@ def metadata_by_reference(conn: sqlite3.Connection, ref: str) -> dict[str, Any]:
     return _in_catalog(conn, row["arxiv_id"], matched_by) or _record(row, matched_by)
 
 
-def _catalog_title(conn: sqlite3.Connection, normalized: str) -> dict[str, Any] | None:
+def _catalog_title(conn: sqlite3.Connection, normalized: str) -> JsonBody | None:
     words = normalized.split()
     if not words:
         return None
@@ -151,7 +159,7 @@ def _paper_key(row: sqlite3.Row) -> str:
     return row["arxiv_id"] or row["doi"] or row["hf_id"] or f"#{row['id']}"
 
 
-def metadata_by_title(conn: sqlite3.Connection, title: str) -> dict[str, Any]:
+def metadata_by_title(conn: sqlite3.Connection, title: str) -> JsonBody:
     """``papers/public-metadata/search?title=`` (see module doc)."""
     normalized = normalize_title(title)
     if not normalized or len(title) > 500:

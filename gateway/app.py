@@ -13,17 +13,18 @@ from __future__ import annotations
 import logging
 import os
 from collections.abc import AsyncIterator, Mapping, Sequence
-from typing import Any
+from typing import Any, Final
 
 from aiohttp import web
 from pwc_mcp_core.runtime.gc_tuning import settle_after_startup
 from pwc_mcp_core.mcp_server.server import McpServer
+from pwc_mcp_core.protocol.json_types import JsonValue
 
 from gateway import metrics
 from gateway.admission import Admission
 from gateway.cors import cors_middleware, preflight_handler
 from gateway.docs import DocsPage
-from gateway.executors import build_executor
+from gateway.executors import Executor, build_executor
 from gateway.health import HealthState
 from gateway.http_mcp import McpEndpoint
 from gateway.identity import derive_key, parse_networks
@@ -41,22 +42,24 @@ __all__ = ["EXECUTOR", "HEALTH", "LIMITER", "app_factory", "create_app", "servin
 
 logger = logging.getLogger(__name__)
 
-EXECUTOR = web.AppKey("executor", object)
-LIMITER = web.AppKey("limiter", object)
-HEALTH = web.AppKey("health", HealthState)
+EXECUTOR: Final[web.AppKey[Executor]] = web.AppKey("executor")
+LIMITER: Final[web.AppKey[Limiter]] = web.AppKey("limiter")
+HEALTH: Final = web.AppKey("health", HealthState)
 
 
 async def _metrics(request: web.Request) -> web.Response:
     return web.Response(body=metrics.render(), headers={"Content-Type": metrics.CONTENT_TYPE})
 
 
-def _live_workers(executor: Any) -> int:
+def _live_workers(executor: object) -> int:
     value = getattr(executor, "live_workers", 0)
     return int(value() if callable(value) else value)
 
 
-def create_app(settings: GatewaySettings, *, executor: Any = None, limiter: Limiter | None = None,
-               tools: Sequence[Mapping[str, Any]] | None = None) -> web.Application:
+# The executor's type is the dispatch seam's (issue 20 §1), being redesigned on another branch.
+def create_app(settings: GatewaySettings, *, executor: Any = None,  # type: ignore[explicit-any]
+               limiter: Limiter | None = None,
+               tools: Sequence[Mapping[str, JsonValue]] | None = None) -> web.Application:
     """Build the gateway application.
 
     Args:
@@ -79,7 +82,8 @@ def create_app(settings: GatewaySettings, *, executor: Any = None, limiter: Limi
     if executor is None:
         executor = build_executor(core)
     if limiter is None:
-        limiter = RedisLimiter(core.redis_url, settings.limits) if redis_mode else MemoryLimiter(settings.limits)
+        limiter = (RedisLimiter(core.redis_url, settings.limits) if core.redis_url is not None
+                   else MemoryLimiter(settings.limits))
     health = HealthState(core.api_url, ok_interval_s=settings.health_ok_interval_s,
                          fail_interval_s=settings.health_fail_interval_s,
                          redis_probe=getattr(limiter, "ping", None) if redis_mode else None,

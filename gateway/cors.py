@@ -8,10 +8,10 @@ origin → 400 ``Disallowed CORS origin``. Limit answers (429/503) get the heade
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
 from typing import Final
 
 from aiohttp import web
+from aiohttp.typedefs import Handler, Middleware
 
 from gateway.security import SecurityPolicy
 
@@ -23,8 +23,6 @@ ALLOW_HEADERS: Final = ("accept, accept-language, content-language, content-type
 EXPOSE_HEADERS: Final = "mcp-session-id, retry-after"
 MAX_AGE_S: Final = "600"
 
-Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
-Middleware = Callable[[web.Request, Handler], Awaitable[web.StreamResponse]]
 
 
 def _allowed_origin(policy: SecurityPolicy, request: web.Request) -> str | None:

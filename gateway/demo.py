@@ -29,10 +29,11 @@ def free_port() -> int:
     """A TCP port on 127.0.0.1 that was free a moment ago (the demo's catalog; tests and conformance)."""
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
         sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
+        port: int = sock.getsockname()[1]
+        return port
 
 
-def _wait_catalog(api_url: str, proc: subprocess.Popen) -> bool:
+def _wait_catalog(api_url: str, proc: subprocess.Popen[bytes]) -> bool:
     deadline = time.monotonic() + CATALOG_START_TIMEOUT_S
     while time.monotonic() < deadline:
         if proc.poll() is not None:

@@ -19,46 +19,59 @@ from __future__ import annotations
 import functools
 import json
 from collections.abc import Mapping, Sequence
-from typing import Any, Final
+from typing import Final
 
 from aiohttp import web
-from pwc_mcp_core.tools.definitions import LIMIT_CAP
-from pwc_mcp_core.tools.examples import EXAMPLE_CALLS
-from pwc_mcp_core.tools.prompts import prompts_list_result
-from pwc_mcp_core.runtime.core_settings import DEFAULT_API_URL, CoreSettings
-from pwc_mcp_core.tools.templates import RESOURCE_TEMPLATES
-from pwc_mcp_core.protocol.versions import LATEST_LEGACY_VERSION, MODERN_VERSIONS, SERVER_VERSION, SUPPORTED_VERSIONS
 
 from gateway.docs_html import render_html
 from gateway.public_url import PublicUrl
+from pwc_mcp_core.protocol.json_types import JsonObject, JsonValue
+from pwc_mcp_core.protocol.versions import (
+    LATEST_LEGACY_VERSION,
+    MODERN_VERSIONS,
+    SERVER_VERSION,
+    SUPPORTED_VERSIONS,
+)
+from pwc_mcp_core.runtime.core_settings import DEFAULT_API_URL, CoreSettings
+from pwc_mcp_core.tools.definitions import LIMIT_CAP
+from pwc_mcp_core.tools.examples import EXAMPLE_CALLS
+from pwc_mcp_core.tools.prompts import prompts_list_result
+from pwc_mcp_core.tools.templates import RESOURCE_TEMPLATES
 
 __all__ = ["DocsPage", "configurations", "docs_document", "example_arguments", "render_html"]
 
 _TOOL_FIELDS = ("name", "title", "description", "inputSchema", "outputSchema", "annotations")
 SERVER_NAME: Final = "pwc"
 
-def example_arguments(tool: Mapping[str, Any]) -> dict[str, Any]:
+def example_arguments(tool: Mapping[str, JsonValue]) -> JsonObject:
     """`tools.examples.EXAMPLE_CALLS` for a known tool; otherwise its required parameters with a
     default, first enum value or a typed placeholder."""
     known = EXAMPLE_CALLS.get(str(tool.get("name")))
     if known is not None:
         return dict(known)
-    schema = tool.get("inputSchema") if isinstance(tool.get("inputSchema"), dict) else {}
-    properties = schema.get("properties") if isinstance(schema.get("properties"), dict) else {}
-    arguments: dict[str, Any] = {}
-    for name in schema.get("required") or []:
-        spec = properties.get(name) if isinstance(properties.get(name), dict) else {}
+    schema = tool.get("inputSchema")
+    schema = schema if isinstance(schema, dict) else {}
+    properties = schema.get("properties")
+    properties = properties if isinstance(properties, dict) else {}
+    required = schema.get("required")
+    arguments: JsonObject = {}
+    for name in required if isinstance(required, list) else []:
+        if not isinstance(name, str):
+            continue
+        spec = properties.get(name)
+        spec = spec if isinstance(spec, dict) else {}
+        enum = spec.get("enum")
         if "default" in spec:
             arguments[name] = spec["default"]
-        elif spec.get("enum"):
-            arguments[name] = spec["enum"][0]
+        elif isinstance(enum, list) and enum:
+            arguments[name] = enum[0]
         else:
-            placeholders = {"integer": 1, "number": 1, "boolean": True, "array": [], "object": {}}
+            placeholders: JsonObject = {"integer": 1, "number": 1, "boolean": True, "array": [], "object": {}}
             arguments[name] = placeholders.get(str(spec.get("type")), f"<{name}>")
     return arguments
 
 
-def _limits(core: CoreSettings) -> dict[str, Any]:
+def _limits(core: CoreSettings) -> JsonObject:
     return {
         "requests_per_minute": core.request_limit,
         "semantic_searches_per_minute": core.semantic_limit,
@@ -71,7 +84,7 @@ def _limits(core: CoreSettings) -> dict[str, Any]:
     }
 
 
-def docs_document(tools: Sequence[Mapping[str, Any]], core: CoreSettings | None = None) -> dict[str, Any]:
+def docs_document(tools: Sequence[Mapping[str, JsonValue]], core: CoreSettings | None = None) -> JsonObject:
     """The request-independent part of the docs JSON for the ``tools`` of ``tools/list``."""
     core = core if core is not None else CoreSettings()
     return {
@@ -79,7 +92,7 @@ def docs_document(tools: Sequence[Mapping[str, Any]], core: CoreSettings | None 
         "version": SERVER_VERSION,
         "protocol_version": LATEST_LEGACY_VERSION,
         "protocol_versions": [LATEST_LEGACY_VERSION, *MODERN_VERSIONS],
-        "supported_protocol_versions": sorted(SUPPORTED_VERSIONS, reverse=True),
+        "supported_protocol_versions": [*sorted(SUPPORTED_VERSIONS, reverse=True)],
         "endpoint": "/mcp",
         "limits": _limits(core),
         "resources": [],
@@ -90,9 +103,9 @@ def docs_document(tools: Sequence[Mapping[str, Any]], core: CoreSettings | None 
     }
 
 
-def configurations(endpoint_url: str) -> dict[str, Any]:
+def configurations(endpoint_url: str) -> JsonObject:
     """Copy-paste client configurations for ``endpoint_url`` (values are JSON objects or commands)."""
-    stdio = {"command": "uv", "args": ["run", "--directory", "/path/to/pwc-mcp", "pwc-mcp", "stdio"],
+    stdio: JsonObject = {"command": "uv", "args": ["run", "--directory", "/path/to/pwc-mcp", "pwc-mcp", "stdio"],
              "env": {"PWC_API_URL": DEFAULT_API_URL}}
     return {
         "streamable_http": {"mcpServers": {SERVER_NAME: {"type": "http", "url": endpoint_url}}},
@@ -117,7 +130,7 @@ class DocsPage:
             with the default Host allowlist.
     """
 
-    def __init__(self, tools: Sequence[Mapping[str, Any]], core: CoreSettings | None = None,
+    def __init__(self, tools: Sequence[Mapping[str, JsonValue]], core: CoreSettings | None = None,
                  public_url: PublicUrl | None = None) -> None:
         from gateway.security import SecurityPolicy
 
@@ -133,9 +146,10 @@ class DocsPage:
                "configurations": configurations(endpoint_url)}
         return json.dumps(doc, ensure_ascii=False).encode("utf-8"), render_html(doc)
 
-    def document(self, base: str) -> dict[str, Any]:
+    def document(self, base: str) -> JsonObject:
         """The full docs JSON for the base URL ``base`` (``scheme://host``)."""
-        return json.loads(self._render(base)[0])
+        document: JsonObject = json.loads(self._render(base)[0])
+        return document
 
     async def handle(self, request: web.Request) -> web.Response:
         """``GET /docs``: HTML for a browser, else JSON (`wants_html`)."""

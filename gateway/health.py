@@ -22,13 +22,14 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Awaitable, Callable
-from typing import Any, Final
+from typing import Final
 
 import httpx
 from aiohttp import web
-from pwc_mcp_core.protocol.versions import LATEST_LEGACY_VERSION, SERVER_VERSION
 
 from gateway.background import stop_tasks
+from pwc_mcp_core.protocol.json_types import JsonObject
+from pwc_mcp_core.protocol.versions import LATEST_LEGACY_VERSION, SERVER_VERSION
 
 __all__ = ["HealthState"]
 
@@ -38,7 +39,7 @@ REDIS_PROBE_INTERVAL_S: Final = 2.0
 PROBE_TIMEOUT_S: Final = 5.0
 
 
-def catalog_ready(payload: Any) -> bool:
+def catalog_ready(payload: object) -> bool:
     """True when a probe answer looks like a catalog listing."""
     return isinstance(payload, dict) and (isinstance(payload.get("results"), list)
                                           or isinstance(payload.get("items"), list))
@@ -101,20 +102,20 @@ class HealthState:
         await stop_tasks(self._tasks)
         self._tasks.clear()
 
-    def snapshot(self) -> tuple[int, dict[str, Any]]:
+    def snapshot(self) -> tuple[int, JsonObject]:
         """``(http_status, body)`` from the cached state only."""
         workers = self._live_workers() if self._live_workers is not None else None
         redis_mode = self._redis_probe is not None
         ready = self.catalog_ok and (not redis_mode or (self.redis_ok and bool(workers)))
-        checks = {
+        checks: JsonObject = {
             "redis": ("ok" if self.redis_ok else "unavailable") if redis_mode else "embedded",
             "workers": workers,
             "catalog": "ok" if self.catalog_ok else "unavailable",
         }
-        body = {"status": "ok" if ready else "unavailable", "service": "pwc-mcp", "version": SERVER_VERSION,
+        body: JsonObject = {"status": "ok" if ready else "unavailable", "service": "pwc-mcp", "version": SERVER_VERSION,
                 "protocol": LATEST_LEGACY_VERSION, "checks": checks}
         if self._pool is not None:
-            body["pool"] = self._pool()
+            body["pool"] = dict(self._pool())
         return (200 if ready else 503), body
 
     async def handle(self, request: web.Request) -> web.Response:

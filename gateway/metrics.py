@@ -21,11 +21,20 @@ from __future__ import annotations
 
 import functools
 import os
-from typing import Any, Final
+from typing import Final
+
+from prometheus_client import (
+    CONTENT_TYPE_LATEST,
+    REGISTRY,
+    CollectorRegistry,
+    Counter,
+    Gauge,
+    Histogram,
+    generate_latest,
+    multiprocess,
+)
 
 import pwc_mcp_core.runtime.cache_metrics  # noqa: F401  (registers the cache and upstream counters)
-from prometheus_client import (CONTENT_TYPE_LATEST, REGISTRY, CollectorRegistry, Counter, Gauge, Histogram,
-                               generate_latest, multiprocess)
 
 __all__ = ["CONTENT_TYPE", "observe_call", "observe_queue_wait", "observe_request", "record_rejection", "render",
            "set_busy_workers", "set_live_workers", "set_queue_depth", "set_worker_threads"]
@@ -58,7 +67,7 @@ WORKER_THREADS = Gauge("pwc_mcp_worker_threads", "Calls the live workers can run
 
 
 @functools.lru_cache(maxsize=1024)  # label values are classified, so the set is small
-def _request_children(tool: str, status: int, protocol: str) -> tuple[Any, Any]:
+def _request_children(tool: str, status: int, protocol: str) -> tuple[Counter, Histogram]:
     return REQUESTS.labels(tool=tool, status=str(status), protocol=protocol), REQUEST_SECONDS.labels(tool=tool)
 
 
@@ -111,6 +120,6 @@ def render() -> bytes:
     # prometheus-client itself is configured by this variable, so it is read here, not in settings.
     if os.environ.get("PROMETHEUS_MULTIPROC_DIR"):
         registry = CollectorRegistry()
-        multiprocess.MultiProcessCollector(registry)
+        multiprocess.MultiProcessCollector(registry)  # type: ignore[no-untyped-call]
         return generate_latest(registry)
     return generate_latest(REGISTRY)

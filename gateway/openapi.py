@@ -12,10 +12,11 @@ from __future__ import annotations
 
 import copy
 from collections.abc import Mapping, Sequence
-from typing import Any, Final
+from typing import Final
 
 import orjson
 from aiohttp import web
+from pwc_mcp_core.protocol.json_types import JsonObject, JsonValue
 from pwc_mcp_core.protocol.versions import SERVER_INFO, SERVER_VERSION
 
 __all__ = ["OpenApiDocument", "build_openapi"]
@@ -36,27 +37,34 @@ _ERROR_STATUSES: Final = {
 _QUERY_TYPES: Final = frozenset({"string", "integer", "number", "boolean"})
 
 
-def _schema(schema: Mapping[str, Any]) -> dict[str, Any]:
+def _object(value: JsonValue) -> JsonObject:
+    """``value`` when it is a JSON object, else ``{}`` (a tool without that schema)."""
+    return value if isinstance(value, dict) else {}
+
+
+def _schema(schema: Mapping[str, JsonValue]) -> JsonObject:
     copied = copy.deepcopy(dict(schema))
     copied.pop("$schema", None)  # the document's jsonSchemaDialect says it once
     return copied
 
 
-def _scalar(schema: Mapping[str, Any]) -> bool:
+def _scalar(schema: Mapping[str, JsonValue]) -> bool:
     kind = schema.get("type")
-    kinds = set(kind) if isinstance(kind, list) else {kind}
+    kinds = set(map(str, kind)) if isinstance(kind, list) else {str(kind)}
     return bool(kinds - {"null"}) and kinds - {"null"} <= _QUERY_TYPES
 
 
-def _query_parameters(input_schema: Mapping[str, Any]) -> list[dict[str, Any]]:
-    required = set(input_schema.get("required") or ())
-    parameters = []
-    for name, schema in (input_schema.get("properties") or {}).items():
-        is_array = schema.get("type") == "array" and _scalar(schema.get("items") or {})
+def _query_parameters(input_schema: Mapping[str, JsonValue]) -> list[JsonValue]:
+    required_list = input_schema.get("required")
+    required = set(required_list) if isinstance(required_list, list) else set()
+    parameters: list[JsonValue] = []
+    for name, value in _object(input_schema.get("properties")).items():
+        schema = _object(value)
+        is_array = schema.get("type") == "array" and _scalar(_object(schema.get("items")))
         if not (_scalar(schema) or is_array):
             continue  # objects do not fit a query string: POST them
-        parameter: dict[str, Any] = {"name": name, "in": "query", "required": name in required,
-                                     "schema": _schema(schema)}
+        parameter: JsonObject = {"name": name, "in": "query", "required": name in required,
+                                 "schema": _schema(schema)}
         if "description" in schema:
             parameter["description"] = schema["description"]
         if is_array:
@@ -65,16 +73,16 @@ def _query_parameters(input_schema: Mapping[str, Any]) -> list[dict[str, Any]]:
     return parameters
 
 
-def _responses(output_schema: Mapping[str, Any]) -> dict[str, Any]:
-    responses: dict[str, Any] = {"200": {"description": "The tool's structuredContent",
-                                         "content": {"application/json": {"schema": _schema(output_schema)}}}}
+def _responses(output_schema: Mapping[str, JsonValue]) -> JsonObject:
+    responses: JsonObject = {"200": {"description": "The tool's structuredContent",
+                                     "content": {"application/json": {"schema": _schema(output_schema)}}}}
     responses.update({status: {"$ref": f"#/components/responses/Error{status}"} for status in _ERROR_STATUSES})
     return responses
 
 
-def build_openapi(tools: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+def build_openapi(tools: Sequence[Mapping[str, JsonValue]]) -> JsonObject:
     """The OpenAPI 3.1 document for ``tools`` (the ``tools/list`` entries)."""
-    paths: dict[str, Any] = {"/v1/tools": {"get": {
+    paths: JsonObject = {"/v1/tools": {"get": {
         "operationId": "list_tools", "summary": "List the tools with their input and output schemas",
         "responses": {"200": {"description": "The tools", "content": {"application/json": {"schema": {
             "type": "object", "required": ["tools"],
@@ -82,20 +90,22 @@ def build_openapi(tools: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
             "429": {"$ref": "#/components/responses/Error429"},
             "503": {"$ref": "#/components/responses/Error503"}}}}}
     for tool in tools:
-        name, title = tool["name"], tool.get("title") or tool["name"]
-        description = tool.get("description") or title
-        common = {"summary": title, "description": description, "tags": ["tools"]}
+        name = str(tool["name"])
+        title = str(tool.get("title") or name)
+        description = str(tool.get("description") or title)
+        input_schema, output_schema = _object(tool.get("inputSchema")), _object(tool.get("outputSchema"))
+        common: JsonObject = {"summary": title, "description": description, "tags": ["tools"]}
         paths[f"/v1/tools/{name}"] = {
             "post": {**common, "operationId": name,
                      "requestBody": {"required": False, "content": {"application/json": {
-                         "schema": _schema(tool["inputSchema"])}}},
-                     "responses": _responses(tool["outputSchema"])},
-            "get": {**common, "operationId": f"{name}_get", "parameters": _query_parameters(tool["inputSchema"]),
-                    "responses": _responses(tool["outputSchema"])},
+                         "schema": _schema(input_schema)}}},
+                     "responses": _responses(output_schema)},
+            "get": {**common, "operationId": f"{name}_get", "parameters": _query_parameters(input_schema),
+                    "responses": _responses(output_schema)},
         }
-    error_schema = {"type": "object", "required": ["error"], "properties": {"error": {
+    error_schema: JsonObject = {"type": "object", "required": ["error"], "properties": {"error": {
         "type": "string", "description": "prefix: what was wrong and what to do"}}}
-    retry_after = {"description": "Seconds to wait before retrying (429, 503)", "schema": {"type": "integer"}}
+    retry_after: JsonObject = {"description": "Seconds to wait before retrying (429, 503)", "schema": {"type": "integer"}}
     return {
         "openapi": "3.1.0",
         "jsonSchemaDialect": DIALECT,
@@ -118,7 +128,7 @@ def build_openapi(tools: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
 class OpenApiDocument:
     """Serves the document, serialized once."""
 
-    def __init__(self, tools: Sequence[Mapping[str, Any]]) -> None:
+    def __init__(self, tools: Sequence[Mapping[str, JsonValue]]) -> None:
         self._body = orjson.dumps(build_openapi(tools))
 
     async def handle(self, request: web.Request) -> web.Response:

@@ -25,15 +25,30 @@ import logging
 import os
 import sys
 import tempfile
-from collections.abc import Mapping
-from typing import Any, Final
+from collections.abc import Awaitable, Callable, Mapping
+from typing import TYPE_CHECKING, Final, TypedDict
 
 from pwc_mcp_core.errors import ConfigError
 
 from gateway.settings import GatewaySettings
 
-__all__ = ["IDLE_TIMEOUT_S", "bind_address", "config_error", "run_gateway", "gunicorn_logger_class",
-           "serve_from_env", "server_options"]
+if TYPE_CHECKING:  # gunicorn is imported lazily: embedded serving never needs it
+    from aiohttp import web
+    from gunicorn.app.base import BaseApplication
+    from gunicorn.arbiter import Arbiter
+    from gunicorn.config import Config
+    from gunicorn.glogging import Logger
+    from gunicorn.workers.base import Worker
+
+__all__ = [
+    "IDLE_TIMEOUT_S",
+    "bind_address",
+    "config_error",
+    "gunicorn_logger_class",
+    "run_gateway",
+    "serve_from_env",
+    "server_options",
+]
 
 logger = logging.getLogger(__name__)
 
@@ -42,7 +57,16 @@ IDLE_TIMEOUT_S: Final = 75
 """Seconds an idle client connection stays open; must exceed the proxy's upstream keep-alive (60 s)."""
 
 
-def server_options() -> dict[str, Any]:
+class ServerOptions(TypedDict):
+    """aiohttp server keyword arguments (`web.run_app`, `web.AppRunner`)."""
+
+    auto_decompress: bool
+    keepalive_timeout: float
+    access_log: logging.Logger | None
+    logger: logging.Logger
+
+
+def server_options() -> ServerOptions:
     """The aiohttp server settings of every gateway process (see the module docstring)."""
     return {
         "auto_decompress": False,
@@ -52,11 +76,11 @@ def server_options() -> dict[str, Any]:
     }
 
 
-def gunicorn_logger_class() -> type:
+def gunicorn_logger_class() -> type[Logger]:
     """`GunicornLogger`, built lazily so that importing this module does not import gunicorn."""
     from gunicorn.glogging import Logger
 
-    class GunicornLogger(Logger):  # type: ignore[misc]
+    class GunicornLogger(Logger):
         """gunicorn's logger, writing through the root handler ``configure_logging`` installed.
 
         gunicorn's default handlers use their own format (``%(process)d`` …) on stderr; here its
@@ -65,7 +89,7 @@ def gunicorn_logger_class() -> type:
         log (addresses, paths) stays off.
         """
 
-        def setup(self, cfg: Any) -> None:
+        def setup(self, cfg: Config) -> None:
             super().setup(cfg)
             for log in (self.error_log, self.access_log):
                 for handler in list(log.handlers):
@@ -81,25 +105,26 @@ def bind_address(host: str, port: int) -> str:
     return f"[{host}]:{port}" if ":" in host and not host.startswith("[") else f"{host}:{port}"
 
 
-def child_exit(server: Any, worker: Any) -> None:
+def child_exit(server: Arbiter, worker: Worker) -> None:
     """gunicorn hook: drop a dead process's live gauges from the multiprocess metrics."""
     if os.environ.get("PROMETHEUS_MULTIPROC_DIR"):
         from prometheus_client import multiprocess
 
-        multiprocess.mark_process_dead(worker.pid)
+        multiprocess.mark_process_dead(worker.pid)  # type: ignore[no-untyped-call]
 
 
-def _gunicorn_app(options: dict[str, Any]) -> Any:
+def _gunicorn_app(options: Mapping[str, object]) -> BaseApplication:
     from gunicorn.app.base import BaseApplication
 
-    class GatewayApplication(BaseApplication):  # type: ignore[misc]
+    class GatewayApplication(BaseApplication):
         """gunicorn running ``gateway.app:app_factory`` with aiohttp's worker class."""
 
         def load_config(self) -> None:
             for key, value in options.items():
                 self.cfg.set(key, value)
 
-        def load(self) -> Any:
+        # aiohttp's gunicorn worker takes an app factory; the stubs know WSGI and ASGI apps only.
+        def load(self) -> Callable[[], Awaitable[web.AppRunner]]:  # type: ignore[override]
             from gateway.app import app_factory
 
             return app_factory

@@ -8,15 +8,14 @@ deadline live in :class:`pwc_mcp_core.runtime.core_settings.CoreSettings`.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Final
-
-from pwc_mcp_core.runtime.core_settings import CoreSettings, env_int
 
 from gateway.limits import LimitSettings
 from gateway.sse_sessions import SseSettings
+from pwc_mcp_core.runtime.core_settings import CoreSettings, env_int
 
-__all__ = ["GatewaySettings", "LEASE_MARGIN_S", "PROCESS_TIMEOUT_ENV"]
+__all__ = ["LEASE_MARGIN_S", "PROCESS_TIMEOUT_ENV", "GatewaySettings"]
 
 # A lease outlives the call deadline by this much, so only a dead gateway's leases lapse.
 LEASE_MARGIN_S: Final = 10.0
@@ -45,7 +44,7 @@ class GatewaySettings:
     health_ok_interval_s: float = 30.0
     health_fail_interval_s: float = 5.0
     lease_ttl_s: float | None = None
-    sse: SseSettings = SseSettings()
+    sse: SseSettings = field(default_factory=SseSettings)
     process_timeout_s: int = 60
 
     @classmethod

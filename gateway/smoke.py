@@ -20,10 +20,12 @@ import argparse
 import itertools
 import sys
 import time
-from collections.abc import Sequence
-from typing import Any, TextIO
+from collections.abc import Callable, Sequence
+from typing import TextIO
 
 import httpx
+
+from pwc_mcp_core.protocol.json_types import JsonObject, JsonValue
 
 __all__ = ["main"]
 
@@ -35,6 +37,18 @@ _MAX_CHUNKS = 200
 
 class SmokeFailure(Exception):
     """A check failed; the message says which and why."""
+
+
+def _object(value: JsonValue) -> JsonObject:
+    return value if isinstance(value, dict) else {}
+
+
+def _list(value: JsonValue) -> list[JsonValue]:
+    return value if isinstance(value, list) else []
+
+
+def _text(value: JsonValue) -> str:
+    return value if isinstance(value, str) else ""
 
 
 class _Session:
@@ -52,7 +66,7 @@ class _Session:
         except httpx.HTTPError as exc:
             raise SmokeFailure(f"GET {path} failed: {type(exc).__name__}: {exc}") from None
 
-    def rpc(self, method: str, params: dict[str, Any] | None = None) -> dict[str, Any]:
+    def rpc(self, method: str, params: JsonObject | None = None) -> JsonObject:
         body = {"jsonrpc": "2.0", "id": next(self._ids), "method": method, "params": params or {}}
         headers = dict(_HEADERS)
         if method != "initialize":
@@ -64,19 +78,21 @@ class _Session:
         if response.status_code != 200:
             raise SmokeFailure(f"POST /mcp {method} answered HTTP {response.status_code}: {response.text[:200]}")
         try:
-            message = response.json()
+            message: JsonValue = response.json()
         except ValueError:
             raise SmokeFailure(f"POST /mcp {method} did not answer JSON") from None
+        if not isinstance(message, dict):
+            raise SmokeFailure(f"POST /mcp {method} did not answer a JSON object")
         if "error" in message:
             raise SmokeFailure(f"{method} returned JSON-RPC error {message['error']}")
-        return message["result"]
+        return _object(message.get("result"))
 
-    def call_tool(self, name: str, arguments: dict[str, Any]) -> dict[str, Any]:
+    def call_tool(self, name: str, arguments: JsonObject) -> JsonObject:
         result = self.rpc("tools/call", {"name": name, "arguments": arguments})
         if result.get("isError"):
-            text = " ".join(block.get("text", "") for block in result.get("content", []))
+            text = " ".join(_text(_object(block).get("text")) for block in _list(result.get("content")))
             raise SmokeFailure(f"{name} returned an error result: {text[:300]}")
-        return result.get("structuredContent") or {}
+        return _object(result.get("structuredContent"))
 
 
 def _check_health(session: _Session, wait_s: float) -> str:
@@ -84,7 +100,7 @@ def _check_health(session: _Session, wait_s: float) -> str:
     while True:
         response = session.get("/health")
         try:
-            status = response.json().get("status")
+            status = _object(response.json()).get("status")
         except ValueError:
             status = None
         if response.status_code == 200 and status == "ok":
@@ -100,11 +116,11 @@ def _check_initialize(session: _Session) -> str:
     version = result.get("protocolVersion")
     if not version:
         raise SmokeFailure("initialize returned no protocolVersion")
-    return f"protocol {version}, server {result.get('serverInfo', {}).get('version', '?')}"
+    return f"protocol {version}, server {_object(result.get('serverInfo')).get('version', '?')}"
 
 
 def _check_tools(session: _Session) -> str:
-    tools = session.rpc("tools/list").get("tools", [])
+    tools = _list(session.rpc("tools/list").get("tools"))
     if len(tools) != _EXPECTED_TOOLS:
         raise SmokeFailure(f"tools/list returned {len(tools)} tools, expected {_EXPECTED_TOOLS}")
     return f"{len(tools)} tools"
@@ -131,11 +147,11 @@ def _check_continuation(session: _Session, papers: Sequence[str]) -> str:
     else:
         raise SmokeFailure(f"no paper needed a continuation cursor ({'; '.join(reasons)}); "
                            "pass --paper with a paper whose Markdown exceeds one chunk")
-    total, chunk = len((first.get("markdown") or "").encode()), first
+    total, chunk = len(_text(first.get("markdown")).encode()), first
     for count in range(2, _MAX_CHUNKS + 1):
         cursor = chunk["next_cursor"]
         chunk = session.call_tool("read_paper", {"paper": paper, "cursor": cursor})
-        text = chunk.get("markdown") or ""
+        text = _text(chunk.get("markdown"))
         if not text:
             raise SmokeFailure(f"read_paper chunk {count} of {paper} was empty")
         total += len(text.encode())
@@ -162,7 +178,7 @@ def main(argv: Sequence[str] | None = None, *, out: TextIO | None = None) -> int
     if not base_url.startswith(("http://", "https://")):
         parser.error("URL must start with http:// or https://")
     session = _Session(base_url, args.timeout)
-    steps = [
+    steps: list[tuple[str, Callable[[], str]]] = [
         ("health", lambda: _check_health(session, args.wait)),
         ("initialize", lambda: _check_initialize(session)),
         ("tools/list", lambda: _check_tools(session)),

@@ -37,7 +37,7 @@ class Child:
 
     name: str
     argv: Sequence[str]
-    proc: subprocess.Popen | None = None
+    proc: subprocess.Popen[bytes] | None = None
     started_at: float = field(default=0.0)
 
     def start(self, env: Mapping[str, str]) -> None:
@@ -75,7 +75,7 @@ def _mark_dead(env: Mapping[str, str], pid: int) -> None:
     if directory:
         from prometheus_client import multiprocess
 
-        multiprocess.mark_process_dead(pid, directory)
+        multiprocess.mark_process_dead(pid, directory)  # type: ignore[no-untyped-call]
 
 
 def supervise(children: Sequence[Child], env: Mapping[str, str]) -> int:
@@ -93,15 +93,16 @@ def supervise(children: Sequence[Child], env: Mapping[str, str]) -> int:
     try:
         while not stop.wait(POLL_INTERVAL_S):
             for child in children:
-                code = child.proc.poll() if child.proc is not None else None
-                if code is None:
+                proc = child.proc
+                code = proc.poll() if proc is not None else None
+                if proc is None or code is None:
                     continue
                 if code == CONFIG_ERROR_EXIT:
                     logger.error("%s exited with a configuration error; stopping", child.name)
                     status = CONFIG_ERROR_EXIT
                     stop.set()
                     break
-                _mark_dead(env, child.proc.pid)
+                _mark_dead(env, proc.pid)
                 logger.warning("%s exited with status %d; restarting", child.name, code)
                 if time.monotonic() - child.started_at < QUICK_EXIT_S:
                     stop.wait(RESTART_PAUSE_S)  # a crash loop must not spin

@@ -7,9 +7,8 @@ documents itself rather than pointing at the public site.
 
 from __future__ import annotations
 
-from typing import Any
-
 from aiohttp import web
+from pwc_mcp_core.protocol.json_types import JsonObject
 from pwc_mcp_core.protocol.versions import LATEST_LEGACY_VERSION, SUPPORTED_VERSIONS
 
 from gateway.public_url import PublicUrl
@@ -17,14 +16,14 @@ from gateway.public_url import PublicUrl
 __all__ = ["WellKnown", "discovery_document"]
 
 
-def discovery_document(base_url: str) -> dict[str, Any]:
+def discovery_document(base_url: str) -> JsonObject:
     """The discovery JSON for a server reached at ``base_url`` (``scheme://host``); versions newest first."""
     return {
         "name": "Papers With Code",
         "description": "Anonymous read-only AI research catalog",
         "transport": {"type": "streamable-http", "url": "/mcp"},
         "protocol_version": LATEST_LEGACY_VERSION,
-        "supported_protocol_versions": sorted(SUPPORTED_VERSIONS, reverse=True),
+        "supported_protocol_versions": [*sorted(SUPPORTED_VERSIONS, reverse=True)],
         "documentation_url": f"{base_url}/docs",
         "setup_url": "https://paperswithcode.co/mcp",
     }

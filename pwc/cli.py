@@ -30,11 +30,14 @@ import logging
 import os
 import sys
 from collections.abc import Callable, Sequence
-from typing import Any, NoReturn, TextIO
+from typing import TYPE_CHECKING, Any, NoReturn, TextIO
 
 from pwc import API_CONTRACT_VERSION, __version__
 from pwc.errors import PwcError, UsageError
 from pwc.render import Output, json_envelope
+
+if TYPE_CHECKING:  # the transport (httpx) is imported only where a call is made
+    from pwc.transport import Client
 
 __all__ = ["COMMAND_MODULES", "PwcParser", "RaisingParser", "build_parser", "int_range",
            "main", "parse_args", "run"]
@@ -91,7 +94,7 @@ class _SubParsersKeepingParentValues(argparse._SubParsersAction):
             child = self._name_parser_map[name]
         except KeyError:
             choices = ", ".join(map(repr, self._name_parser_map))
-            raise argparse.ArgumentError(self, f"invalid choice: {name!r} (choose from {choices})")
+            raise argparse.ArgumentError(self, f"invalid choice: {name!r} (choose from {choices})") from None
         held = set(vars(namespace))
         # Accumulating actions (append, count) build on the current value, so they keep
         # argparse's behaviour: the child's default.
@@ -120,7 +123,7 @@ def int_range(flag: str, low: int, high: int) -> Callable[[str], int]:
     return parse
 
 
-def _run_version(args: argparse.Namespace, client: Any) -> str:
+def _run_version(args: argparse.Namespace, client: Client) -> str:
     return VERSION_LINE
 
 
@@ -180,7 +183,7 @@ def _silence_stdout(stdout: TextIO) -> None:
             pass
 
 
-def main(argv: Sequence[str] | None = None, *, client: Any = None, stdout: TextIO | None = None,
+def main(argv: Sequence[str] | None = None, *, client: Client | None = None, stdout: TextIO | None = None,
          stderr: TextIO | None = None, isatty: bool | None = None) -> int:
     """Run one ``pwc`` command line and return its exit code (§5).
 
@@ -225,7 +228,7 @@ def main(argv: Sequence[str] | None = None, *, client: Any = None, stdout: TextI
         # The reader went away (`pwc … | head`): stop quietly, like other Unix tools.
         _silence_stdout(stdout)
         return 141
-    except Exception as exc:  # noqa: BLE001 - the CLI never shows a traceback
+    except Exception as exc:  # the CLI never shows a traceback
         logger.debug("unexpected error in pwc command", exc_info=True)
         stderr.write(f"pwc: unexpected error: {type(exc).__name__}\n")
         return 1

@@ -19,16 +19,29 @@ import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from decimal import Decimal
-from typing import Any
+from typing import Any, TypeGuard
 
 from pwc.errors import ResponseError, UsageError
 from pwc.render import EM_DASH, result_list, result_total
 
 __all__ = [
-    "MetricSelection", "PAGE_SIZE", "SCAN_LIMIT", "check_parameter_limit", "fetch_leaderboard",
-    "merge_evaluations", "metric_number", "metric_summary", "metric_value", "model_label", "parameters_cell",
+    "PAGE_SIZE",
+    "SCAN_LIMIT",
+    "MetricSelection",
+    "check_parameter_limit",
+    "fetch_leaderboard",
+    "merge_evaluations",
+    "metric_number",
+    "metric_summary",
+    "metric_value",
+    "model_label",
+    "parameters_cell",
     "parse_metric_list",
-    "parse_pareto", "parse_parameter_size", "parse_sort", "parse_threshold", "shot_count",
+    "parse_parameter_size",
+    "parse_pareto",
+    "parse_sort",
+    "parse_threshold",
+    "shot_count",
 ]
 
 PAGE_SIZE = 100
@@ -40,14 +53,14 @@ _SIZE_RE = re.compile(r"(\d+(?:_\d+)*)(?:\.(\d+(?:_\d+)*))?([mb])?", re.IGNORECA
 _SIZE_SUFFIX = {"m": 10**6, "b": 10**9}
 
 
-def _is_int(value: Any) -> bool:
+def _is_int(value: object) -> TypeGuard[int]:
     return isinstance(value, int) and not isinstance(value, bool)
 
 
 # ---------------------------------------------------------------- merging (§3.4)
 
 
-def shot_count(methodology: Any) -> str:
+def shot_count(methodology: object) -> str:
     """The digits of the first ``<n>-shot`` / ``<n> shot`` / ``<n>shot`` in ``methodology``, else ``""``."""
     if not isinstance(methodology, str):
         return ""
@@ -55,7 +68,7 @@ def shot_count(methodology: Any) -> str:
     return match.group(1) if match else ""
 
 
-def _text(value: Any) -> str:
+def _text(value: object) -> str:
     return "" if value is None else str(value)
 
 
@@ -147,7 +160,7 @@ def _order_key(row: Mapping[str, Any]) -> tuple[float, str, str]:
 # ---------------------------------------------------------------- metrics (§3.5)
 
 
-def metric_value(metrics: Any, name: str) -> float | None:
+def metric_value(metrics: object, name: str) -> float | None:
     """The numeric value of metric ``name`` (case-insensitive) in ``metrics``, else None.
 
     Numbers pass through; strings are stripped, lose ``,`` and one trailing ``%``
@@ -162,7 +175,7 @@ def metric_value(metrics: Any, name: str) -> float | None:
     return None
 
 
-def metric_number(value: Any) -> float | None:
+def metric_number(value: object) -> float | None:
     """The number one metric value stands for, else None (docs/cli-contract.md §3.5).
 
     The one parser of metric values (the MCP projections use it too): numbers pass
@@ -295,10 +308,11 @@ def _pareto_front(rows: Sequence[dict], objectives: Sequence[tuple[str, str]]) -
     vectors = [vector(row) for row in rows]
 
     def dominated(mine: list[float]) -> bool:
-        return any(all(o >= m for o, m in zip(other, mine)) and any(o > m for o, m in zip(other, mine))
+        return any(all(o >= m for o, m in zip(other, mine, strict=True))
+                   and any(o > m for o, m in zip(other, mine, strict=True))
                    for other in vectors)
 
-    return [row for row, vec in zip(rows, vectors) if not dominated(vec)]
+    return [row for row, vec in zip(rows, vectors, strict=True) if not dominated(vec)]
 
 
 def model_label(row: Mapping[str, Any]) -> str:
@@ -340,7 +354,7 @@ def parse_parameter_size(text: str) -> int:
     return size
 
 
-def parameters_cell(value: Any) -> str:
+def parameters_cell(value: object) -> str:
     """``10B``, ``1.5B``, ``350M``, ``1,000`` for a positive int; ``—`` for anything else."""
     if not _is_int(value) or value <= 0:
         return EM_DASH

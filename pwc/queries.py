@@ -14,10 +14,13 @@ import datetime as dt
 import functools
 import threading
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pwc.cli import RaisingParser, build_parser, parse_args
 from pwc.errors import UsageError
+
+if TYPE_CHECKING:  # the transport (httpx) is imported only where a call is made
+    from pwc.transport import Client
 
 __all__ = ["PRESENTATION_DESTS", "RESEARCH_COMMANDS", "build_argv", "query", "query_options"]
 
@@ -70,7 +73,7 @@ def _flag(action: argparse.Action) -> str:
     return (longs or action.option_strings)[0]
 
 
-def _text(value: Any) -> str:
+def _text(value: object) -> str:
     if isinstance(value, bool):
         return "true" if value else "false"
     if isinstance(value, (dt.date, dt.datetime)):
@@ -78,7 +81,7 @@ def _text(value: Any) -> str:
     return str(value)
 
 
-def build_argv(command: Sequence[str], options: Mapping[str, Any]) -> list[str]:
+def build_argv(command: Sequence[str], options: Mapping[str, object]) -> list[str]:
     """Command-line arguments (after the command words) for ``options`` keyed by dest.
 
     None leaves the default; store-true flags need a real bool (``<flag>
@@ -122,7 +125,7 @@ def build_argv(command: Sequence[str], options: Mapping[str, Any]) -> list[str]:
     return argv
 
 
-def query(command: Sequence[str], options: Mapping[str, Any], client: Any) -> Any:
+def query(command: Sequence[str], options: Mapping[str, object], client: Client) -> Any:
     """Run a read-only research command in-process and return its ``--json`` ``data``.
 
     Raises ``UsageError`` for non-research commands (``pwc <cmd> is not a

@@ -10,10 +10,13 @@ results. The CLI parses no URLs (that is the MCP layer's job, §3.7).
 from __future__ import annotations
 
 import re
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pwc.errors import AmbiguousError, NotFoundError, ResponseError
 from pwc.render import result_list
+
+if TYPE_CHECKING:  # the transport (httpx) is imported only where a call is made
+    from pwc.transport import Client
 
 __all__ = ["ARXIV_LEGACY", "ARXIV_MODERN", "is_identifier", "normalize_title", "resolve_paper"]
 
@@ -31,7 +34,7 @@ def is_identifier(ref: str) -> bool:
     return ref.isdigit() or bool(_ARXIV_VERSIONED.fullmatch(ref))
 
 
-def normalize_title(title: Any) -> str:
+def normalize_title(title: object) -> str:
     """Collapse whitespace runs to one space and casefold."""
     return " ".join(str(title).split()).casefold()
 
@@ -44,7 +47,7 @@ def _key(item: dict[str, Any]) -> str | None:
     return None
 
 
-def resolve_paper(ref: str, client: Any) -> str:
+def resolve_paper(ref: str, client: Client) -> str:
     """Resolve a CLI paper reference to the identifier used in upstream paths.
 
     Raises ``ResponseError("Paper reference cannot be empty")``,

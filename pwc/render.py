@@ -21,10 +21,10 @@ from pwc import API_CONTRACT_VERSION
 from pwc.errors import ResponseError
 
 __all__ = [
-    "absolute_url",
     "EM_DASH",
     "SITE_URL",
     "Output",
+    "absolute_url",
     "clean_cell",
     "entity_link",
     "format_table",
@@ -80,7 +80,7 @@ class Output:
         self.stderr.write(text + "\n")
 
 
-def clean_cell(value: Any) -> str:
+def clean_cell(value: object) -> str:
     """Table cell text (§1.2): None → "", ``\\`` → ``\\\\``, TAB → ``\\t``, CR dropped, LF → ``\\n``."""
     if value is None:
         return ""
@@ -89,7 +89,7 @@ def clean_cell(value: Any) -> str:
             .replace("\r", "").replace("\n", "\\n"))
 
 
-def md_escape(value: Any) -> str:
+def md_escape(value: object) -> str:
     """Markdown-escaped text (§1.2); a missing or empty value renders as an em dash.
 
     Unlike the reference (whose falsy check turns ``0`` into a dash), ``0`` and
@@ -118,14 +118,14 @@ def open_cell(row: dict[str, Any]) -> str:
     return "yes" if value else "no"
 
 
-def thousands(value: Any) -> str:
+def thousands(value: object) -> str:
     """``1234`` → ``1,234``; non-numbers are returned as ``str(value)``."""
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         return str(value)
     return f"{value:,}"
 
 
-def format_table(headers: Sequence[str], rows: Iterable[Sequence[Any]], *,
+def format_table(headers: Sequence[str], rows: Iterable[Sequence[object]], *,
                  right: Iterable[str] = (), aligned: bool) -> str:
     """A table as text (§1.2), each line newline-terminated.
 
@@ -155,13 +155,13 @@ def format_table(headers: Sequence[str], rows: Iterable[Sequence[Any]], *,
     return "".join(out)
 
 
-def write_table(out: Output, headers: Sequence[str], rows: Iterable[Sequence[Any]], *,
+def write_table(out: Output, headers: Sequence[str], rows: Iterable[Sequence[object]], *,
                 right: Iterable[str] = (), always_aligned: bool = False) -> None:
     """Write a table: aligned on a TTY or when ``always_aligned``, else TSV (§1.2)."""
     out.stdout.write(format_table(headers, rows, right=right, aligned=out.isatty or always_aligned))
 
 
-def heading(name: Any, out: Output, level: int = 1) -> str:
+def heading(name: object, out: Output, level: int = 1) -> str:
     """Entity heading: the plain name on a TTY, else ``# <escaped name>``; missing → ``Unnamed``."""
     text = str(name) if name not in (None, "") else "Unnamed"
     if out.isatty:
@@ -179,7 +179,7 @@ def absolute_url(url: str) -> str:
     return SITE_URL + url if url.startswith("/") else url
 
 
-def site_url(kind: str, slug: Any = None, ident: Any = None) -> str:
+def site_url(kind: str, slug: object = None, ident: object = None) -> str:
     """Public site link (§1.2): ``https://paperswithcode.co/<segment>/<slug or id>``.
 
     ``kind`` is one of paper, task, method, benchmark, conference, organization,
@@ -191,12 +191,12 @@ def site_url(kind: str, slug: Any = None, ident: Any = None) -> str:
     return f"{SITE_URL}/{_SITE_KINDS[kind]}/{quote(str(value if value is not None else ''), safe=safe)}"
 
 
-def paper_url(ref: Any) -> str:
+def paper_url(ref: object) -> str:
     """``https://paperswithcode.co/paper/<ref>`` with ``ref`` percent-encoded (``.`` safe)."""
     return site_url("paper", ref)
 
 
-def json_envelope(payload: Any) -> str:
+def json_envelope(payload: object) -> str:
     """The one-line ``--json`` output: compact ``{"schema_version":"v1","data":…}``, UTF-8 kept."""
     return json.dumps({"schema_version": API_CONTRACT_VERSION, "data": payload},
                       ensure_ascii=False, separators=(",", ":"))
@@ -208,6 +208,7 @@ def result_list(payload: Any) -> list[dict[str, Any]]:
     Non-object items are skipped. Raises ``ResponseError`` when the payload is
     neither an object nor an array, or an object without a list.
     """
+    items: object
     if isinstance(payload, list):
         items = payload
     elif isinstance(payload, dict):
@@ -221,7 +222,7 @@ def result_list(payload: Any) -> list[dict[str, Any]]:
     return [item for item in items if isinstance(item, dict)]
 
 
-def result_total(payload: Any) -> int | None:
+def result_total(payload: object) -> int | None:
     """The total of a list response: ``count``, or ``total`` when count is missing or 0; None if unknown."""
     if not isinstance(payload, dict):
         return None
@@ -280,13 +281,13 @@ def render_paper_table(out: Output, payload: Any, *, coverage: bool = False) -> 
 # ---------------------------------------------------------------------------
 
 
-def md_link(label: Any, url: str) -> str:
+def md_link(label: object, url: str) -> str:
     """``[label](url)`` with ``\\``, ``[`` and ``]`` escaped in the label (as §2.2 lineage items)."""
     text = str(label).replace("\\", "\\\\").replace("[", "\\[").replace("]", "\\]")
     return f"[{text}]({url})"
 
 
-def counted(value: Any, noun: str, plural: str | None = None) -> str:
+def counted(value: object, noun: str, plural: str | None = None) -> str:
     """``1 paper`` / ``2,389 papers``; a missing or non-numeric count is ``unknown papers``."""
     plural = plural or noun + "s"
     if isinstance(value, bool) or not isinstance(value, (int, float)):

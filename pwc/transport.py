@@ -23,25 +23,27 @@ reference, which let body-read timeouts exit 2); other network failures →
 from __future__ import annotations
 
 import base64
+import contextlib
 import datetime as dt
 import hashlib
 import json
-import contextlib
 import logging
 import os
+import ssl
 import threading
 import time
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
-from typing import Any
 from urllib.parse import quote
 
 import httpcore
 import httpx
+from httpcore import SOCKET_OPTION
 
 from pwc import __version__
 from pwc.cache import MARKDOWN_TTL_S, Cache, NullCache, ttl_for_path
 from pwc.errors import HTTPStatusError, RequestTimeout, ResponseError, TransportError
+from pwc.json_types import JsonValue
 
 __all__ = ["DEFAULT_BASE_URL", "MAX_BYTES", "Client", "TextResponse", "encode_params", "quote_ref"]
 
@@ -67,7 +69,7 @@ def quote_ref(ref: str) -> str:
     return quote(str(ref), safe=".")
 
 
-def _param_value(value: Any) -> str:
+def _param_value(value: object) -> str:
     if isinstance(value, bool):
         return "true" if value else "false"
     if isinstance(value, (dt.date, dt.datetime)):
@@ -75,7 +77,7 @@ def _param_value(value: Any) -> str:
     return str(value)
 
 
-def encode_params(params: Mapping[str, Any] | None) -> list[tuple[str, str]]:
+def encode_params(params: Mapping[str, object] | None) -> list[tuple[str, str]]:
     """Query parameters as ordered pairs (§4.1): None dropped, bools ``true``/``false``,
     dates ``YYYY-MM-DD``, lists and tuples as repeated keys."""
     pairs: list[tuple[str, str]] = []
@@ -132,12 +134,12 @@ class _DeadlineStream(httpcore.NetworkStream):
     def close(self) -> None:
         self._inner.close()
 
-    def start_tls(self, ssl_context: Any, server_hostname: str | None = None,
+    def start_tls(self, ssl_context: ssl.SSLContext, server_hostname: str | None = None,
                   timeout: float | None = None) -> httpcore.NetworkStream:
         inner = self._inner.start_tls(ssl_context, server_hostname, self._bound(timeout, httpcore.ConnectTimeout))
         return _DeadlineStream(inner, self._ends)
 
-    def get_extra_info(self, info: str) -> Any:
+    def get_extra_info(self, info: str) -> object:
         return self._inner.get_extra_info(info)
 
 
@@ -156,12 +158,12 @@ class _DeadlineBackend(httpcore.NetworkBackend):
         return left if timeout is None else min(timeout, left)
 
     def connect_tcp(self, host: str, port: int, timeout: float | None = None, local_address: str | None = None,
-                    socket_options: Any = None) -> httpcore.NetworkStream:
+                    socket_options: Iterable[SOCKET_OPTION] | None = None) -> httpcore.NetworkStream:
         stream = self._inner.connect_tcp(host, port, self._bound(timeout), local_address, socket_options)
         return _DeadlineStream(stream, self._ends)
 
     def connect_unix_socket(self, path: str, timeout: float | None = None,
-                            socket_options: Any = None) -> httpcore.NetworkStream:
+                            socket_options: Iterable[SOCKET_OPTION] | None = None) -> httpcore.NetworkStream:
         return _DeadlineStream(self._inner.connect_unix_socket(path, self._bound(timeout), socket_options), self._ends)
 
     def sleep(self, seconds: float) -> None:
@@ -171,7 +173,7 @@ class _DeadlineBackend(httpcore.NetworkBackend):
 def _deadline_transport(ends: _Ends) -> httpx.HTTPTransport:
     """httpx's default transport over :class:`_DeadlineBackend` (same TLS and pool defaults)."""
     transport = httpx.HTTPTransport()
-    transport._pool = httpcore.ConnectionPool(  # noqa: SLF001 - httpx has no public backend seam
+    transport._pool = httpcore.ConnectionPool(  # httpx has no public backend seam
         ssl_context=httpx.create_ssl_context(), max_connections=100, max_keepalive_connections=20,
         keepalive_expiry=5.0, network_backend=_DeadlineBackend(ends))
     return transport
@@ -227,7 +229,7 @@ class Client:
         """The absolute URL of an API ``path`` (relative, e.g. ``papers/search``)."""
         return f"{self.base_url}/{path.lstrip('/')}"
 
-    def get_json(self, path: str, params: Mapping[str, Any] | None = None) -> Any:
+    def get_json(self, path: str, params: Mapping[str, object] | None = None) -> JsonValue:
         """GET ``path`` and parse the body as JSON.
 
         Raises the transport errors of the module docstring, and
@@ -235,11 +237,12 @@ class Client:
         """
         _, _, body = self._get(path, params)
         try:
-            return json.loads(body)
+            value: JsonValue = json.loads(body)
         except (ValueError, UnicodeDecodeError):
             raise ResponseError("API returned invalid JSON") from None
+        return value
 
-    def get_text(self, path: str, params: Mapping[str, Any] | None = None) -> TextResponse:
+    def get_text(self, path: str, params: Mapping[str, object] | None = None) -> TextResponse:
         """GET ``path`` and decode the body as UTF-8 text (undecodable bytes replaced).
 
         A request that pins ``content_version`` is cached for ``MARKDOWN_TTL_S``.
@@ -247,7 +250,7 @@ class Client:
         status, headers, body = self._get(path, params)
         return TextResponse(text=body.decode("utf-8", errors="replace"), headers=headers, status=status)
 
-    def _get(self, path: str, params: Mapping[str, Any] | None) -> tuple[int, dict[str, str], bytes]:
+    def _get(self, path: str, params: Mapping[str, object] | None) -> tuple[int, dict[str, str], bytes]:
         path = path.lstrip("/")
         pairs = encode_params(params)
         ttl = MARKDOWN_TTL_S if any(k == "content_version" for k, _ in pairs) else ttl_for_path(path)
@@ -261,7 +264,7 @@ class Client:
 
     def _fetch_bounded(self, path: str, pairs: list[tuple[str, str]]) -> tuple[int, dict[str, str], bytes]:
         try:
-            with self._http.stream("GET", self.url(path), params=pairs) as response:
+            with self._http.stream("GET", self.url(path), params=tuple(pairs)) as response:
                 status = response.status_code
                 headers = {k.lower(): v for k, v in response.headers.items()}
                 if not 200 <= status < 300:

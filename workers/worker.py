@@ -191,7 +191,7 @@ class Worker:
                 call = self._call_of(job)
                 deadline = call.deadline
                 body = self._runner.run_here(call)
-            except Exception as exc:  # a malformed entry must not kill the thread
+            except Exception as exc:  # noqa: BLE001 - a malformed entry must not kill the thread
                 logger.warning("dropped an unreadable call error=%s", type(exc).__name__)
                 body = None
             self._finish(client, job, body, deadline)

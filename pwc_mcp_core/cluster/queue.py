@@ -29,7 +29,7 @@ import time
 import weakref
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TypeAlias
 
 from redis.asyncio import Redis
 from redis.exceptions import ResponseError
@@ -41,34 +41,39 @@ from pwc_mcp_core.cluster.redis_pipe import RedisPipe, ScriptRunner, SyncPipe
 __all__ = [
     "ADMITTED_BACKLOG_FULL",
     "GROUP",
-    "backlog",
-    "Job",
-    "QueueFull",
     "TOO_LARGE",
+    "Job",
+    "Liveness",
+    "QueueFull",
     "admit_and_enqueue",
+    "backlog",
     "claim_orphans",
     "consumer_name",
-    "entry_exists",
-    "Liveness",
-    "live_workers_at",
-    "recover_previous",
-    "worker_of",
     "decode_reply",
     "encode_reply",
     "enqueue",
     "ensure_group",
+    "entry_exists",
+    "finish_sync",
     "forget_worker",
     "heartbeat",
     "live_workers",
-    "finish_sync",
+    "live_workers_at",
     "read_jobs_sync",
+    "recover_previous",
     "reply_commands",
     "wait_replies",
+    "worker_of",
 ]
 
 logger = logging.getLogger(__name__)
 
 GROUP = "workers"
+
+Command: TypeAlias = tuple[str | bytes | int | float, ...]
+"""One Redis command with its arguments, as `RedisPipe.execute_many` sends it."""
+StreamEntry: TypeAlias = tuple[bytes, dict[bytes, bytes] | None]
+"""One Stream entry: its id and its fields (None or empty once deleted while pending)."""
 # Sent by a worker instead of a body over the 2 MiB response bound, so the oversized
 # body never crosses Redis; the gateway turns it into 503 ``response_too_large``.
 TOO_LARGE = b"!response-too-large"
@@ -213,7 +218,7 @@ def read_jobs_sync(pipe: SyncPipe, *, consumer: str, count: int, block_ms: int) 
                                       "STREAMS", redis_keys.calls_stream(), ">")])
     if isinstance(response, Exception):
         raise response
-    entries = [(entry_id, dict(zip(flat[::2], flat[1::2])) if flat else None)
+    entries = [(entry_id, dict(zip(flat[::2], flat[1::2], strict=False)) if flat else None)
                for _stream, items in response or [] for entry_id, flat in items]
     jobs, drop = _parse(entries)
     if drop:
@@ -235,10 +240,10 @@ def finish_sync(pipe: SyncPipe, job: Job, body: bytes | None) -> None:
             raise result
 
 
-def reply_commands(job: Job, body: bytes | None) -> list[tuple[Any, ...]]:
+def reply_commands(job: Job, body: bytes | None) -> list[Command]:
     """The commands that finish ``job``: push the reply (``body`` None: none) with its TTL,
     give back a handed-over lease, acknowledge and delete the entry."""
-    commands: list[tuple[Any, ...]] = []
+    commands: list[Command] = []
     if body is not None:
         commands.append(("LPUSH", job.reply_key, encode_reply(job.rid, body)))
         commands.append(("EXPIRE", job.reply_key, redis_keys.REPLY_TTL_S))
@@ -251,7 +256,7 @@ def reply_commands(job: Job, body: bytes | None) -> list[tuple[Any, ...]]:
     return commands
 
 
-def _parse(entries: list) -> tuple[list[Job], list[tuple[Any, ...]]]:
+def _parse(entries: list[StreamEntry]) -> tuple[list[Job], list[Command]]:
     """Split Stream entries into jobs and the commands that acknowledge and delete the
     malformed ones (missing or non-text fields); logs how many there were.
 
@@ -277,7 +282,7 @@ def _parse(entries: list) -> tuple[list[Job], list[tuple[Any, ...]]]:
     return jobs, [("XACK", redis_keys.calls_stream(), GROUP, *malformed), ("XDEL", redis_keys.calls_stream(), *malformed)]
 
 
-async def _claimed_jobs(redis: Redis, entries: list) -> list[Job]:
+async def _claimed_jobs(redis: Redis, entries: list[StreamEntry]) -> list[Job]:
     """The well-formed jobs among claimed ``entries``; malformed ones are acknowledged and deleted."""
     jobs, drop = _parse(entries)
     if drop:

@@ -6,20 +6,22 @@ splices ids into the pre-serialized bodies.
 
 from __future__ import annotations
 
-from typing import Any, Final
+from collections.abc import Mapping
+from typing import Final
 
 from pwc_mcp_core.errors import ProtocolError
-from pwc_mcp_core.tools.instructions import SERVER_INSTRUCTIONS
+from pwc_mcp_core.protocol.json_types import JsonObject
 from pwc_mcp_core.protocol.jsonrpc import INVALID_PARAMS, result_body
+from pwc_mcp_core.protocol.versions import LATEST_LEGACY_VERSION, LEGACY_VERSIONS, SERVER_INFO
+from pwc_mcp_core.tools.instructions import SERVER_INSTRUCTIONS
 from pwc_mcp_core.tools.prompts import prompts_list_result
 from pwc_mcp_core.tools.templates import templates_list_result
-from pwc_mcp_core.protocol.versions import LATEST_LEGACY_VERSION, LEGACY_VERSIONS, SERVER_INFO
 
 __all__ = [
     "LEGACY_CAPABILITIES", "LOG_LEVELS", "initialize_bodies", "initialize_version", "legacy_static_bodies", "set_level",
 ]
 
-LEGACY_CAPABILITIES: Final[dict[str, Any]] = {
+LEGACY_CAPABILITIES: Final[JsonObject] = {
     # Stateless, no GET stream: nothing can be pushed, so no listChanged / subscribe (docs/protocol.md §3).
     "tools": {"listChanged": False},
     "resources": {"subscribe": False, "listChanged": False},
@@ -48,7 +50,7 @@ def initialize_bodies() -> dict[str, bytes]:
     }
 
 
-def legacy_static_bodies(tools_result: dict[str, Any]) -> dict[str, bytes]:
+def legacy_static_bodies(tools_result: Mapping[str, object]) -> dict[str, bytes]:
     """Method → serialized result body for every parameter-free legacy method."""
     return {
         "ping": result_body({}),
@@ -62,14 +64,14 @@ def legacy_static_bodies(tools_result: dict[str, Any]) -> dict[str, bytes]:
     }
 
 
-def initialize_version(params: dict[str, Any]) -> str:
+def initialize_version(params: JsonObject) -> str:
     """The version answered to ``initialize``: the requested one if we speak it, else the latest."""
     requested = params.get("protocolVersion")
     # Only a string can name a version; any other JSON value gets the latest (never a lookup error).
     return requested if isinstance(requested, str) and requested in LEGACY_VERSIONS else LATEST_LEGACY_VERSION
 
 
-def set_level(params: dict[str, Any]) -> dict[str, Any]:
+def set_level(params: JsonObject) -> JsonObject:
     """``logging/setLevel``: accept a valid level (stateless, so nothing persists) and return ``{}``.
 
     Raises:

@@ -7,17 +7,19 @@ list results and ``server/discover`` also carry ``ttlMs``/``cacheScope``.
 
 from __future__ import annotations
 
-from typing import Any, Final
+from collections.abc import Mapping
+from typing import Final
 
-from pwc_mcp_core.tools.instructions import SERVER_INSTRUCTIONS
+from pwc_mcp_core.protocol.json_types import JsonObject
 from pwc_mcp_core.protocol.jsonrpc import result_body
+from pwc_mcp_core.protocol.versions import LIST_TTL_MS, MODERN_VERSIONS, modern_result_extras
+from pwc_mcp_core.tools.instructions import SERVER_INSTRUCTIONS
 from pwc_mcp_core.tools.prompts import prompts_list_result
 from pwc_mcp_core.tools.templates import templates_list_result
-from pwc_mcp_core.protocol.versions import LIST_TTL_MS, MODERN_VERSIONS, modern_result_extras
 
 __all__ = ["LEGACY_ONLY_METHODS", "MODERN_CAPABILITIES", "modern_result", "modern_static_bodies"]
 
-MODERN_CAPABILITIES: Final[dict[str, Any]] = {
+MODERN_CAPABILITIES: Final[JsonObject] = {
     # Exactly the handlers the modern leg serves (conformance `discover-capabilities-match-handlers`):
     # no logging (logging/setLevel is removed) and no subscribe (subscriptions/listen is not offered).
     "tools": {"listChanged": False},
@@ -32,19 +34,20 @@ LEGACY_ONLY_METHODS: Final = frozenset({
 """Removed in 2026-07-28: answered 404 -32601 on the modern leg (docs/protocol.md §6.2)."""
 
 
-def modern_result(result: dict[str, Any], *, ttl_ms: int | None = None) -> dict[str, Any]:
+def modern_result(result: Mapping[str, object], *, ttl_ms: int | None = None) -> dict[str, object]:
     """``result`` plus the modern fields (`version.modern_result_extras`), merging any ``_meta``."""
     extras = modern_result_extras(ttl_ms=ttl_ms)
-    merged = {**result, **extras}
-    if isinstance(result.get("_meta"), dict):
-        merged["_meta"] = {**result["_meta"], **extras["_meta"]}
+    merged: dict[str, object] = {**result, **extras}
+    meta, extra_meta = result.get("_meta"), extras["_meta"]
+    if isinstance(meta, dict) and isinstance(extra_meta, dict):
+        merged["_meta"] = {**meta, **extra_meta}
     return merged
 
 
-def modern_static_bodies(tools_result: dict[str, Any]) -> dict[str, bytes]:
+def modern_static_bodies(tools_result: Mapping[str, object]) -> dict[str, bytes]:
     """Method → serialized result body for every parameter-free modern method."""
-    discover = {
-        "supportedVersions": list(MODERN_VERSIONS),
+    discover: JsonObject = {
+        "supportedVersions": [*MODERN_VERSIONS],
         "capabilities": MODERN_CAPABILITIES,
         "instructions": SERVER_INSTRUCTIONS,
     }

@@ -30,7 +30,7 @@ import logging
 import os
 import sys
 from collections.abc import Mapping, Sequence
-from typing import Any, BinaryIO, Final
+from typing import TYPE_CHECKING, BinaryIO, Final
 
 from pwc_mcp_core.protocol.eras import NAME_BEARING_METHODS
 from pwc_mcp_core.errors import ConfigError
@@ -42,6 +42,9 @@ from pwc_mcp_core.runtime.core_settings import CoreSettings
 from pwc_mcp_core.mcp_server.stdio_key import load_or_create_key
 from pwc_mcp_core.protocol.versions import PROTOCOL_VERSION_META_KEY
 
+if TYPE_CHECKING:  # the runtime (and its catalog client) is imported lazily
+    from pwc_mcp_core.tools.execution import Runtime
+
 __all__ = ["headers_for", "main", "serve"]
 
 logger = logging.getLogger("pwc_mcp_core.mcp_server.stdio")  # stable even when run as __main__
@@ -49,22 +52,24 @@ logger = logging.getLogger("pwc_mcp_core.mcp_server.stdio")  # stable even when 
 _MAX_STDIO_THREADS: Final = 8  # one desktop client: a handful of parallel calls at most
 
 
-def _runtime(settings: CoreSettings) -> Any:
+def _runtime(settings: CoreSettings) -> Runtime:
     from pwc_mcp_core.runtime.caches import MemoryCache
     from pwc_mcp_core.tools.execution import Runtime
 
     return Runtime.build(settings, MemoryCache())
 
 
-def headers_for(message: Any) -> dict[str, str]:
+def headers_for(message: object) -> dict[str, str]:
     """The HTTP headers a Streamable HTTP client would have sent with ``message``.
 
     Only modern requests (``params._meta`` names a protocol version) get any:
     ``MCP-Protocol-Version``, ``Mcp-Method`` and, for name-bearing methods, ``Mcp-Name``.
     """
-    if not isinstance(message, dict) or not isinstance(message.get("params"), dict):
+    if not isinstance(message, dict):
         return {}
-    params = message["params"]
+    params = message.get("params")
+    if not isinstance(params, dict):
+        return {}
     meta = params.get("_meta")
     version = meta.get(PROTOCOL_VERSION_META_KEY) if isinstance(meta, dict) else None
     if not isinstance(version, str):

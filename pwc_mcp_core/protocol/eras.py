@@ -15,9 +15,10 @@ import json
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Final, Literal
+from typing import Final, Literal
 
 from pwc_mcp_core.errors import ProtocolError
+from pwc_mcp_core.protocol.json_types import JsonValue
 from pwc_mcp_core.protocol.jsonrpc import HEADER_MISMATCH, INVALID_PARAMS
 from pwc_mcp_core.protocol.versions import (
     CLIENT_CAPABILITIES_META_KEY,
@@ -133,13 +134,14 @@ class Classification:
     is_semantic_search: bool
     era: Literal["legacy", "modern", "invalid"]
     protocol_label: str
-    message: Any = UNPARSED
+    message: JsonValue | _Marker = UNPARSED
 
 
-def parse_body(body: bytes) -> Any:
+def parse_body(body: bytes) -> JsonValue | _Marker:
     """The JSON value of ``body``, or `NOT_JSON` (invalid JSON or UTF-8, or nested too deep)."""
     try:
-        return json.loads(body)
+        value: JsonValue = json.loads(body)
+        return value
     except (ValueError, UnicodeDecodeError, RecursionError):
         return NOT_JSON
 
@@ -153,10 +155,12 @@ def classify(body: bytes, headers: Mapping[str, str], *, tool_names: frozenset[s
     headers = lower_headers(headers)
     version = headers.get(PROTOCOL_HEADER)
     message = parse_body(body)
-    method = params = None
+    method: str | None = None
+    params: dict[str, JsonValue] | None = None
     if isinstance(message, dict):
-        method = message.get("method") if isinstance(message.get("method"), str) else None
-        params = message.get("params") if isinstance(message.get("params"), dict) else None
+        raw_method, raw_params = message.get("method"), message.get("params")
+        method = raw_method if isinstance(raw_method, str) else None
+        params = raw_params if isinstance(raw_params, dict) else None
     name = params.get("name") if params is not None else None
     if not isinstance(name, str):
         name = decode_header_value(headers.get(NAME_HEADER))
@@ -172,7 +176,7 @@ def classify(body: bytes, headers: Mapping[str, str], *, tool_names: frozenset[s
                           message=message)
 
 
-def check_modern_request(message: dict[str, Any], headers: Mapping[str, str]) -> None:
+def check_modern_request(message: Mapping[str, JsonValue], headers: Mapping[str, str]) -> None:
     """Validate a 2026-07-28 request's ``_meta`` envelope and its headers (docs/protocol.md §6.2, §6.3).
 
     Args:
@@ -185,7 +189,9 @@ def check_modern_request(message: dict[str, Any], headers: Mapping[str, str]) ->
             ``Mcp-Name`` disagree with the body.
     """
     params = message.get("params")
-    meta = params.get("_meta") if isinstance(params, dict) else None
+    if not isinstance(params, dict):
+        params = {}
+    meta = params.get("_meta")
     if not isinstance(meta, dict):
         raise ProtocolError(INVALID_PARAMS, "params._meta must be an object carrying the required "
                             f"'{PROTOCOL_VERSION_META_KEY}' and '{CLIENT_CAPABILITIES_META_KEY}' envelope keys")
@@ -199,7 +205,7 @@ def check_modern_request(message: dict[str, Any], headers: Mapping[str, str]) ->
         raise ProtocolError(HEADER_MISMATCH,
                             "mcp-protocol-version header does not match the request envelope's protocol version")
     method = message["method"]
-    if headers.get(METHOD_HEADER) != method:
+    if not isinstance(method, str) or headers.get(METHOD_HEADER) != method:
         raise ProtocolError(HEADER_MISMATCH, "mcp-method header does not match the request body's method")
     key = NAME_BEARING_METHODS.get(method)
     if key is not None:

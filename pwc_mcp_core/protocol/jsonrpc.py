@@ -12,7 +12,8 @@ from __future__ import annotations
 import json
 import re
 from types import MappingProxyType
-from typing import Any, Final, Literal
+from collections.abc import Mapping
+from typing import Final, Literal
 
 __all__ = [
     "HEADER_MISMATCH",
@@ -84,13 +85,13 @@ def utf8(json_text: str) -> bytes:
     return json_text.encode("utf-8", "backslashreplace")
 
 
-def compact(value: Any) -> str:
+def compact(value: object) -> str:
     """Compact JSON text, non-ASCII kept, no NaN/Infinity: the one encoder configuration of every
     body, queue entry and resource text. Raises ``ValueError``/``TypeError`` for unserializable values."""
     return _ENCODER.encode(value)
 
 
-def dumps(value: Any) -> bytes:
+def dumps(value: object) -> bytes:
     """`compact` as UTF-8 bytes (lone surrogates escaped, see `utf8`)."""
     return utf8(_ENCODER.encode(value))
 
@@ -102,14 +103,14 @@ def encode_id(request_id: str | int | None) -> bytes:
     return dumps(request_id)
 
 
-def result_body(result: dict[str, Any]) -> bytes:
+def result_body(result: Mapping[str, object]) -> bytes:
     """``b'{"result":…}'``: a success body waiting for `splice_id`."""
     return b'{"result":' + dumps(result) + b"}"
 
 
-def error_body(code: int, message: str, data: Any = None) -> bytes:
+def error_body(code: int, message: str, data: object = None) -> bytes:
     """``b'{"error":{"code":…,"message":…[,"data":…]}}'``: an error body waiting for `splice_id`."""
-    error: dict[str, Any] = {"code": code, "message": message}
+    error: dict[str, object] = {"code": code, "message": message}
     if data is not None:
         error["data"] = data
     return b'{"error":' + dumps(error) + b"}"

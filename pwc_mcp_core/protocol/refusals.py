@@ -18,7 +18,7 @@ The nginx site answers its own refusals with the same shape (``nginx/pwc-mcp.con
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Final
+from typing import Final
 
 from pwc_mcp_core.protocol.jsonrpc import INTERNAL_ERROR, INVALID_REQUEST, dumps, encode_id
 
@@ -60,7 +60,7 @@ REFUSALS: Final[dict[str, Refusal]] = {
 """``data.error`` code → how it is answered."""
 
 
-def request_id_json(message: Any) -> bytes:
+def request_id_json(message: object) -> bytes:
     """The JSON text of a parsed request's id (a string or an integer), else ``b"null"``."""
     request_id = message.get("id") if isinstance(message, dict) else None
     return encode_id(request_id) if type(request_id) is str or type(request_id) is int else b"null"

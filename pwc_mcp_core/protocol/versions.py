@@ -8,9 +8,10 @@ agree.
 from __future__ import annotations
 
 from types import MappingProxyType
-from typing import Any, Final
+from typing import Final
 
 from pwc_mcp_core import __version__
+from pwc_mcp_core.protocol.json_types import JsonObject
 
 __all__ = [
     "CACHE_SCOPE_PUBLIC",
@@ -70,7 +71,7 @@ SERVER_INFO: Final[MappingProxyType[str, str]] = MappingProxyType({
 """The `Implementation` object of `initialize.serverInfo` and of every modern result's `_meta`."""
 
 
-def modern_result_extras(*, ttl_ms: int | None = None) -> dict[str, Any]:
+def modern_result_extras(*, ttl_ms: int | None = None) -> JsonObject:
     """Fields every 2026-07-28 result carries (docs/protocol.md §6.1 items 2, 8 and SEP-2549).
 
     Returns ``{"resultType": "complete", "_meta": {serverInfo}}`` plus
@@ -78,7 +79,7 @@ def modern_result_extras(*, ttl_ms: int | None = None) -> dict[str, Any]:
     merges this into `resources/read` (``ttl_ms=RESOURCE_READ_TTL_MS``) and
     `tools/call` results when ``call.era == "modern"``.
     """
-    extras: dict[str, Any] = {
+    extras: JsonObject = {
         "resultType": "complete",
         "_meta": {SERVER_INFO_META_KEY: dict(SERVER_INFO)},
     }

@@ -18,27 +18,29 @@ import hashlib
 import logging
 import threading
 import time
-import uuid
 from collections import OrderedDict
-from collections.abc import Callable
+from collections.abc import Callable, Hashable
 from dataclasses import dataclass
-from typing import Any, Generic, TypeVar
+from typing import Generic, TypeVar
 
 import redis
+from redis.exceptions import LockError
+from redis.lock import Lock
 
 from pwc.cache import Cache
 
-from pwc_mcp_core.cluster import redis_backoff, redis_keys, scripts
+from pwc_mcp_core.cluster import redis_backoff, redis_keys
 
 __all__ = ["Chunk", "ChunkCache", "MemoryCache", "RedisCache", "TieredCache"]
 
 logger = logging.getLogger(__name__)
 
+K = TypeVar("K", bound=Hashable)
 V = TypeVar("V")
 MiB = 1024 * 1024
 
 
-class _LruStore(Generic[V]):
+class _LruStore(Generic[K, V]):
     """Thread-safe LRU map with a TTL per entry and entry-count / total-size bounds.
 
     ``clock`` is monotonic seconds. An entry larger than ``max_bytes`` is never stored.
@@ -51,10 +53,10 @@ class _LruStore(Generic[V]):
         self.max_bytes = max_bytes
         self._clock = clock
         self._lock = threading.Lock()
-        self._items: OrderedDict[Any, tuple[float, int, V]] = OrderedDict()
+        self._items: OrderedDict[K, tuple[float, int, V]] = OrderedDict()
         self._bytes = 0
 
-    def get(self, key: Any) -> V | None:
+    def get(self, key: K) -> V | None:
         with self._lock:
             item = self._items.get(key)
             if item is None:
@@ -67,7 +69,7 @@ class _LruStore(Generic[V]):
             self._items.move_to_end(key)
             return value
 
-    def put(self, key: Any, value: V, size: int, ttl_s: float) -> None:
+    def put(self, key: K, value: V, size: int, ttl_s: float) -> None:
         if size > self.max_bytes or ttl_s <= 0:
             return
         with self._lock:
@@ -115,7 +117,7 @@ class MemoryCache:
 
     def __init__(self, max_entries: int = 1024, max_bytes: int = 64 * MiB, *,
                  wait_s: float = 60.0, clock: Callable[[], float] = time.monotonic) -> None:
-        self._store: _LruStore[bytes] = _LruStore(max_entries, max_bytes, clock)
+        self._store: _LruStore[str, bytes] = _LruStore(max_entries, max_bytes, clock)
         self._wait_s = wait_s
         self._flights: dict[str, _Flight] = {}
         self._flights_lock = threading.Lock()
@@ -194,14 +196,15 @@ class RedisCache:
     Uses a SYNC ``redis.Redis`` client (it runs in worker threads). ``fetch``:
 
     1. ``GET redis_keys.cache_entry(d)`` (``d`` = sha256 of the transport's key); a hit returns.
-    2. Miss: ``SET redis_keys.cache_lock(d) <token> NX PX lock_ttl_s``. The winner runs
-       the loader, stores the value with ``SET PX ttl_s`` and releases its lock
-       (``scripts/cache_unlock.lua``: compare-and-delete, so an expired lock taken
-       over by someone else is never deleted). While the loader runs, a keeper
-       thread renews the lock every ``renew_s`` (``scripts/cache_renew.lua``), so
-       the lock TTL can be short: if the holder dies (a worker killed mid-call), its
-       lock frees within ``lock_ttl_s`` and the call, delivered again to another
-       worker, does not wait out the loader's whole timeout.
+    2. Miss: take redis-py's ``redis.lock.Lock`` on ``redis_keys.cache_lock(d)`` without
+       blocking (``SET NX PX lock_ttl_s`` with a random token). The winner reads the entry
+       once more (a leader may have stored it and unlocked between our GET and our SET),
+       then runs the loader, stores the value with ``SET PX ttl_s`` and releases the lock
+       (compare-and-delete: an expired lock taken over by someone else is never deleted).
+       While the loader runs, a keeper thread re-arms the lock to ``lock_ttl_s`` every
+       ``renew_s`` (``Lock.reacquire``), so the lock TTL can be short: if the holder dies
+       (a worker killed mid-call), its lock frees within ``lock_ttl_s`` and the call,
+       delivered again to another worker, does not wait out the loader's whole timeout.
     3. Losers poll ``GET`` with a short bounded backoff (``poll_s`` doubling up
        to ``max_poll_s``). Polling was chosen over pub/sub: no subscriber
        connection per waiter, and a waiter cannot miss a wake-up. When the lock
@@ -217,13 +220,10 @@ class RedisCache:
                  renew_s: float = redis_keys.CACHE_LOCK_RENEW_S, wait_s: float = redis_keys.CACHE_WAIT_S,
                  poll_s: float = 0.01, max_poll_s: float = 0.1) -> None:
         self._redis = redis_client
-        self._lock_ttl_ms = max(1, int(lock_ttl_s * 1000))
+        self._lock_ttl_s = max(0.001, float(lock_ttl_s))
         self._wait_s = wait_s
-        self._poll_s = poll_s
-        self._max_poll_s = max_poll_s
         self._backoff = redis_backoff.backoff(base_s=poll_s, cap_s=max_poll_s)
-        self._unlock = redis_client.register_script(scripts.load("cache_unlock"))
-        self._keeper = _LockKeeper(redis_client, ttl_ms=self._lock_ttl_ms, every_s=renew_s)
+        self._keeper = _LockKeeper(every_s=renew_s)
 
     @staticmethod
     def _digest(key: str) -> str:
@@ -232,42 +232,64 @@ class RedisCache:
     def fetch(self, key: str, ttl_s: float, loader: Callable[[], bytes]) -> bytes:
         """Return the shared cached bytes for ``key`` or load them once cluster-wide."""
         digest = self._digest(key)
-        entry, lock = redis_keys.cache_entry(digest), redis_keys.cache_lock(digest)
+        entry, lock_key = redis_keys.cache_entry(digest), redis_keys.cache_lock(digest)
         try:
-            return self._fetch(entry, lock, ttl_s, loader)
+            return self._fetch(entry, lock_key, ttl_s, loader)
         except _Degraded:
             return loader()
 
-    def _fetch(self, entry: str, lock: str, ttl_s: float, loader: Callable[[], bytes]) -> bytes:
+    def _get(self, entry: str) -> bytes | None:
+        try:
+            cached: object = self._redis.get(entry)
+        except redis.RedisError as exc:
+            logger.warning("shared cache unavailable, loading directly type=%s", type(exc).__name__)
+            raise _Degraded from exc
+        if isinstance(cached, str):  # only if the client was built with decode_responses=True
+            return cached.encode("utf-8")
+        return bytes(cached) if isinstance(cached, bytes | bytearray | memoryview) else None
+
+    def _try_lock(self, lock_key: str) -> Lock | None:
+        # thread_local=False: the keeper thread re-arms the lock with the same token.
+        lock = Lock(self._redis, lock_key, timeout=self._lock_ttl_s, blocking=False, thread_local=False)
+        try:
+            return lock if lock.acquire(blocking=False) else None
+        except redis.RedisError as exc:
+            logger.warning("shared cache unavailable, loading directly type=%s", type(exc).__name__)
+            raise _Degraded from exc
+
+    def _fetch(self, entry: str, lock_key: str, ttl_s: float, loader: Callable[[], bytes]) -> bytes:
         deadline = time.monotonic() + self._wait_s
         polls = 0
         while True:
-            cached = self._call(self._redis.get, entry)
-            if cached is not None:  # str only if the client was built with decode_responses=True
-                return cached.encode("utf-8") if isinstance(cached, str) else bytes(cached)
-            token = uuid.uuid4().hex
-            if self._call(self._redis.set, lock, token, nx=True, px=self._lock_ttl_ms):
+            cached = self._get(entry)
+            if cached is not None:
+                return cached
+            lock = self._try_lock(lock_key)
+            if lock is not None:
                 # A leader may have stored the entry and unlocked between our GET and our
                 # SET NX: read once more before loading, or we would load it a second time.
-                stored = self._call(self._redis.get, entry)
+                try:
+                    stored = self._get(entry)
+                except _Degraded:
+                    _release(lock)
+                    raise
                 if stored is not None:
-                    self._release(lock, token)
-                    return stored.encode("utf-8") if isinstance(stored, str) else bytes(stored)
-                return self._lead(entry, lock, token, ttl_s, loader)
+                    _release(lock)
+                    return stored
+                return self._lead(entry, lock, ttl_s, loader)
             if time.monotonic() >= deadline:
                 logger.warning("cache single-flight wait expired; loading directly")
                 return loader()
             time.sleep(min(self._backoff.compute(polls), max(0.0, deadline - time.monotonic())))
             polls += 1
 
-    def _lead(self, entry: str, lock: str, token: str, ttl_s: float,
-              loader: Callable[[], bytes]) -> bytes:
-        self._keeper.hold(lock, token)
+    def _lead(self, entry: str, lock: Lock, ttl_s: float, loader: Callable[[], bytes]) -> bytes:
+        self._keeper.hold(lock)
         try:
             value = loader()
         except BaseException:
             self._keeper.drop(lock)
-            self._release(lock, token)
+            _release(lock)
             raise
         self._keeper.drop(lock)
         ttl_ms = int(ttl_s * 1000)
@@ -276,54 +298,49 @@ class RedisCache:
                 self._redis.set(entry, value, px=ttl_ms)
         except redis.RedisError as exc:
             logger.warning("shared cache store failed type=%s", type(exc).__name__)
-        self._release(lock, token)
+        _release(lock)
         return value
 
-    def _release(self, lock: str, token: str) -> None:
-        try:
-            self._unlock(keys=[lock], args=[token])
-        except redis.RedisError as exc:  # the lock TTL frees it anyway
-            logger.warning("shared cache unlock failed type=%s", type(exc).__name__)
 
-    @staticmethod
-    def _call(fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
-        try:
-            return fn(*args, **kwargs)
-        except redis.RedisError as exc:
-            logger.warning("shared cache unavailable, loading directly type=%s", type(exc).__name__)
-            raise _Degraded from exc
+def _release(lock: Lock) -> None:
+    """Delete the lock if it is still ours; an expired or taken-over lock is left alone."""
+    try:
+        lock.release()
+    except LockError:  # expired (and maybe taken by another process): nothing of ours to free
+        pass
+    except redis.RedisError as exc:  # the lock TTL frees it anyway
+        logger.warning("shared cache unlock failed type=%s", type(exc).__name__)
 
 
 class _LockKeeper:
-    """Renews the single-flight locks this process holds while their loaders run.
+    """Re-arms the single-flight locks this process holds while their loaders run.
 
     One daemon thread per cache, started on the first lock and idle while none is held.
-    Every ``every_s`` it extends all held locks to ``ttl_ms`` in one script call. A
-    Redis error only costs a renewal: at worst the lock expires and another process
-    loads the same key too.
+    Every ``every_s`` it resets each held lock's TTL to the lock's own timeout
+    (``Lock.reacquire``: only while the token is still ours). A Redis error or a lost
+    lock only costs a renewal: at worst the lock expires and another process loads the
+    same key too.
     """
 
-    def __init__(self, redis_client: redis.Redis, *, ttl_ms: int, every_s: float) -> None:
-        self._renew = redis_client.register_script(scripts.load("cache_renew"))
-        self._ttl_ms = ttl_ms
+    def __init__(self, *, every_s: float) -> None:
         self._every_s = every_s
-        self._held: dict[str, str] = {}
+        self._held: dict[int, Lock] = {}
         self._changed = threading.Condition()
         self._thread: threading.Thread | None = None
 
-    def hold(self, lock: str, token: str) -> None:
-        """Keep ``lock`` (stored with ``token``) alive until :meth:`drop`."""
+    def hold(self, lock: Lock) -> None:
+        """Keep ``lock`` alive until :meth:`drop`."""
         with self._changed:
-            self._held[lock] = token
+            self._held[id(lock)] = lock
             if self._thread is None:
                 self._thread = threading.Thread(target=self._run, name="pwc-cache-lock-keeper", daemon=True)
                 self._thread.start()
             self._changed.notify()
 
-    def drop(self, lock: str) -> None:
+    def drop(self, lock: Lock) -> None:
         """Stop renewing ``lock`` (its holder releases or abandons it)."""
         with self._changed:
-            self._held.pop(lock, None)
+            self._held.pop(id(lock), None)
 
     def _run(self) -> None:
         while True:
@@ -332,13 +349,14 @@ class _LockKeeper:
                     self._changed.wait()
             time.sleep(self._every_s)
             with self._changed:
-                held = list(self._held.items())
-            if not held:
-                continue
-            try:
-                self._renew(keys=[lock for lock, _ in held], args=[*(token for _, token in held), self._ttl_ms])
-            except redis.RedisError as exc:
-                logger.warning("cache lock renewal failed type=%s", type(exc).__name__)
+                held = list(self._held.values())
+            for lock in held:
+                try:
+                    lock.reacquire()
+                except LockError:  # expired and maybe taken over: not ours to keep
+                    pass
+                except redis.RedisError as exc:
+                    logger.warning("cache lock renewal failed type=%s", type(exc).__name__)
 
 
 class _Degraded(Exception):
@@ -371,7 +389,7 @@ class ChunkCache:
 
     def __init__(self, max_entries: int = 256, max_bytes: int = 16 * MiB, *, ttl_s: float = 3600.0,
                  clock: Callable[[], float] = time.monotonic) -> None:
-        self._store: _LruStore[Chunk] = _LruStore(max_entries, max_bytes, clock)
+        self._store: _LruStore[tuple[str, str, int, int], Chunk] = _LruStore(max_entries, max_bytes, clock)
         self._ttl_s = ttl_s
 
     def __len__(self) -> int:

@@ -9,15 +9,17 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
-from typing import Any, Final, Literal
+from typing import Final, Literal
 
+from pwc_mcp_core.protocol.json_types import JsonValue
 from pwc_mcp_core.protocol.jsonrpc import dumps
 
 __all__ = ["Call", "CallKind"]
 
 CallKind = Literal["tools/call", "resources/read", "completion/complete"]
-_KINDS: Final = ("tools/call", "resources/read", "completion/complete")
-_ERAS: Final = ("legacy", "modern")
+Era = Literal["legacy", "modern"]
+_KINDS: Final[tuple[CallKind, ...]] = ("tools/call", "resources/read", "completion/complete")
+_ERAS: Final[tuple[Era, ...]] = ("legacy", "modern")
 SCHEMA_VERSION: Final = 1
 
 
@@ -39,8 +41,8 @@ class Call:
 
     kind: CallKind
     name: str
-    arguments: dict[str, Any] = field(default_factory=dict)
-    era: Literal["legacy", "modern"] = "legacy"
+    arguments: dict[str, JsonValue] = field(default_factory=dict)
+    era: Era = "legacy"
     protocol: str = "2025-11-25"
     deadline: float = 0.0
 
@@ -58,15 +60,17 @@ class Call:
             ValueError: not JSON, wrong schema version, or a field of the wrong type.
         """
         try:
-            data = json.loads(raw)
+            data: JsonValue = json.loads(raw)
         except (ValueError, UnicodeDecodeError) as exc:
             raise ValueError("call envelope is not valid JSON") from exc
         if not isinstance(data, dict) or data.get("v") != SCHEMA_VERSION:
             raise ValueError("call envelope has an unsupported schema version")
         kind, name, arguments = data.get("kind"), data.get("name"), data.get("arguments")
         era, protocol, deadline = data.get("era"), data.get("protocol"), data.get("deadline")
-        if (kind not in _KINDS or not isinstance(name, str) or not isinstance(arguments, dict)
-                or era not in _ERAS or not isinstance(protocol, str)
+        kind = next((k for k in _KINDS if k == kind), None)
+        era = next((e for e in _ERAS if e == era), None)
+        if (kind is None or not isinstance(name, str) or not isinstance(arguments, dict)
+                or era is None or not isinstance(protocol, str)
                 or not isinstance(deadline, (int, float)) or isinstance(deadline, bool)):
             raise ValueError("call envelope has a missing or mistyped field")
         return cls(kind=kind, name=name, arguments=arguments, era=era, protocol=protocol, deadline=float(deadline))

@@ -123,7 +123,7 @@ class CoreSettings:
         Raises:
             ConfigError: a value is invalid; the message names the variable and what it accepts.
         """
-        env = {k: v.strip() for k, v in environ.items() if isinstance(v, str) and v.strip()}
+        env = {k: v.strip() for k, v in environ.items() if v.strip()}
         current = env.get("PWC_MCP_CURSOR_KEY_CURRENT")
         ephemeral = False
         if current is None:

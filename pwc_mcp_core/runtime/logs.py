@@ -46,14 +46,14 @@ class LineFormatter(logging.Formatter):
         super().__init__(fmt)
         self._second: tuple[int, str] = (-1, "")  # one tuple: threads may format concurrently
 
-    def formatTime(self, record: logging.LogRecord, datefmt: str | None = None) -> str:  # noqa: N802 - stdlib name
+    def formatTime(self, record: logging.LogRecord, datefmt: str | None = None) -> str:  # stdlib name
         if datefmt is not None:
             return super().formatTime(record, datefmt)
         second = int(record.created)
         cached = self._second
         if cached[0] != second:
             cached = self._second = (second, time.strftime(self.default_time_format, self.converter(record.created)))
-        return self.default_msec_format % (cached[1], record.msecs)
+        return (self.default_msec_format or "%s,%03d") % (cached[1], record.msecs)
 
 
 _THIRD_PARTY: Final = ("aiohttp", "asyncio")
@@ -137,7 +137,7 @@ class BatchingStreamHandler(logging.Handler):
             # Not handleError: the stdlib's report dumps the record's arguments (addresses, values).
             line = (f"{self._fallback_time()} ERROR pwc_mcp.logs logging_error logger={record.name} "
                     f"level={record.levelname} error={type(exc).__name__}")
-        with self.lock:
+        with self._buffer_lock():
             self._lines.append(line)
             urgent = record.levelno >= logging.WARNING or len(self._lines) >= self._batch_lines
         if urgent:
@@ -147,8 +147,13 @@ class BatchingStreamHandler(logging.Handler):
     def _fallback_time() -> str:
         return time.strftime("%Y-%m-%d %H:%M:%S", time.localtime())
 
+    def _buffer_lock(self) -> threading.RLock:
+        lock = self.lock
+        assert lock is not None  # logging.Handler.__init__ creates it
+        return lock
+
     def flush(self) -> None:
-        with self.lock:
+        with self._buffer_lock():
             lines, self._lines = self._lines, []
         if not lines:
             return
@@ -174,7 +179,7 @@ def configure_logging(level: str, *, stream: TextIO | None = None) -> None:
     # Lines carry none of the caller, thread or process fields: skip collecting them
     # (the logging HOWTO's "Optimization" section names these switches).
     # The process id stays collected: gunicorn's messages and formats use it.
-    logging._srcfile = None  # noqa: SLF001 - documented switch: no caller frame lookup
+    logging._srcfile = None  # documented switch: no caller frame lookup
     logging.logThreads = False
     logging.logMultiprocessing = False
     logging.captureWarnings(True)  # warnings become formatted lines too, not raw stderr text

@@ -11,9 +11,9 @@ from __future__ import annotations
 
 import re
 from datetime import date
-from typing import Any
 
 from pwc_mcp_core.errors import ToolError
+from pwc_mcp_core.protocol.json_types import JsonObject
 
 __all__ = ["check_dates", "plan_list_benchmarks", "plan_list_tasks"]
 
@@ -32,7 +32,7 @@ def _parse_date(value: str) -> date:
         raise ToolError("invalid_argument: publication dates must use YYYY-MM-DD") from None
 
 
-def check_dates(arguments: dict[str, Any]) -> None:
+def check_dates(arguments: JsonObject) -> None:
     """Validate ``published_after`` / ``published_before`` when present.
 
     Raises:
@@ -46,14 +46,14 @@ def check_dates(arguments: dict[str, Any]) -> None:
         raise ToolError("invalid_argument: published_after must be on or before published_before")
 
 
-def plan_list_tasks(arguments: dict[str, Any]) -> tuple[dict[str, Any], list[str]]:
+def plan_list_tasks(arguments: JsonObject) -> tuple[JsonObject, list[str]]:
     """Grouped task lists leave ``limit`` unset (the CLI rejects a page size with grouping)."""
     if arguments.get("group_by_area") and arguments.get("limit") is None:
         return {**arguments, "limit": None}, []
     return arguments, []
 
 
-def plan_list_benchmarks(arguments: dict[str, Any]) -> tuple[dict[str, Any], list[str]]:
+def plan_list_benchmarks(arguments: JsonObject) -> tuple[JsonObject, list[str]]:
     """Rewrite a ``list_benchmarks`` call the CLI would reject, with a note per rewrite.
 
     Returns:

@@ -32,12 +32,13 @@ import hashlib
 import json
 import re
 from collections.abc import Iterable
-from typing import Any, Final
+from typing import Final
 
 from pwc.cache import TAXONOMY_TTL_S
 from pwc.render import result_list
 from pwc.transport import Client
 from pwc_mcp_core.errors import ProtocolError
+from pwc_mcp_core.protocol.json_types import JsonObject
 from pwc_mcp_core.protocol.jsonrpc import INVALID_PARAMS
 from pwc_mcp_core.tools.prompts import PROMPTS
 from pwc_mcp_core.tools.templates import TEMPLATE_VARIABLES
@@ -47,7 +48,7 @@ __all__ = ["EMPTY", "MAX_VALUES", "VOCABULARIES", "catalog_completion", "rank", 
 MAX_VALUES: Final = 100
 MAX_VALUE_CHARS: Final = 200
 """Typed text beyond this is cut before it is sent to the catalog."""
-EMPTY: Final[dict[str, Any]] = {"values": [], "total": 0, "hasMore": False}
+EMPTY: Final[JsonObject] = {"values": [], "total": 0, "hasMore": False}
 
 # Vocabulary → catalog list sources: (path, search parameter, fields offered).
 _PAPERS: Final = ("papers/", "search", ("arxiv_id", "title"))
@@ -68,7 +69,7 @@ _WORD = re.compile(r"[0-9a-z]+")
 _PROMPT_ARGUMENTS: Final = {p.name: p.argument for p in PROMPTS}
 
 
-def target(params: dict[str, Any]) -> tuple[str | None, str]:
+def target(params: JsonObject) -> tuple[str | None, str]:
     """``(vocabulary, typed value)`` for ``completion/complete`` ``params`` (``{ref, argument, context?}``).
 
     ``ref`` is ``{"type": "ref/prompt", "name"}`` or ``{"type": "ref/resource", "uri"}``
@@ -109,7 +110,7 @@ def target(params: dict[str, Any]) -> tuple[str | None, str]:
     return expected, value.strip()[:MAX_VALUE_CHARS]
 
 
-def rank(candidates: Iterable[str], typed: str, *, more: bool = False) -> dict[str, Any]:
+def rank(candidates: Iterable[str], typed: str, *, more: bool = False) -> JsonObject:
     """``{"values": […≤100], "total": n, "hasMore": bool}`` for ``typed`` over ``candidates``.
 
     Prefix matches first, then substring matches (case-insensitive), each in the given
@@ -127,14 +128,14 @@ def rank(candidates: Iterable[str], typed: str, *, more: bool = False) -> dict[s
         seen.add(key)
         (starts if key.startswith(needle) else contains).append(value)
     matches = starts + contains
-    result: dict[str, Any] = {"values": matches[:MAX_VALUES], "hasMore": more or len(matches) > MAX_VALUES}
+    result: JsonObject = {"values": [*matches[:MAX_VALUES]], "hasMore": more or len(matches) > MAX_VALUES}
     if not more:
         result["total"] = len(matches)
     return result
 
 
-def _page(client: Client, path: str, param: str, typed: str) -> tuple[list[dict[str, Any]], bool]:
-    params: dict[str, Any] = {"page": 1, "page_size": MAX_VALUES}
+def _page(client: Client, path: str, param: str, typed: str) -> tuple[list[JsonObject], bool]:
+    params: JsonObject = {"page": 1, "page_size": MAX_VALUES}
     if typed:
         params[param] = typed
     payload = client.get_json(path, params)
@@ -179,7 +180,7 @@ def _candidates(vocabulary: str, typed: str, client: Client) -> tuple[list[str],
     return values, more
 
 
-def catalog_completion(vocabulary: str, typed: str, client: Client) -> dict[str, Any]:
+def catalog_completion(vocabulary: str, typed: str, client: Client) -> JsonObject:
     """The ``completion`` object for ``typed`` in ``vocabulary``, from the catalog behind ``client``.
 
     Cached in ``client.cache`` for `TAXONOMY_TTL_S` under a key of its own (``COMPLETE:``
@@ -203,4 +204,5 @@ def catalog_completion(vocabulary: str, typed: str, client: Client) -> dict[str,
             found = rank(values, words[0], more=more)
         return json.dumps(found, ensure_ascii=False).encode("utf-8")
 
-    return json.loads(client.cache.fetch(f"COMPLETE:{digest}", TAXONOMY_TTL_S, load))
+    result: JsonObject = json.loads(client.cache.fetch(f"COMPLETE:{digest}", TAXONOMY_TTL_S, load))
+    return result

@@ -32,9 +32,9 @@ import hmac
 import json
 import re
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import TypeGuard
 
 from pwc.references import ARXIV_LEGACY, ARXIV_MODERN
 
@@ -141,11 +141,11 @@ def _b64decode(text: str) -> bytes:
     return base64.urlsafe_b64decode(text + "=" * (-len(text) % 4))
 
 
-def _is_int(value: Any) -> bool:
+def _is_int(value: object) -> TypeGuard[int]:
     return isinstance(value, int) and not isinstance(value, bool)
 
 
-def _state_is_valid(data: dict[str, Any]) -> bool:
+def _state_is_valid(data: Mapping[str, object]) -> bool:
     ref, paper, source = data.get("ref"), data.get("paper"), data.get("source")
     version, offset, limit = data.get("version"), data.get("offset"), data.get("limit")
     return (
@@ -226,7 +226,7 @@ class CursorCodec:
             ExpiredCursor: ``exp <= now``.
             CursorReferenceMismatch: valid, but issued for another reference.
         """
-        if not isinstance(token, str) or len(token) > MAX_TOKEN_CHARS:
+        if len(token) > MAX_TOKEN_CHARS:
             raise InvalidCursor("invalid continuation cursor")
         token = token.strip()
         if _TOKEN_RE.fullmatch(token) is None:

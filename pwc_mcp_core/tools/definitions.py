@@ -11,7 +11,8 @@ parameters (docs/tool-contract.md §3.3 #20) and the MCP-only parameters
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+
+from pwc_mcp_core.protocol.json_types import JsonObject
 
 __all__ = ["BENCHMARK_PAGE", "DEFAULT_DESCRIPTIONS", "LIMIT_CAP", "PARAM_RENAMES", "TOOL_DEFS", "ToolDef"]
 
@@ -20,7 +21,7 @@ LIMIT_CAP = 25
 
 # CLI dest → MCP parameter (seed README; docs/tool-contract.md §3.1). `page_size` → `limit`
 # applies only where the command has no `--limit` of its own.
-PARAM_RENAMES = {
+PARAM_RENAMES: dict[str, str] = {
     "start_date": "published_after",
     "end_date": "published_before",
     "author": "authors",
@@ -33,14 +34,14 @@ PARAM_RENAMES = {
     "sort": "sort_metric",
 }
 # Descriptions for parameters whose CLI flag has no help text.
-DEFAULT_DESCRIPTIONS = {
+DEFAULT_DESCRIPTIONS: dict[str, str] = {
     "page": "Result page (starts at 1).",
     "order_by": "Sort field.",
     "order_direction": "Sort direction: asc or desc.",
     "search": "Text search within the listing.",
 }
 # MCP-side leaderboard paging when `pwc benchmark --name` has no `--page` (seed: leaderboards paginate).
-BENCHMARK_PAGE = {"type": "integer", "minimum": 1, "maximum": 100, "default": 1,
+BENCHMARK_PAGE: JsonObject = {"type": "integer", "minimum": 1, "maximum": 100, "default": 1,
                   "description": "Leaderboard page (1-100, default 1)."}
 
 
@@ -65,14 +66,14 @@ class ToolDef:
     description: str
     output: str
     entity: str | None = None
-    overrides: dict[str, dict[str, Any]] = field(default_factory=dict)
-    extras: dict[str, dict[str, Any]] = field(default_factory=dict)
-    forced: dict[str, Any] = field(default_factory=dict)
+    overrides: dict[str, JsonObject] = field(default_factory=dict)
+    extras: dict[str, JsonObject] = field(default_factory=dict)
+    forced: JsonObject = field(default_factory=dict)
 
 
-_PAPER = {"description": "Paper reference: arXiv ID (1706.03762), numeric catalog ID, arXiv / Hugging Face / "
+_PAPER: JsonObject = {"description": "Paper reference: arXiv ID (1706.03762), numeric catalog ID, arXiv / Hugging Face / "
                          "Papers With Code URL, or exact title.", "minLength": 1, "maxLength": 500}
-_DATE = {"description": "Publication date bound, YYYY-MM-DD (inclusive).", "maxLength": 10}
+_DATE: JsonObject = {"description": "Publication date bound, YYYY-MM-DD (inclusive).", "maxLength": 10}
 
 
 TOOL_DEFS: tuple[ToolDef, ...] = (

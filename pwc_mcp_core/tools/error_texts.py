@@ -23,6 +23,7 @@ from pwc.errors import (
     UsageError,
 )
 from pwc_mcp_core.errors import ToolError
+from pwc_mcp_core.protocol.json_types import JsonObject
 from pwc_mcp_core.tools.definitions import PARAM_RENAMES
 
 __all__ = [
@@ -140,6 +141,6 @@ def mcp_words(message: str) -> str:
     return _FLAG.sub(parameter, text).replace("pagination", "limit or page")
 
 
-def error_result(text: str) -> dict:
+def error_result(text: str) -> JsonObject:
     """The MCP ``tools/call`` result for a tool failure: one text block, ``isError: true``."""
     return {"content": [{"type": "text", "text": text}], "isError": True}

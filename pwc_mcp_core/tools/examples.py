@@ -8,11 +8,13 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from types import MappingProxyType
-from typing import Any, Final
+from typing import Final
+
+from pwc_mcp_core.protocol.json_types import JsonObject
 
 __all__ = ["EXAMPLE_CALLS"]
 
-EXAMPLE_CALLS: Final[Mapping[str, Mapping[str, Any]]] = MappingProxyType({
+EXAMPLE_CALLS: Final[Mapping[str, JsonObject]] = MappingProxyType({
     "search_papers": {"query": "attention transformer", "mode": "keyword", "limit": 3},
     "get_paper_info": {"paper": "1706.03762"},
     "get_paper_evaluations": {"paper": "1706.03762", "limit": 5},

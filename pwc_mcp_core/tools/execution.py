@@ -145,7 +145,7 @@ def _finish(result: dict[str, Any], call: Call) -> dict[str, Any]:
 def _tool_body(call: Call, runtime: Runtime) -> dict[str, Any]:
     tool = get_tool(call.name)
     if tool is None:
-        name = call.name[:64] if isinstance(call.name, str) else ""
+        name = call.name[:64]
         return {"error": {"code": INVALID_PARAMS, "message": f"Unknown tool: {name}"}}
     try:
         arguments = validate_arguments(tool, call.arguments)
@@ -193,7 +193,8 @@ def run_tool(tool: ToolSpec, arguments: dict[str, Any], runtime: Runtime) -> tup
         options["paper"] = resolved.canonical
         chosen = resolved.note
     if tool.name == "get_benchmark":
-        payload, notes = _leaderboard(tool, options, int(effective.get("page") or 1), runtime)
+        page = effective.get("page")
+        payload, notes = _leaderboard(tool, options, page if isinstance(page, int) and page else 1, runtime)
     else:
         try:
             payload = query(tool.command, options, runtime.client)

@@ -9,37 +9,38 @@ projection cannot drift silently; ``data`` stays open (it is the CLI's).
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Final
 
+from pwc_mcp_core.protocol.json_types import JsonObject, JsonValue
 from pwc_mcp_core.tools.reading import READ_PAPER_OUTPUT_SCHEMA
 
 __all__ = ["DIALECT", "OUTPUT_SCHEMAS"]
 
-DIALECT = "https://json-schema.org/draft/2020-12/schema"
+DIALECT: Final = "https://json-schema.org/draft/2020-12/schema"
 
-_STR = {"type": "string"}
-_OSTR = {"type": ["string", "null"]}
-_OINT = {"type": ["integer", "null"]}
-_OBOOL = {"type": ["boolean", "null"]}
-_STRS = {"type": "array", "items": _STR}
-_DATA = {"description": "The complete CLI JSON payload (`pwc ... --json` data); null only if it did not fit."}
+_STR: JsonObject = {"type": "string"}
+_OSTR: JsonObject = {"type": ["string", "null"]}
+_OINT: JsonObject = {"type": ["integer", "null"]}
+_OBOOL: JsonObject = {"type": ["boolean", "null"]}
+_STRS: JsonObject = {"type": "array", "items": _STR}
+_DATA: JsonObject = {"description": "The complete CLI JSON payload (`pwc ... --json` data); null only if it did not fit."}
 
 
-def _obj(properties: dict[str, Any], *, optional: tuple[str, ...] = ()) -> dict:
-    required = [name for name in properties if name not in optional]
+def _obj(properties: JsonObject, *, optional: tuple[str, ...] = ()) -> JsonObject:
+    required: list[JsonValue] = [name for name in properties if name not in optional]
     return {"type": "object", "properties": properties, "required": required, "additionalProperties": False}
 
 
-_REF = _obj({"id": _STR, "name": _STR, "slug": _OSTR})
-_METRICS = {"type": "object", "additionalProperties": {"type": ["number", "string"]}}
+_REF: JsonObject = _obj({"id": _STR, "name": _STR, "slug": _OSTR})
+_METRICS: JsonObject = {"type": "object", "additionalProperties": {"type": ["number", "string"]}}
 
-PAPER_SUMMARY = _obj({
+PAPER_SUMMARY: JsonObject = _obj({
     "id": _STR, "arxiv_id": _OSTR, "title": _STR, "authors": _STRS, "published": _OSTR,
     "citation_count": _OINT, "url": _OSTR, "has_official_implementation": {"type": "boolean"},
     "code_repository_count": {"type": "integer"},
 })
 
-PAPER_DETAIL = _obj({
+PAPER_DETAIL: JsonObject = _obj({
     "id": _STR, "arxiv_id": _OSTR, "title": _STR, "abstract": _OSTR, "authors": _STRS,
     "published": _OSTR, "citation_count": _OINT, "url": _OSTR, "pdf_url": _OSTR,
     "has_official_implementation": {"type": "boolean"}, "code_repository_count": {"type": "integer"},
@@ -48,9 +49,9 @@ PAPER_DETAIL = _obj({
     "project_pages": _STRS, "hf_models": _STRS, "hf_datasets": _STRS, "hf_spaces": _STRS,
 })
 
-RANK_SCOPE = _obj({"task_id": _OSTR, "task_name": _OSTR, "task_slug": _OSTR, "rank": _OINT})
+RANK_SCOPE: JsonObject = _obj({"task_id": _OSTR, "task_name": _OSTR, "task_slug": _OSTR, "rank": _OINT})
 
-EVALUATION = _obj({
+EVALUATION: JsonObject = _obj({
     "id": _OSTR, "model_name": _STR, "harness": _OSTR, "metrics": _METRICS, "best_metric": _OSTR,
     "best_rank": _OINT, "task": _OSTR, "benchmark": _OSTR, "paper_id": _OSTR, "paper_title": _OSTR,
     "paper_arxiv_id": _OSTR, "paper_published": _OSTR, "rank_scopes": {"type": "array", "items": RANK_SCOPE},
@@ -59,34 +60,34 @@ EVALUATION = _obj({
     "updated_at": _OSTR, "uses_additional_data": _OBOOL,
 })
 
-PAPER_EVALUATION = _obj({
+PAPER_EVALUATION: JsonObject = _obj({
     "id": _OSTR, "benchmark": _OSTR, "task": _OSTR, "model_name": _STR, "harness": _OSTR,
     "metrics": _METRICS, "best_metric": _OSTR, "best_rank": _OINT, "is_open": {"type": "boolean"},
     "num_parameters": _OINT, "source_url": _OSTR,
 })
 
-BENCHMARK_SUMMARY = _obj({
+BENCHMARK_SUMMARY: JsonObject = _obj({
     "id": _OSTR, "name": _STR, "slug": _OSTR, "full_name": _OSTR, "description": _OSTR, "split": _OSTR,
     "hf_url": _OSTR, "paper_count": _OINT, "best_model": _OSTR,
 })
 
-TASK_DETAIL = _obj({
+TASK_DETAIL: JsonObject = _obj({
     "id": _OSTR, "name": _STR, "slug": _OSTR, "description": _OSTR, "paper_count": _OINT,
     "area": {"anyOf": [_obj({"id": _OSTR, "name": _OSTR}), {"type": "null"}]},
     "parents": {"type": "array", "items": _REF}, "children": {"type": "array", "items": _REF},
     "benchmarks": {"type": "array", "items": BENCHMARK_SUMMARY},
 })
 
-METHOD_DETAIL = _obj({
+METHOD_DETAIL: JsonObject = _obj({
     "id": _OSTR, "name": _STR, "slug": _OSTR, "full_name": _OSTR, "description": _OSTR, "area": _OSTR,
     "introduced_year": _OINT, "source_paper_id": _OSTR, "source_url": _OSTR, "source_title": _OSTR,
     "paper_count": _OINT,
 })
 
-LINEAGE_PAPER = _obj({"id": _OSTR, "reference": _OSTR, "title": _OSTR})
+LINEAGE_PAPER: JsonObject = _obj({"id": _OSTR, "reference": _OSTR, "title": _OSTR})
 
 # Seed README: a paper the catalog does not hold is answered from public metadata.
-_PUBLIC = {
+_PUBLIC: JsonObject = {
     "in_catalog": {"type": "boolean"},
     "note": _STR,
     "available_at": {"type": "array", "items": {"type": "object", "properties": {"label": _STR, "url": _STR},
@@ -95,17 +96,19 @@ _PUBLIC = {
 _PUBLIC_KEYS = tuple(_PUBLIC)
 
 
-def _envelope(properties: dict[str, Any], *, optional: tuple[str, ...] = ()) -> dict:
+def _envelope(properties: JsonObject, *, optional: tuple[str, ...] = ()) -> JsonObject:
     schema = _obj({"schema_version": {"const": "v1"}, **properties, "data": _DATA},
                   optional=optional + ("data_note",))
-    schema["properties"]["data_note"] = _STR
+    properties_schema = schema["properties"]
+    assert isinstance(properties_schema, dict)
+    properties_schema["data_note"] = _STR
     schema["$schema"] = DIALECT
     return schema
 
 
-_PAGE = {"items": {"type": "array", "items": PAPER_SUMMARY}, "next_page": _OINT}
+_PAGE: JsonObject = {"items": {"type": "array", "items": PAPER_SUMMARY}, "next_page": _OINT}
 
-OUTPUT_SCHEMAS: dict[str, dict] = {
+OUTPUT_SCHEMAS: dict[str, JsonObject] = {
     "paper_page": _envelope(_PAGE),
     "related_page": _envelope({**_PAGE, **_PUBLIC}, optional=_PUBLIC_KEYS),
     "paper_info": _envelope({

@@ -27,13 +27,14 @@ import json
 import logging
 import re
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Literal
 from urllib.parse import unquote, urlsplit
 
 from pwc.errors import HTTPStatusError, RequestTimeout, ResponseError, TransportError
 from pwc.references import ARXIV_LEGACY, ARXIV_MODERN
 from pwc.transport import Client, quote_ref
 from pwc_mcp_core.errors import ToolError
+from pwc_mcp_core.protocol.json_types import JsonObject, JsonValue
 
 __all__ = ["ResolvedPaper", "classify_identifier", "resolve_paper"]
 
@@ -71,7 +72,7 @@ class ResolvedPaper:
 
     canonical: str
     in_catalog: bool
-    external: dict[str, Any] | None
+    external: JsonObject | None
     kind: Literal["identifier", "title"]
     note: str | None = None
 
@@ -170,7 +171,7 @@ def _resolve(text: str, client: Client, *, allow_retry: bool) -> ResolvedPaper:
     return _external_or_retry(record, "title", client, allow_retry=allow_retry, reference=candidate)
 
 
-def _catalog_record(paper_id: str, client: Client) -> dict[str, Any] | None:
+def _catalog_record(paper_id: str, client: Client) -> JsonObject | None:
     """``papers/{id}`` (cached 300 s), or None on 404."""
     try:
         record = client.get_json(f"papers/{quote_ref(paper_id)}")
@@ -199,7 +200,7 @@ def _resolve_identifier(paper_id: str, kind: str, client: Client, *, allow_retry
     return _external_or_retry(found, "identifier", client, allow_retry=allow_retry, reference=paper_id)
 
 
-def _external_or_retry(record: dict[str, Any], kind: Literal["identifier", "title"], client: Client, *,
+def _external_or_retry(record: JsonObject, kind: Literal["identifier", "title"], client: Client, *,
                        allow_retry: bool, reference: str) -> ResolvedPaper:
     """Public metadata → an out-of-catalog result, or a retry with the catalog paper it maps to."""
     if record.get("in_catalog") is True:
@@ -220,7 +221,7 @@ def _slugify(title: str) -> str:
     return re.sub(r"[^a-z0-9]+", "-", title.casefold()).strip("-")
 
 
-def _item_key(item: dict[str, Any]) -> str | None:
+def _item_key(item: JsonObject) -> str | None:
     arxiv = item.get("arxiv_id")
     if isinstance(arxiv, str) and arxiv.strip():
         return _strip_version(arxiv.strip())
@@ -254,10 +255,10 @@ def _resolve_title(candidate: str, client: Client, *, slug: str | None, notes: l
                                                      "page_size": SEARCH_PAGE_SIZE})
             results = data.get("results", data.get("items", [])) if isinstance(data, dict) else data
             for item in results if isinstance(results, list) else []:
-                if not isinstance(item, dict) or not isinstance(item.get("title"), str):
+                title = item.get("title") if isinstance(item, dict) else None
+                if not isinstance(item, dict) or not isinstance(title, str):
                     continue
                 key = _item_key(item)
-                title = item["title"]
                 if key is None:
                     continue
                 normalized = _normalize(title)
@@ -296,7 +297,7 @@ def _resolve_title(candidate: str, client: Client, *, slug: str | None, notes: l
 
 
 def _lookup(kind: str, reference: str, path: str, params: dict[str, str] | None,
-            client: Client) -> dict[str, Any] | str | None:
+            client: Client) -> JsonObject | str | None:
     """One cached public-metadata request: the record, ``"rejected"`` (400/422) or None (404)."""
     digest = hashlib.sha256(reference.encode("utf-8")).hexdigest()[:32]
 
@@ -336,13 +337,14 @@ def _unavailable(exc: BaseException) -> ToolError:
                      "or use the arXiv ID of a paper in the catalog")
 
 
-def _normalize_record(record: dict[str, Any]) -> dict[str, Any]:
+def _normalize_record(record: JsonObject) -> JsonObject:
     """The record with a ``note`` and a clean labelled ``available_at`` list."""
     if record.get("in_catalog") is True:
         return record
-    links = [
+    available_at = record.get("available_at")
+    links: list[JsonValue] = [
         {"label": str(link["label"]), "url": str(link["url"])}
-        for link in record.get("available_at") or []
+        for link in (available_at if isinstance(available_at, list) else [])
         if isinstance(link, dict) and link.get("label") and link.get("url")
     ]
     note = record.get("note")
@@ -350,12 +352,12 @@ def _normalize_record(record: dict[str, Any]) -> dict[str, Any]:
             "note": note if isinstance(note, str) and note.strip() else DEFAULT_NOTE}
 
 
-def lookup_identifier(reference: str, client: Client) -> dict[str, Any] | str | None:
+def lookup_identifier(reference: str, client: Client) -> JsonObject | str | None:
     """``papers/{reference}/public-metadata``: record, ``"rejected"`` or None (cached 1 h)."""
     return _lookup("id", reference, f"papers/{quote_ref(reference)}/public-metadata", None, client)
 
 
-def lookup_title(title: str, client: Client) -> dict[str, Any] | None:
+def lookup_title(title: str, client: Client) -> JsonObject | None:
     """``papers/public-metadata/search?title=``: the record or None (cached 1 h, misses too)."""
     found = _lookup("title", title, "papers/public-metadata/search", {"title": title}, client)
     return found if isinstance(found, dict) else None

@@ -8,9 +8,10 @@ holds one), as the reference server did.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Final
+from typing import Final
 
 from pwc_mcp_core.errors import ProtocolError
+from pwc_mcp_core.protocol.json_types import JsonObject
 from pwc_mcp_core.protocol.jsonrpc import INVALID_PARAMS
 
 __all__ = ["PROMPTS", "PromptSpec", "get_prompt", "prompts_list_result"]
@@ -64,7 +65,7 @@ PROMPTS: Final = (
 _BY_NAME: Final = {p.name: p for p in PROMPTS}
 
 
-def prompts_list_result() -> dict[str, Any]:
+def prompts_list_result() -> JsonObject:
     """The legacy-era ``prompts/list`` result (one page, no cursor)."""
     return {"prompts": [
         {"name": p.name, "title": p.title, "description": p.description,
@@ -73,7 +74,7 @@ def prompts_list_result() -> dict[str, Any]:
     ]}
 
 
-def get_prompt(params: dict[str, Any]) -> dict[str, Any]:
+def get_prompt(params: JsonObject) -> JsonObject:
     """The ``prompts/get`` result for ``params`` (``{name, arguments}``; docs/protocol.md §4.5).
 
     Raises:

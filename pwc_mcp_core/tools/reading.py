@@ -22,10 +22,12 @@ from __future__ import annotations
 import json
 import logging
 import re
-from typing import Any, Protocol
+from collections.abc import Mapping
+from typing import Protocol
 
 from pwc.errors import HTTPStatusError
 from pwc.transport import Client, TextResponse, quote_ref
+from pwc_mcp_core.protocol.json_types import JsonObject, JsonValue
 from pwc_mcp_core.runtime.caches import Chunk, ChunkCache
 from pwc_mcp_core.tools.cursors import (
     CursorCodec,
@@ -59,9 +61,9 @@ NO_MARKDOWN = ("no_markdown: no stored Markdown is available for this paper; use
 BAD_CHUNK = "upstream_error: the Papers With Code catalog request failed"
 _VERSION_RE = re.compile(r"[0-9a-f]{64}")
 
-_LINK = {"type": "object", "required": ["label", "url"],
+_LINK: JsonObject = {"type": "object", "required": ["label", "url"],
          "properties": {"label": {"type": "string"}, "url": {"type": "string"}}}
-READ_PAPER_OUTPUT_SCHEMA: dict[str, Any] = {
+READ_PAPER_OUTPUT_SCHEMA: JsonObject = {
     "type": "object",
     "additionalProperties": False,
     "required": ["schema_version", "paper", "markdown", "truncated", "next_cursor", "offset",
@@ -85,13 +87,22 @@ READ_PAPER_OUTPUT_SCHEMA: dict[str, Any] = {
 }
 
 
+class _ChunkSettings(Protocol):
+    """The one setting ``read_paper`` reads: the chunk size in bytes."""
+
+    @property
+    def chunk_bytes(self) -> int: ...
+
+
 class _Runtime(Protocol):
     """What ``read_paper`` needs from ``execution.Runtime``."""
 
     client: Client
     cursor_codec: CursorCodec
     chunk_cache: ChunkCache
-    settings: Any  # CoreSettings: chunk_bytes
+
+    @property
+    def settings(self) -> _ChunkSettings: ...
 
 
 class PaperChanged(ToolError):
@@ -106,7 +117,7 @@ class PaperChanged(ToolError):
                          f"(restart: {json.dumps(self.restart, ensure_ascii=False)})")
 
 
-def read_paper(arguments: dict[str, Any], runtime: _Runtime) -> dict[str, Any]:
+def read_paper(arguments: Mapping[str, JsonValue], runtime: _Runtime) -> JsonObject:
     """Read one Markdown chunk of a paper (docs/tool-contract.md §4, seeds).
 
     Args:
@@ -157,16 +168,18 @@ def _continue(cursor: str, reference: str, runtime: _Runtime) -> CursorState:
         return mismatch.state.with_ref(reference)
 
 
-def _outside_catalog(reference: str, record: dict[str, Any]) -> dict[str, Any]:
-    metadata = {k: v for k, v in record.items() if k not in {"available_at", "note", "in_catalog"}}
+def _outside_catalog(reference: str, record: Mapping[str, JsonValue]) -> JsonObject:
+    metadata: JsonObject = {k: v for k, v in record.items() if k not in {"available_at", "note", "in_catalog"}}
+    available_at = record.get("available_at")
+    links: list[JsonValue] = list(available_at) if isinstance(available_at, list) else []
     return {"schema_version": "v1", "paper": reference, "markdown": None, "truncated": False,
             "next_cursor": None, "offset": 0, "next_offset": None, "content_version": None,
-            "in_catalog": False, "note": record.get("note") or "", "available_at":
-            list(record.get("available_at") or []), "public_metadata": metadata}
+            "in_catalog": False, "note": record.get("note") or "", "available_at": links,
+            "public_metadata": metadata}
 
 
 def _read(reference: str, paper: str, version: str | None, offset: int, limit: int, exp: int,
-          runtime: _Runtime) -> dict[str, Any]:
+          runtime: _Runtime) -> JsonObject:
     # Only continuation reads (version pinned) use the chunk cache (§4.5).
     pinned = version is not None
     chunk = runtime.chunk_cache.get(paper, version, offset, limit) if version else None

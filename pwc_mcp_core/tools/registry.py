@@ -19,10 +19,9 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import date
 from functools import cache
-from typing import Any
 
+from pwc_mcp_core.protocol.json_types import JsonObject, JsonValue
 from pwc_mcp_core.tools import argument_rules
-from pwc_mcp_core.tools.output_schemas import DIALECT, OUTPUT_SCHEMAS
 from pwc_mcp_core.tools.definitions import (
     BENCHMARK_PAGE,
     DEFAULT_DESCRIPTIONS,
@@ -31,6 +30,7 @@ from pwc_mcp_core.tools.definitions import (
     TOOL_DEFS,
     ToolDef,
 )
+from pwc_mcp_core.tools.output_schemas import DIALECT, OUTPUT_SCHEMAS
 
 __all__ = ["ANNOTATIONS", "Param", "ToolSpec", "get_tool", "tool_list_result", "tools"]
 
@@ -38,10 +38,17 @@ ANNOTATIONS = {"readOnlyHint": True, "destructiveHint": False, "idempotentHint":
 _MAX_TEXT = 500
 _FLAG = re.compile(r"--([a-z][a-z-]*)")
 _PROBE_SPAN = 2**63
-_PLANS: dict[str, Callable[[dict[str, Any]], tuple[dict[str, Any], list[str]]]] = {
+_PLANS: dict[str, Callable[[JsonObject], tuple[JsonObject, list[str]]]] = {
     "list_tasks": argument_rules.plan_list_tasks,
     "list_benchmarks": argument_rules.plan_list_benchmarks,
 }
+
+
+def _number(value: JsonValue) -> float:
+    """A metric threshold: validation allowed numbers only."""
+    if isinstance(value, int | float):
+        return float(value)
+    raise TypeError("metric threshold is not a number")
 
 
 @dataclass(frozen=True)
@@ -50,16 +57,16 @@ class Param:
 
     name: str
     dest: str | None
-    schema: dict[str, Any]
+    schema: JsonObject
 
     @property
-    def default(self) -> Any:
+    def default(self) -> JsonValue:
         return self.schema.get("default")
 
-    def convert(self, value: Any) -> Any:
+    def convert(self, value: JsonValue) -> object:
         """MCP value → CLI option value (metric thresholds as floats, empty author lists omitted)."""
         if isinstance(value, dict):
-            return {str(key): float(item) for key, item in value.items()}
+            return {str(key): _number(item) for key, item in value.items()}
         if isinstance(value, list):
             return list(value) or None
         return value
@@ -75,34 +82,34 @@ class ToolSpec:
     title: str
     description: str
     command: tuple[str, ...]
-    input_schema: dict[str, Any]
-    output_schema: dict[str, Any]
+    input_schema: JsonObject
+    output_schema: JsonObject
     params: tuple[Param, ...]
     output: str = "query"
-    forced: dict[str, Any] = field(default_factory=dict)
+    forced: JsonObject = field(default_factory=dict)
     annotations: dict[str, bool] = field(default_factory=lambda: dict(ANNOTATIONS))
 
-    def plan(self, arguments: dict[str, Any]) -> tuple[dict[str, Any], list[str]]:
+    def plan(self, arguments: JsonObject) -> tuple[JsonObject, list[str]]:
         """Apply the tool's fall-back rules (``catalogue_rules``); returns (arguments, notes)."""
         rule = _PLANS.get(self.name)
         return rule(arguments) if rule else (arguments, [])
 
-    def to_options(self, arguments: dict[str, Any]) -> dict[str, Any]:
+    def to_options(self, arguments: JsonObject) -> dict[str, object]:
         """Validated MCP arguments → ``pwc.queries`` options keyed by CLI dest (docs/tool-contract.md §3.3 vectors).
 
         Absent parameters take their MCP default (None when there is none, i.e. the CLI default).
         """
         effective = self.effective(arguments)
-        options = {param.dest: param.convert(effective[param.name]) for param in self.params if param.dest}
+        options: dict[str, object] = {param.dest: param.convert(effective[param.name]) for param in self.params if param.dest}
         options.update(self.forced)
         return options
 
-    def effective(self, arguments: dict[str, Any]) -> dict[str, Any]:
+    def effective(self, arguments: JsonObject) -> JsonObject:
         """Every parameter's value after the fall-back plan: given, else its MCP default, else None."""
         planned, _notes = self.plan(arguments)
         return {param.name: planned.get(param.name, param.default) for param in self.params}
 
-    def describe(self) -> dict[str, Any]:
+    def describe(self) -> JsonObject:
         """The ``Tool`` object of ``tools/list`` (docs/protocol.md §4.2)."""
         return {
             "name": self.name,
@@ -114,7 +121,7 @@ class ToolSpec:
         }
 
 
-def _accepts(parse: Callable[[str], Any], value: int) -> bool:
+def _accepts(parse: Callable[[str], object], value: int) -> bool:
     try:
         result = parse(str(value))
     except (ValueError, TypeError, ArithmeticError, argparse.ArgumentTypeError):
@@ -122,7 +129,7 @@ def _accepts(parse: Callable[[str], Any], value: int) -> bool:
     return isinstance(result, int) and not isinstance(result, bool)
 
 
-def _edge(parse: Callable[[str], Any], inside: int, outside: int) -> int:
+def _edge(parse: Callable[[str], object], inside: int, outside: int) -> int:
     """Binary-search the accepted integer nearest ``outside`` (``inside`` is accepted, ``outside`` not)."""
     while abs(outside - inside) > 1:
         middle = (inside + outside) // 2
@@ -133,7 +140,7 @@ def _edge(parse: Callable[[str], Any], inside: int, outside: int) -> int:
     return inside
 
 
-def _probe(parse: Any, default: Any) -> dict[str, Any]:
+def _probe(parse: Callable[[str], object] | None, default: object) -> JsonObject:
     """JSON Schema type (and integer bounds) of an argparse ``type`` callable, found by calling it."""
     if parse is None or parse is str:
         return {"type": "string"}
@@ -149,7 +156,7 @@ def _probe(parse: Any, default: Any) -> dict[str, Any]:
     seed = next((s for s in [*seeds, 1, 0, 10, 2000] if _accepts(parse, s)), None)
     if seed is None:
         return {"type": "string"}
-    schema: dict[str, Any] = {"type": "integer"}
+    schema: JsonObject = {"type": "integer"}
     if not _accepts(parse, -_PROBE_SPAN):
         schema["minimum"] = _edge(parse, seed, -_PROBE_SPAN)
     if not _accepts(parse, _PROBE_SPAN):
@@ -166,18 +173,19 @@ def _help(action: argparse.Action) -> str | None:
         return action.help
 
 
-def _action_schema(action: argparse.Action) -> dict[str, Any]:
+def _action_schema(action: argparse.Action) -> JsonObject:
     """The generated JSON Schema of one research flag (before renames and overrides)."""
     if isinstance(action, argparse._StoreTrueAction):
-        schema: dict[str, Any] = {"type": "boolean", "default": False}
+        schema: JsonObject = {"type": "boolean", "default": False}
     elif isinstance(action, argparse._AppendAction):
         schema = {"type": "array", "items": {"type": "string", "minLength": 1, "maxLength": _MAX_TEXT}}
     elif action.choices is not None and {str(c) for c in action.choices} == {"true", "false"}:
         schema = {"type": ["boolean", "null"], "default": None}
     elif action.choices is not None:
-        schema = {"type": "string", "enum": [str(c) for c in action.choices]}
+        enum: list[JsonValue] = [str(c) for c in action.choices]
+        schema = {"type": "string", "enum": enum}
     else:
-        schema = _probe(action.type, action.default)
+        schema = _probe(action.type if callable(action.type) else None, action.default)
         if schema["type"] == "string" and "maxLength" not in schema:
             schema["maxLength"] = _MAX_TEXT
     if not action.option_strings:
@@ -199,18 +207,20 @@ def _param_name(tool: ToolDef, dest: str, dests: set[str]) -> str:
     return PARAM_RENAMES.get(dest, dest)
 
 
-def _capped(name: str, schema: dict[str, Any]) -> dict[str, Any]:
+def _capped(name: str, schema: JsonObject) -> JsonObject:
     """Hosted cap: every ``limit`` is at most 25, its default too (seed "Safety and operations")."""
     if name == "limit" and schema.get("type") == "integer":
-        schema["maximum"] = min(schema.get("maximum", LIMIT_CAP), LIMIT_CAP)
-        if isinstance(schema.get("default"), int):
-            schema["default"] = min(schema["default"], LIMIT_CAP)
+        maximum = schema.get("maximum", LIMIT_CAP)
+        schema["maximum"] = min(maximum, LIMIT_CAP) if isinstance(maximum, int) else LIMIT_CAP
+        default_value = schema.get("default")
+        if isinstance(default_value, int):
+            schema["default"] = min(default_value, LIMIT_CAP)
         default = f", default {schema['default']}" if "default" in schema else ""
         schema["description"] = f"Rows per page ({schema.get('minimum', 1)}-{schema['maximum']}{default})."
     return schema
 
 
-def _merge(schema: dict[str, Any], override: dict[str, Any]) -> dict[str, Any]:
+def _merge(schema: JsonObject, override: JsonObject) -> JsonObject:
     if "type" in override:  # a structured parameter replaces the generated one outright
         return copy.deepcopy(override)
     return {**schema, **copy.deepcopy(override)}
@@ -243,11 +253,11 @@ def build_tool(tool: ToolDef) -> ToolSpec:
     if tool.name == "get_benchmark" and "page" not in actions:
         # The CLI leaderboard has no --page: execution pages merged rows itself (leaderboards.py).
         params.append(Param("page", None, copy.deepcopy(BENCHMARK_PAGE)))
-    input_schema = {
+    input_schema: JsonObject = {
         "$schema": DIALECT,
         "type": "object",
         "properties": {param.name: param.schema for param in params},
-        "required": required,
+        "required": list[JsonValue](required),
         "additionalProperties": False,
     }
     return ToolSpec(
@@ -268,17 +278,17 @@ def _by_name() -> dict[str, ToolSpec]:
     return {tool.name: tool for tool in tools()}
 
 
-def get_tool(name: str) -> ToolSpec | None:
+def get_tool(name: object) -> ToolSpec | None:
     """The tool called ``name``, or None for an unknown name."""
     return _by_name().get(name) if isinstance(name, str) else None
 
 
-def tool_list_result() -> dict[str, Any]:
+def tool_list_result() -> dict[str, list[JsonObject]]:
     """The static ``tools/list`` result ``{"tools": [...]}`` (deterministic order)."""
     return {"tools": [tool.describe() for tool in tools()]}
 
 
-def __getattr__(name: str) -> Any:
+def __getattr__(name: str) -> tuple[ToolSpec, ...]:
     # ``catalogue.TOOLS`` (ARCHITECTURE §2) is built lazily: the parser is only imported on first use.
     if name == "TOOLS":
         return tools()

@@ -15,24 +15,26 @@ modern one; ``data.uri``) — never an empty ``contents``.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import TypeVar
 from urllib.parse import unquote
 
-from pwc_mcp_core.tools.registry import ToolSpec, get_tool
 from pwc_mcp_core.errors import ResourceError
+from pwc_mcp_core.protocol.json_types import JsonObject
 from pwc_mcp_core.protocol.jsonrpc import compact
 from pwc_mcp_core.tools.error_texts import tool_error_text
+from pwc_mcp_core.tools.registry import ToolSpec, get_tool
 from pwc_mcp_core.tools.validation import validate_arguments
 
 __all__ = ["parse_uri", "read_resource"]
 
+R = TypeVar("R")
 # (tool, validated arguments, runtime) → (structuredContent, text)
-ToolRunner = Callable[[ToolSpec, dict[str, Any], Any], tuple[dict[str, Any], str]]
+ToolRunner = Callable[[ToolSpec, JsonObject, R], tuple[JsonObject, str]]
 
 _SCHEME = "pwc://"
 _MAX_URI = 2048
 # template → (tool, argument name, fixed arguments, MIME type)
-_READERS: dict[str, tuple[str, str, dict[str, Any], str]] = {
+_READERS: dict[str, tuple[str, str, JsonObject, str]] = {
     "paper": ("get_paper_info", "paper", {}, "application/json"),
     "markdown": ("read_paper", "paper", {}, "text/markdown"),
     "task": ("get_task", "task", {"benchmark_limit": 10}, "application/json"),
@@ -44,7 +46,7 @@ def _code(era: str) -> int:
     return -32602 if era == "modern" else -32002
 
 
-def parse_uri(uri: str) -> tuple[str, str] | None:
+def parse_uri(uri: object) -> tuple[str, str] | None:
     """``(template kind, decoded variable)`` for a supported URI, else None.
 
     Kinds: ``paper``, ``markdown``, ``task``, ``benchmark``.
@@ -63,7 +65,7 @@ def parse_uri(uri: str) -> tuple[str, str] | None:
     return (kind, value) if value else None
 
 
-def read_resource(uri: str, runtime: Any, era: str, *, run_tool: ToolRunner) -> dict[str, Any]:
+def read_resource(uri: object, runtime: R, era: str, *, run_tool: ToolRunner[R]) -> JsonObject:
     """Read one resource; returns ``{"contents": [{"uri", "mimeType", "text"}]}``.
 
     ``run_tool`` is ``execution.run_tool``, passed in so that this module does not import

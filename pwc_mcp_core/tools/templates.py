@@ -5,7 +5,9 @@ Reading them is `execution`'s job; this module only names them.
 
 from __future__ import annotations
 
-from typing import Any, Final
+from typing import Final
+
+from pwc_mcp_core.protocol.json_types import JsonObject
 
 __all__ = ["RESOURCE_TEMPLATES", "TEMPLATE_VARIABLES", "templates_list_result"]
 
@@ -48,6 +50,6 @@ TEMPLATE_VARIABLES: Final = {t["uriTemplate"]: t["uriTemplate"].split("{")[1].sp
 """URI template → its one variable name (``paper``, ``task``, ``benchmark``), for completion."""
 
 
-def templates_list_result() -> dict[str, Any]:
+def templates_list_result() -> JsonObject:
     """The legacy-era ``resources/templates/list`` result (one page, no cursor)."""
     return {"resourceTemplates": [dict(t) for t in RESOURCE_TEMPLATES]}

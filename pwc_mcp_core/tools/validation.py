@@ -13,13 +13,13 @@ import math
 import re
 from collections.abc import Callable
 from functools import cache
-from typing import Any
 
 import fastjsonschema
 
-from pwc_mcp_core.tools.registry import ToolSpec, get_tool, tools
-from pwc_mcp_core.tools.argument_rules import check_dates
 from pwc_mcp_core.errors import ToolError
+from pwc_mcp_core.protocol.json_types import JsonObject
+from pwc_mcp_core.tools.argument_rules import check_dates
+from pwc_mcp_core.tools.registry import ToolSpec, get_tool, tools
 
 __all__ = ["compile_validators", "validate_arguments"]
 
@@ -28,11 +28,12 @@ _NAMES = re.compile(r"\{(.*)\}|\[(.*)\]")
 
 
 @cache
-def _validator(name: str) -> Callable[[Any], Any]:
+def _validator(name: str) -> Callable[[object], object]:
     tool = get_tool(name)
     assert tool is not None  # callers look the tool up first
     schema = {key: value for key, value in tool.input_schema.items() if key != "$schema"}
-    return fastjsonschema.compile(schema, use_default=False)
+    validate: Callable[[object], object] = fastjsonschema.compile(schema, use_default=False)
+    return validate
 
 
 def compile_validators() -> None:
@@ -56,7 +57,8 @@ def _names(message: str) -> str:
 def _explain(exc: fastjsonschema.JsonSchemaValueException, tool: ToolSpec) -> str:
     field = ".".join(str(part) for part in exc.path[1:]) if exc.path else ""
     if exc.rule == "additionalProperties" and not field:
-        allowed = ", ".join(tool.input_schema["properties"])
+        properties = tool.input_schema["properties"]
+        allowed = ", ".join(properties) if isinstance(properties, dict) else ""
         return f"unknown parameter(s): {_names(exc.message)}; allowed: {allowed}"
     if exc.rule == "required" and not field:
         return f"missing required parameter(s): {_names(exc.message)}"
@@ -73,7 +75,7 @@ def _explain(exc: fastjsonschema.JsonSchemaValueException, tool: ToolSpec) -> st
     return text[:300]
 
 
-def validate_arguments(tool: ToolSpec, arguments: Any) -> dict[str, Any]:
+def validate_arguments(tool: ToolSpec, arguments: object) -> JsonObject:
     """Check ``arguments`` against ``tool.input_schema`` and the date rules; returns them unchanged.
 
     Raises:
@@ -95,7 +97,7 @@ def validate_arguments(tool: ToolSpec, arguments: Any) -> dict[str, Any]:
     return arguments
 
 
-def _finite(value: Any) -> bool:
+def _finite(value: object) -> bool:
     """False for a NaN or infinite float anywhere inside ``value`` (schema-valid values are shallow)."""
     if isinstance(value, float):
         return math.isfinite(value)

@@ -32,7 +32,7 @@ def test_resolve_paper_accepts_every_reference_form(catalog_db: Path, ref: str, 
 @pytest.mark.parametrize(("ref", "error"), [
     pytest.param("", store.Invalid, id="empty"), pytest.param("nope", store.NotFound, id="unknown"),
 ])
-def test_resolve_paper_errors_carry_an_http_status(catalog_db: Path, ref: str, error: type) -> None:
+def test_resolve_paper_errors_carry_an_http_status(catalog_db: Path, ref: str, error: type[store.StoreError]) -> None:
     with pytest.raises(error) as info:
         store.resolve_paper(store.Store(catalog_db).conn(), ref)
     assert info.value.status in (404, 422)

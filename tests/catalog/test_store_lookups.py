@@ -93,8 +93,9 @@ def test_leaderboard_rows_report_the_same_benchmark_popularity_in_every_ordering
     body = store_entities.evaluation_list(conn, Page(1, 50), paper_id=None, dataset_id=None, task_id=None,
                                           is_open=None, max_parameters_exclusive=None, ordering=ordering)
     counts = dict(conn.execute("SELECT dataset_id, count(*) FROM evaluations GROUP BY dataset_id").fetchall())
-    assert body["results"]
-    for row in body["results"]:
+    results = body["results"]
+    assert isinstance(results, list) and results
+    for row in results:
         assert row["benchmark_popularity"] == counts[int(row["dataset_id"])]
 
 

@@ -40,7 +40,7 @@ def faulty_catalog(catalog_url: str) -> Iterator[FaultyCatalog]:
 
 
 @pytest.fixture
-def faulty_cluster(cluster_factory: Callable[..., Cluster],  # noqa: F811 - the imported fixture
+def faulty_cluster(cluster_factory: Callable[..., Cluster],  # the imported fixture
                    faulty_catalog: FaultyCatalog) -> Callable[..., Cluster]:
     """``build(workers=2, gateways=1, **env)``: a ready cluster whose catalog is the faulty proxy.
 

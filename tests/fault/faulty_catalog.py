@@ -77,7 +77,7 @@ class FaultyCatalog:
         self._loop.call_soon_threadsafe(self._loop.stop)
         self._thread.join(timeout=10)
 
-    def _run(self, coro) -> None:  # noqa: ANN001 - a coroutine
+    def _run(self, coro) -> None:  # a coroutine
         asyncio.run_coroutine_threadsafe(coro, self._loop).result(timeout=15)
 
     async def _start(self) -> None:

@@ -19,8 +19,8 @@ from gateway.settings import LEASE_MARGIN_S
 from pwc_mcp_core.cluster import redis_keys
 from tests.fault.conftest import RpcAnswer, call_tool, post_rpc, unique_search, wait_until
 from tests.fault.faulty_catalog import FaultyCatalog
-from tests.integration.conftest import Cluster
 from tests.helpers import refusal_error
+from tests.integration.conftest import Cluster
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(150)]
 

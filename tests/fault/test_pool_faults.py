@@ -16,8 +16,8 @@ from typing import Any
 import httpx
 import pytest
 import redis
-from pwc_mcp_core.cluster import queue, redis_keys
 
+from pwc_mcp_core.cluster import queue, redis_keys
 from tests.fault.accounting import tally
 from tests.fault.conftest import call_tool, health, pending_by_consumer, unique_search, wait_until
 from tests.fault.faulty_catalog import FaultyCatalog

@@ -20,7 +20,13 @@ from pwc_mcp_core.tools import registry
 from tests.conftest import RedisServer, ServerProcess, start_pwc_mcp
 from tests.fuzz.conftest import FUZZ_ENV, post_json, tool_call
 from tests.fuzz.oracle import check_answer
-from tests.fuzz.strategies import HEADER_NAMES, arguments_for, header_values, mutated_arguments, request_ids
+from tests.fuzz.strategies import (
+    HEADER_NAMES,
+    arguments_for,
+    header_values,
+    mutated_arguments,
+    request_ids,
+)
 from tests.helpers import wait_http
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(400)]

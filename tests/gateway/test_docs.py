@@ -20,12 +20,12 @@ from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 
 from gateway.docs import DocsPage, docs_document
-from pwc_mcp_core.tools.examples import EXAMPLE_CALLS
 from gateway.docs_html import parameter_rows, render_html
 from gateway.public_url import PublicUrl
 from gateway.security import SecurityPolicy
-from pwc_mcp_core.tools import registry
 from pwc_mcp_core.runtime.core_settings import CoreSettings
+from pwc_mcp_core.tools import registry
+from pwc_mcp_core.tools.examples import EXAMPLE_CALLS
 from tests.conftest import start_pwc_mcp
 
 CHROMIUM = shutil.which("chromium") or ("/usr/bin/chromium" if Path("/usr/bin/chromium").exists() else None)
@@ -193,3 +193,16 @@ async def test_every_documented_example_call_works_on_the_sample_catalog(catalog
                 assert not result.is_error, (tool["name"], result.content)
     finally:
         server.stop()
+
+
+def test_the_page_template_ships_in_the_gateway_package() -> None:
+    """The Jinja2 template is package data (hatch's wheel takes every file under ``gateway/``)."""
+    from importlib.resources import files
+
+    template = files("gateway").joinpath("templates/docs.html.j2")
+    assert template.is_file() and "<!doctype html>" in template.read_text(encoding="utf-8")
+
+
+def test_hostile_text_in_attributes_stays_inside_its_quotes() -> None:
+    page = render_html({"name": "n", "tools": [{"name": "x\" onmouseover=\"alert(1)", "inputSchema": {}}]})
+    assert 'onmouseover="alert' not in page and 'id="tool-x&#34; onmouseover=&#34;alert(1)"' in page

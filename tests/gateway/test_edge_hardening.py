@@ -103,7 +103,7 @@ async def test_the_python_sdk_raises_mcp_error_with_the_refusal_message_and_data
         if kind != "ok":  # swap the limiter in after initialize succeeded
             from gateway.http_mcp import McpEndpoint  # noqa: F401 - the endpoint reads admission.limiter
 
-            endpoint = next(r.handler.__self__ for r in app.router.routes()
+            endpoint = next(r.handler.__self__ for r in app.router.routes()  # type: ignore[attr-defined]
                             if getattr(r, "method", "") == "POST" and r.resource.canonical == "/mcp")
             object.__setattr__(endpoint.admission, "limiter", RefusingLimiter(kind))
         with pytest.raises(MCPError) as refused:

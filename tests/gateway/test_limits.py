@@ -9,19 +9,19 @@ from collections.abc import AsyncIterator, Callable
 import pytest
 import redis
 
-from gateway.limits import LimitSettings, LimitsUnavailable, MemoryLimiter, RedisLimiter
+from gateway.limits import Limiter, LimitSettings, LimitsUnavailable, MemoryLimiter, RedisLimiter
 from pwc_mcp_core.cluster import redis_keys
 
-Factory = Callable[[LimitSettings], object]
+Factory = Callable[[LimitSettings], Limiter]
 
 
 @pytest.fixture(params=["memory", "redis"])
 async def make_limiter(request: pytest.FixtureRequest) -> AsyncIterator[Factory]:
-    created: list[object] = []
+    created: list[Limiter] = []
 
-    def make(limits: LimitSettings) -> object:
+    def make(limits: LimitSettings) -> Limiter:
         if request.param == "memory":
-            limiter: object = MemoryLimiter(limits)
+            limiter: Limiter = MemoryLimiter(limits)
         else:
             limiter = RedisLimiter(request.getfixturevalue("redis_url"), limits)
         created.append(limiter)

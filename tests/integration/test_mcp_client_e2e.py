@@ -9,7 +9,6 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any
 
 import httpx2
 import pytest
@@ -17,7 +16,6 @@ from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 
 from pwc_mcp_core.tools.examples import EXAMPLE_CALLS
-
 from tests.conftest import start_pwc_mcp
 from tests.integration.conftest import Cluster
 

@@ -6,7 +6,6 @@ import asyncio
 import subprocess
 import time
 from collections.abc import Iterator
-from pathlib import Path
 
 import httpx
 import httpx2

@@ -651,7 +651,7 @@ async def test_the_python_sdk_reads_nginx_and_gateway_refusals_as_mcp_errors(dep
     assert error.data["error"] == "rate_limit_exceeded" and error.data["retry_after_s"] >= 1, error
     assert "Rate limit exceeded" in error.message and "retry after" in error.message
     # nginx's own 502: the SDK reports the same shape instead of "Server returned an error response".
-    with pytest.raises(Exception) as down:  # noqa: PT011 - initialize fails inside the SDK's task group
+    with pytest.raises(Exception) as down:  # initialize fails inside the SDK's task group
         async with sdk_client(deployment.dead.url, 63):
             pass
     assert "server_unavailable" in repr(down.value) or "Server unavailable" in repr(down.value), repr(down.value)

@@ -54,7 +54,7 @@ def _handler(stub: StubCatalog) -> type[BaseHTTPRequestHandler]:
         def log_message(self, *args: Any) -> None:
             pass
 
-        def do_GET(self) -> None:  # noqa: N802 - http.server naming
+        def do_GET(self) -> None:  # http.server naming
             parts = urlsplit(self.path)
             path = parts.path.removeprefix("/api/v1/")
             params: dict[str, Any] = {}

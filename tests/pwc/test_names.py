@@ -6,7 +6,14 @@ import pytest
 
 from pwc.errors import NotFoundError
 from pwc.names import (
-    BENCHMARK_FIELDS, ENTITY_FIELDS, METHOD_FIELDS, area_name_map, find_area, find_exact, not_found, resolve_area,
+    BENCHMARK_FIELDS,
+    ENTITY_FIELDS,
+    METHOD_FIELDS,
+    area_name_map,
+    find_area,
+    find_exact,
+    not_found,
+    resolve_area,
 )
 
 ITEMS = [

@@ -7,9 +7,23 @@ import io
 import pytest
 
 from pwc.errors import ResponseError
-from pwc.render import (Output, clean_cell, entity_link, format_table, heading, json_envelope, md_escape,
-                        open_cell, pagination_hint, paper_url, render_paper_table, result_list,
-                        result_total, site_url, thousands)
+from pwc.render import (
+    Output,
+    clean_cell,
+    entity_link,
+    format_table,
+    heading,
+    json_envelope,
+    md_escape,
+    open_cell,
+    pagination_hint,
+    paper_url,
+    render_paper_table,
+    result_list,
+    result_total,
+    site_url,
+    thousands,
+)
 
 
 def _out(isatty: bool = False) -> Output:

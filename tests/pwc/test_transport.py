@@ -27,7 +27,7 @@ class _Misbehaving(BaseHTTPRequestHandler):
     def log_message(self, *args: object) -> None:
         pass
 
-    def do_GET(self) -> None:  # noqa: N802
+    def do_GET(self) -> None:
         if self.path.startswith(("/api/v1/hang", "/api/v1/research/")):
             RELEASE.wait(timeout=10)  # released by the fixture teardown
             return
@@ -218,7 +218,7 @@ def test_malformed_base_url_is_a_transport_error():
         client.get_json("papers/search")
 
 
-def _trickling_server(stage: str) -> tuple[int, "threading.Event"]:
+def _trickling_server(stage: str) -> tuple[int, threading.Event]:
     """A socket server that trickles one byte every 50 ms, in its headers or its body."""
     import socket
     import threading

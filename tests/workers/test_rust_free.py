@@ -43,7 +43,7 @@ def test_the_rust_detector_recognises_a_rust_extension() -> None:
     assert not is_rust_binary(Path(parser.__file__))
 
 
-def test_a_worker_that_ran_calls_has_loaded_no_rust_extension(cluster_factory) -> None:  # noqa: F811
+def test_a_worker_that_ran_calls_has_loaded_no_rust_extension(cluster_factory) -> None:
     cluster: Cluster = cluster_factory(gateways=1, workers=1)
     call = {"jsonrpc": "2.0", "id": 1, "method": "tools/call",
             "params": {"name": "search_papers", "arguments": {"query": "transformer", "mode": "keyword"}}}

@@ -44,13 +44,13 @@ async def test_concurrent_commands_each_get_their_own_reply_in_order(pipe: Redis
 async def test_commands_of_one_iteration_leave_in_one_write(pipe: RedisPipe) -> None:
     await pipe.execute("PING")  # connects
     writes: list[int] = []
-    original = pipe._conn.send_packed_command  # noqa: SLF001 - counting the writes is the point
+    original = pipe._conn.send_packed_command  # counting the writes is the point
 
     async def counting(command, check_health=True):
         writes.append(1)
         return await original(command, check_health=check_health)
 
-    pipe._conn.send_packed_command = counting  # noqa: SLF001
+    pipe._conn.send_packed_command = counting
     await asyncio.gather(*[pipe.execute("INCR", "k") for _ in range(30)], pipe.execute_many([("GET", "k")] * 3))
     assert writes == [1]
 

@@ -17,8 +17,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from tests.core.mcp_server.test_server import make_server
 from tests.core.mcp_server.test_modern_era import META, MODERN
+from tests.core.mcp_server.test_server import make_server
 
 ODD_VALUES: tuple[Any, ...] = ([], {}, None, True, 0, -1, 1.5, 2**70, "", "x" * 300, ["debug"], {"a": []},
                                [[{}]], "\u202e")

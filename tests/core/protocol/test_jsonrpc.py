@@ -7,9 +7,9 @@ import json
 import pytest
 
 from pwc_mcp_core.protocol import jsonrpc
+from pwc_mcp_core.protocol.eras import classify, decode_header_value, protocol_label, route
 from pwc_mcp_core.runtime.call import Call
 from pwc_mcp_core.tools.registry import tools
-from pwc_mcp_core.protocol.eras import classify, decode_header_value, protocol_label, route
 
 TOOL_NAMES = frozenset(tool.name for tool in tools())
 

@@ -206,7 +206,7 @@ class _LeaderFinishesBeforeOurLock(redis.Redis):
 
     entry = ""
 
-    def set(self, name, value, *args, **kwargs):  # noqa: ANN001, ANN002, ANN003 - redis-py's signature
+    def set(self, name, value, *args, **kwargs):  # redis-py's signature
         if kwargs.get("nx"):
             super().set(self.entry, b"from-the-leader", px=60_000)
         return super().set(name, value, *args, **kwargs)
@@ -214,6 +214,7 @@ class _LeaderFinishesBeforeOurLock(redis.Redis):
 
 def test_redis_cache_reads_the_entry_again_after_winning_the_lock(redis_url: str) -> None:
     client = _LeaderFinishesBeforeOurLock.from_url(redis_url)
+    assert isinstance(client, _LeaderFinishesBeforeOurLock)
     client.entry = redis_keys.cache_entry(RedisCache._digest("k"))
     loader = Loader(b"second-load")
     assert RedisCache(client).fetch("k", 60, loader) == b"from-the-leader"

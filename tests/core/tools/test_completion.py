@@ -10,12 +10,12 @@ import pytest
 
 from pwc.cache import TAXONOMY_TTL_S
 from pwc.transport import Client
+from pwc_mcp_core.errors import ProtocolError
 from pwc_mcp_core.runtime.caches import MemoryCache
 from pwc_mcp_core.runtime.call import Call
-from pwc_mcp_core.tools.completion import EMPTY, MAX_VALUES, catalog_completion, rank, target
-from pwc_mcp_core.errors import ProtocolError
-from pwc_mcp_core.tools.execution import Runtime, execute
 from pwc_mcp_core.runtime.core_settings import CoreSettings
+from pwc_mcp_core.tools.completion import EMPTY, MAX_VALUES, catalog_completion, rank, target
+from pwc_mcp_core.tools.execution import Runtime, execute
 
 
 class RecordingCache:

@@ -9,7 +9,6 @@ import json
 
 import pytest
 
-from pwc_mcp_core.tools import cursors
 from pwc_mcp_core.tools.cursors import CursorCodec, CursorState, InvalidCursor
 
 SECRET = "current-secret"
@@ -28,7 +27,7 @@ def test_an_unsigned_payload_never_reaches_the_json_parser(monkeypatch: pytest.M
     def no_parse(*args: object, **kwargs: object) -> object:
         raise AssertionError("parsed before the signature was checked")
 
-    monkeypatch.setattr(cursors.json, "loads", no_parse)
+    monkeypatch.setattr("pwc_mcp_core.tools.cursors.json.loads", no_parse)
     with pytest.raises(InvalidCursor):
         CursorCodec(SECRET).decode(_signed(b'{"kid": "x"}', secret="another-secret"))
 

@@ -6,10 +6,22 @@ import logging
 
 import pytest
 
-from pwc.errors import (AmbiguousError, HTTPStatusError, NotFoundError, RequestTimeout, ResponseError,
-                        TransportError, UsageError)
+from pwc.errors import (
+    AmbiguousError,
+    HTTPStatusError,
+    NotFoundError,
+    RequestTimeout,
+    ResponseError,
+    TransportError,
+    UsageError,
+)
 from pwc_mcp_core.errors import ToolError
-from pwc_mcp_core.tools.error_texts import GENERIC_UPSTREAM, INTERNAL_ERROR, error_result, tool_error_text
+from pwc_mcp_core.tools.error_texts import (
+    GENERIC_UPSTREAM,
+    INTERNAL_ERROR,
+    error_result,
+    tool_error_text,
+)
 
 
 @pytest.mark.parametrize(("exc", "text"), [

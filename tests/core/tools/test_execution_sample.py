@@ -14,9 +14,9 @@ import fastjsonschema
 import pytest
 
 from pwc_mcp_core.runtime.call import Call
-from pwc_mcp_core.tools.registry import get_tool
-from pwc_mcp_core.tools.execution import Runtime, execute
 from pwc_mcp_core.runtime.core_settings import CoreSettings
+from pwc_mcp_core.tools.execution import Runtime, execute
+from pwc_mcp_core.tools.registry import get_tool
 
 
 @pytest.fixture(scope="module")

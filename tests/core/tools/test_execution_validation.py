@@ -11,13 +11,11 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from pwc_mcp_core.runtime.call import Call
-from pwc_mcp_core.tools.registry import tools
 from pwc_mcp_core.tools.execution import Runtime, execute
+from pwc_mcp_core.tools.registry import tools
 from tests.core.tools.tools_stub import StubCatalog, runtime, stub  # noqa: F401 - fixtures
 
 PARETO_FORM = '; pareto takes 2-10 objectives, each METRIC:higher or METRIC:lower, e.g. ["Top 1 Accuracy:higher", "Params:lower"]'
-
-
 
 
 @pytest.mark.parametrize(("name", "arguments", "expected"), [

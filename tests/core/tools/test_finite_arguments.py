@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from pwc_mcp_core.runtime.call import Call
-from pwc_mcp_core.tools.registry import get_tool
 from pwc_mcp_core.errors import ToolError
 from pwc_mcp_core.protocol.jsonrpc import compact, dumps
+from pwc_mcp_core.runtime.call import Call
+from pwc_mcp_core.tools.registry import get_tool
 from pwc_mcp_core.tools.validation import validate_arguments
 
 

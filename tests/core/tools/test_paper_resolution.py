@@ -16,8 +16,8 @@ from urllib.parse import parse_qsl, urlsplit
 import pytest
 
 from pwc.transport import Client
-from pwc_mcp_core.runtime.caches import MemoryCache
 from pwc_mcp_core.errors import ToolError
+from pwc_mcp_core.runtime.caches import MemoryCache
 from pwc_mcp_core.tools.paper_resolution import ResolvedPaper, resolve_paper
 
 Reply = tuple[int, Any, dict[str, str]]
@@ -39,7 +39,7 @@ class StubCatalog:
         stub = self
 
         class Handler(BaseHTTPRequestHandler):
-            def do_GET(self) -> None:  # noqa: N802 (http.server API)
+            def do_GET(self) -> None:  # http.server API
                 parts = urlsplit(self.path)
                 path = parts.path.removeprefix("/api/v1/")
                 params = dict(parse_qsl(parts.query))

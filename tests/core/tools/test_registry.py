@@ -22,7 +22,7 @@ def test_tools_list_is_deterministic_and_complete() -> None:
 
 
 @pytest.mark.parametrize("tool", [pytest.param(t, id=t.name) for t in tools()])
-def test_every_tool_is_annotated_read_only_and_has_both_schemas(tool) -> None:  # noqa: ANN001
+def test_every_tool_is_annotated_read_only_and_has_both_schemas(tool) -> None:
     described = tool.describe()
     assert re.fullmatch(r"[A-Za-z0-9_./-]{1,64}", described["name"])
     assert {k: v for k, v in described["annotations"].items() if k != "title"} == ANNOTATIONS

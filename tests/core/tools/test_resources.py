@@ -13,8 +13,6 @@ from pwc_mcp_core.tools.resources import parse_uri
 from tests.core.tools.tools_stub import StubCatalog, runtime, stub  # noqa: F401 - fixtures
 
 
-
-
 def read(runtime: Runtime, uri: str, era: str = "legacy") -> dict:
     return json.loads(execute(Call("resources/read", uri, {}, era=era), runtime))
 

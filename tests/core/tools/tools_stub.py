@@ -19,9 +19,8 @@ from typing import Any
 import pytest
 from aiohttp import web
 
-from pwc_mcp_core.tools.execution import Runtime
 from pwc_mcp_core.runtime.core_settings import CoreSettings
-
+from pwc_mcp_core.tools.execution import Runtime
 from tests.helpers import free_port
 
 PAPER = {
@@ -131,7 +130,7 @@ class StubCatalog:
             return web.json_response({"detail": "Not found."}, status=404)
         return web.json_response(payload)
 
-    def payload(self, path: str, query: dict[str, str]) -> Any:  # noqa: PLR0911 - a routing table
+    def payload(self, path: str, query: dict[str, str]) -> Any:  # a routing table
         rows = self.rows
         table: dict[str, Any] = {
             "papers/search": {"count": 3, "next_page": 2, "results": [SUMMARY], "applied_filters": {}},

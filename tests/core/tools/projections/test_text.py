@@ -23,19 +23,19 @@ def result(runtime: Runtime, name: str, arguments: dict[str, Any]) -> tuple[dict
 
 
 @pytest.mark.parametrize("name", list(ARGUMENTS))
-def test_every_fact_of_the_projections_is_in_the_text(runtime: Runtime, name: str) -> None:  # noqa: F811
+def test_every_fact_of_the_projections_is_in_the_text(runtime: Runtime, name: str) -> None:
     structured, text = result(runtime, name, ARGUMENTS[name])
     assert missing_facts(name, structured, text) == [], text
 
 
-def test_a_row_under_two_tasks_shows_both_ranks_with_their_scope(runtime: Runtime) -> None:  # noqa: F811
+def test_a_row_under_two_tasks_shows_both_ranks_with_their_scope(runtime: Runtime) -> None:
     structured, text = result(runtime, "get_benchmark", ARGUMENTS["get_benchmark"])
     row = structured["evaluations"][0]
     scopes = [f"#{s['rank']} in {s['task_name']}" for s in row["rank_scopes"]]
     assert len(scopes) == 2 and "; ".join(scopes) in text
 
 
-def test_read_paper_text_names_the_cursor_and_the_call_that_continues(runtime: Runtime) -> None:  # noqa: F811
+def test_read_paper_text_names_the_cursor_and_the_call_that_continues(runtime: Runtime) -> None:
     structured, text = result(runtime, "read_paper", {"paper": "1706.03762"})
     if structured["truncated"]:
         assert f'cursor="{structured["next_cursor"]}"' in text and 'paper="1706.03762"' in text
