@@ -145,13 +145,20 @@ def _page(client: Client, path: str, param: str, typed: str) -> tuple[list[JsonO
     return rows, more
 
 
-def _offered(row: dict[str, Any], fields: tuple[str, ...], typed: str) -> list[str]:
+def _offered(row: JsonObject, fields: tuple[str, ...], typed: str) -> list[str]:
     """A row's values for ``typed``: every field, except that a slug is offered only when the typed
     text matches the slug and not the name (``object-d`` → ``object-detection``; ``Object`` → the name)."""
     needle = typed.strip().lower()
-    name = row.get("name") if isinstance(row.get("name"), str) else ""
-    return [row[f] for f in fields if isinstance(row.get(f), str) and row[f]
-            and (f != "slug" or (needle and needle not in name.lower() and needle in row[f].lower()))]
+    raw_name = row.get("name")
+    name = raw_name.lower() if isinstance(raw_name, str) else ""
+    offered: list[str] = []
+    for field in fields:
+        value = row.get(field)
+        if not isinstance(value, str) or not value:
+            continue
+        if field != "slug" or (needle and needle not in name and needle in value.lower()):
+            offered.append(value)
+    return offered
 
 
 def _candidates(vocabulary: str, typed: str, client: Client) -> tuple[list[str], bool]:

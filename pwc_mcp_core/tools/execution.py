@@ -227,7 +227,7 @@ def _name_the_missing_filter(arguments: dict[str, Any], client: Client) -> None:
         wider = first_word(value) if not candidates else None
         if wider:
             candidates = result_list(client.get_json(endpoint, {"q": wider, "page": 1, "page_size": 100}))
-        ranked = sorted((c for c in candidates if isinstance(c, dict) and c.get("slug")),
+        ranked = sorted((c for c in candidates if c.get("slug")),
                         key=lambda c: -closeness(value, c))[:3]
         closest = ", ".join(f"{c['slug']} ({c.get('name') or c['slug']})" for c in ranked)
         raise ToolError(f"not_found: no {noun} matches {argument}={value.strip()!r}"

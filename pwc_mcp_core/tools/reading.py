@@ -202,7 +202,7 @@ def _read(reference: str, paper: str, version: str | None, offset: int, limit: i
             if exp <= runtime.cursor_codec.now():
                 raise ToolError(EXPIRED_CURSOR) from None
             raise ToolError(UNCONTINUABLE) from None
-    result = {"schema_version": "v1", "paper": reference, "markdown": chunk.markdown,
+    result: JsonObject = {"schema_version": "v1", "paper": reference, "markdown": chunk.markdown,
               "truncated": chunk.truncated, "next_cursor": next_cursor, "offset": offset,
               "next_offset": chunk.next_offset, "content_version": version, "in_catalog": True}
     if chunk.total_bytes is not None:  # only when the catalog states it

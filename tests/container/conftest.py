@@ -16,8 +16,9 @@ from pathlib import Path
 
 import pytest
 
-REPO_ROOT = Path(__file__).resolve().parents[2]
 from scripts.podman_local import BASES, PodmanEnv, missing_tools
+
+REPO_ROOT = Path(__file__).resolve().parents[2]
 
 IMAGE = "localhost/pwc-mcp:latest"
 """The tag compose.yaml runs, so the compose test reuses the build."""

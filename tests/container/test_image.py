@@ -89,7 +89,7 @@ def test_serve_without_a_cursor_key_refuses_with_one_line(podman: PodmanEnv, ima
 
 
 def test_sigterm_drains_the_call_in_flight(podman: PodmanEnv, image: str,
-                                           faulty_catalog: FaultyCatalog) -> None:  # noqa: F811 - the fixture
+                                           faulty_catalog: FaultyCatalog) -> None:
     port = free_port()
     name = _run(podman, image, port, f"PWC_API_URL={faulty_catalog.api_url}",
                 f"PWC_MCP_CURSOR_KEY_CURRENT={secrets.token_hex(32)}")

@@ -173,7 +173,7 @@ def benchmark_page(payload: Any, arguments: dict[str, Any], notes: list[str]) ->
     grouping = (f"grouped by area: benchmarks with at least {arguments.get('minimum_evaluations') or 2} evaluations, "
                 "each once with its area and tasks; the flat list (no group_by_area) has them all")
     result = _envelope(payload, items=items, next_page=nxt, notes=[*notes, grouping])
-    places = {str(item["id"]): "; ".join(where) for item, (_bench, where) in zip(items, shown)}
+    places = {str(item["id"]): "; ".join(where) for item, (_bench, where) in zip(items, shown, strict=True)}
     return result, benchmark_list_text(items, nxt, result["notes"], total=len(every), places=places)
 
 
