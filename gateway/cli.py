@@ -64,7 +64,7 @@ def _serve(args: argparse.Namespace) -> int:
         settings = GatewaySettings.from_env(os.environ)
     except ConfigError as exc:
         return config_error("serve", exc)
-    if settings.core.redis_url is None:
+    if settings.core.redis is None:
         return serve_from_env("serve", os.environ, args.processes)
     configure_logging(settings.core.log_level)
     children = [Child("gateway", gateway_argv(args.processes))]
