@@ -247,6 +247,9 @@ class SyncPipe:
                 unreachable or silent; the connection is dropped and the next call reconnects.
         """
         try:
+            # Connect explicitly: send_packed_command's own connect skips a Sentinel
+            # connection's master lookup (and would dial redis-py's default host).
+            self._conn.connect()
             self._conn.send_packed_command([b"".join([pack_command(command) for command in commands])],
                                            check_health=False)
             replies: list[Any] = []
