@@ -191,16 +191,19 @@ class RedisExecutor:
         started = time.monotonic()
         try:
             try:
-                if ticket is not None and ticket.deferred:
-                    waiting.entry_id = await self._admit_and_enqueue(ticket, rid, call_json, redis_deadline)
-                else:
-                    waiting.entry_id = await self._enqueue(rid, waiting)
+                async with asyncio.timeout(remaining):  # a failover may hold the enqueue; not past the deadline
+                    if ticket is not None and ticket.deferred:
+                        waiting.entry_id = await self._admit_and_enqueue(ticket, rid, call_json, redis_deadline)
+                    else:
+                        waiting.entry_id = await self._enqueue(rid, waiting)
+            except TimeoutError as exc:
+                raise ExecutorTimeout("the call queue did not take the call before the call deadline") from exc
             except queue.QueueFull as exc:
                 raise ExecutorUnavailable("the worker queue is full; retry shortly") from exc
             except RedisError as exc:
                 raise ExecutorUnavailable("the call queue is unavailable") from exc
             try:
-                async with asyncio.timeout(remaining):
+                async with asyncio.timeout(call.deadline - time.time()):
                     body = await future
                 if ticket is not None and ticket.lease_taken:
                     ticket.released_by_worker = True  # in the same pipeline as the reply

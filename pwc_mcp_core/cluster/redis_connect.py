@@ -26,7 +26,7 @@ import redis
 import redis.asyncio
 from redis.asyncio.retry import Retry as AsyncRetry
 from redis.asyncio.sentinel import Sentinel as AsyncSentinel
-from redis.backoff import EqualJitterBackoff
+from redis.backoff import EqualJitterBackoff, NoBackoff
 from redis.retry import Retry
 from redis.sentinel import Sentinel
 
@@ -42,8 +42,9 @@ _SENTINEL_ONLY: Final = ("PWC_MCP_REDIS_USERNAME", "PWC_MCP_REDIS_PASSWORD", "PW
                          "PWC_MCP_REDIS_DB")
 
 # Sentinel promotes a replica a few seconds after the master dies (down-after-milliseconds
-# plus an election); (re)connecting keeps asking the sentinels for about this long.
-FAILOVER_WAIT_S: Final = 10.0
+# plus an election: 2-3 s with down-after-milliseconds 1000); (re)connecting keeps asking
+# the sentinels for about this long, then fails (a clear, retryable error to the client).
+FAILOVER_WAIT_S: Final = 5.0
 _BACKOFF_BASE_S: Final = 0.05
 _BACKOFF_CAP_S: Final = 0.5
 _FAILOVER_RETRIES: Final = int(FAILOVER_WAIT_S / _BACKOFF_CAP_S * 1.5)  # equal jitter sleeps >= cap/2 once capped
@@ -149,8 +150,10 @@ def _tls_kwargs(target: SentinelTarget) -> dict[str, object]:
     return {"ssl": True, "ssl_ca_certs": target.tls_ca_file} if target.tls_ca_file else {"ssl": True}
 
 
-def _sentinel_kwargs(target: SentinelTarget) -> dict[str, object]:
-    return {"socket_timeout": _SENTINEL_TIMEOUT_S, "socket_connect_timeout": _SENTINEL_TIMEOUT_S,
+def _sentinel_kwargs(target: SentinelTarget, retry: Retry | AsyncRetry) -> dict[str, object]:
+    # No retry on a sentinel: a dead one is skipped at once for the next (redis-py's default
+    # client retry would spend seconds on it at every master lookup).
+    return {"socket_timeout": _SENTINEL_TIMEOUT_S, "socket_connect_timeout": _SENTINEL_TIMEOUT_S, "retry": retry,
             "username": target.sentinel_username, "password": target.sentinel_password, **_tls_kwargs(target)}
 
 
@@ -172,7 +175,7 @@ def async_client(target: RedisTarget, *, socket_timeout: float | None, connect_t
         return redis.asyncio.Redis.from_url(target, socket_connect_timeout=connect_timeout,
                                             socket_timeout=socket_timeout,
                                             health_check_interval=health_check_interval)
-    sentinel = AsyncSentinel(list(target.sentinels), sentinel_kwargs=_sentinel_kwargs(target))
+    sentinel = AsyncSentinel(list(target.sentinels), sentinel_kwargs=_sentinel_kwargs(target, AsyncRetry(NoBackoff(), 0)))
     return sentinel.master_for(target.service, retry=AsyncRetry(_failover_backoff(), _FAILOVER_RETRIES),
                                **_master_kwargs(target, socket_timeout, connect_timeout, health_check_interval))
 
@@ -181,7 +184,7 @@ def sync_client(target: RedisTarget, *, socket_timeout: float | None, connect_ti
     """A synchronous client of ``target``'s master (see `async_client`)."""
     if isinstance(target, str):
         return redis.Redis.from_url(target, socket_connect_timeout=connect_timeout, socket_timeout=socket_timeout)
-    sentinel = Sentinel(list(target.sentinels), sentinel_kwargs=_sentinel_kwargs(target))
+    sentinel = Sentinel(list(target.sentinels), sentinel_kwargs=_sentinel_kwargs(target, Retry(NoBackoff(), 0)))
     return sentinel.master_for(target.service, retry=Retry(_failover_backoff(), _FAILOVER_RETRIES),
                                **_master_kwargs(target, socket_timeout, connect_timeout, 0))
 
