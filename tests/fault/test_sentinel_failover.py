@@ -32,6 +32,7 @@ DEADLINE_S = 10
 HEALTH_BACK_S = 15.0
 MAX_ERROR_SHARE = 0.05
 CLIENTS = 6
+SEMANTIC_LIMIT = 3
 
 
 @pytest.fixture
@@ -50,7 +51,8 @@ def sentinel_set(tmp_path: Path) -> Iterator[SentinelSet]:
 def sentinel_cluster(sentinel_set: SentinelSet, catalog_url: str, tmp_path: Path) -> Iterator[Cluster]:
     """Two gateway processes and two workers that know Redis only through the sentinels."""
     env = {**sentinel_set.env, "PWC_API_URL": catalog_url, "PWC_MCP_WORKER_THREADS": "8",
-           "PWC_MCP_CALL_DEADLINE": str(DEADLINE_S), "PWC_MCP_SSE_MAX_STREAMS_PER_CLIENT": "8", **RAISED_LIMITS}
+           "PWC_MCP_CALL_DEADLINE": str(DEADLINE_S), "PWC_MCP_SSE_MAX_STREAMS_PER_CLIENT": "8", **RAISED_LIMITS,
+           "PWC_MCP_SEMANTIC_LIMIT": str(SEMANTIC_LIMIT)}  # the load is not semantic
     cluster = Cluster(redis_url="", catalog_url=catalog_url, logs=tmp_path, env=env)
     try:
         for index in range(2):
@@ -181,6 +183,12 @@ def test_a_master_killed_under_load_is_followed_and_every_call_is_answered_once(
         print("legacy SSE stream: ended; its session is gone (404)")
         assert posted.status_code == 404, posted.text
         assert stream.next_event("message", 15) is None
+
+    # Limits are enforced on the new master: a client's semantic searches beyond the limit are refused.
+    statuses = [call_tool(cluster.gateways[n % 2].mcp_url, "search_papers", {"query": "attention", "limit": 1},
+                          client_id="limits-after-failover", timeout_s=DEADLINE_S + 8).status
+                for n in range(SEMANTIC_LIMIT + 2)]
+    assert statuses[SEMANTIC_LIMIT:] == [429, 429], statuses
 
 
 def test_the_sentinels_losing_one_member_changes_nothing_and_a_failover_still_happens(

@@ -12,7 +12,12 @@ from pathlib import Path
 import pytest
 import redis
 
-from pwc_mcp_core.cluster.redis_connect import SentinelTarget, async_client, sync_client, target_from_env
+from pwc_mcp_core.cluster.redis_connect import (
+    SentinelTarget,
+    async_client,
+    sync_client,
+    target_from_env,
+)
 from pwc_mcp_core.cluster.redis_pipe import RedisPipe, SyncPipe
 from pwc_mcp_core.errors import ConfigError
 from pwc_mcp_core.runtime.core_settings import CoreSettings
