@@ -21,8 +21,8 @@ DEFAULT_THREADS = 32
 class WorkerSettings:
     """What one worker process needs on top of the core settings.
 
-    Environment variables, besides every ``CoreSettings`` one (``PWC_MCP_REDIS_URL`` is
-    required here):
+    Environment variables, besides every ``CoreSettings`` one (``PWC_MCP_REDIS_URL`` or
+    ``PWC_MCP_REDIS_SENTINELS`` with ``PWC_MCP_REDIS_SENTINEL_MASTER`` is required here):
 
     * ``PWC_MCP_WORKER_THREADS`` (default 32): calls this worker runs at once. Unlike the
       embedded pool it does not follow the global concurrency limit: the limit is shared by

@@ -109,3 +109,18 @@ def test_every_kind_of_connection_finds_the_master_through_the_sentinels(one_sen
             await client.aclose()
 
     asyncio.run(main())
+
+
+@pytest.mark.parametrize("command", ["gateway", "worker"])
+def test_both_redis_forms_set_is_a_one_line_startup_error_with_exit_2(command: str) -> None:
+    import os
+    import sys
+
+    env = {**os.environ, "PWC_MCP_CURSOR_KEY_CURRENT": "k", "PWC_MCP_REDIS_URL": "redis://127.0.0.1:1/0",
+           **SENTINEL_ENV}
+    done = subprocess.run([sys.executable, "-m", "gateway", command], env=env, capture_output=True, text=True,
+                          timeout=60, check=False)
+    assert done.returncode == 2
+    assert done.stderr.strip().splitlines() == [
+        f"pwc-mcp {command}: set either PWC_MCP_REDIS_URL or PWC_MCP_REDIS_SENTINELS with "
+        "PWC_MCP_REDIS_SENTINEL_MASTER, not both"]
