@@ -121,6 +121,6 @@ def test_both_redis_forms_set_is_a_one_line_startup_error_with_exit_2(command: s
     done = subprocess.run([sys.executable, "-m", "gateway", command], env=env, capture_output=True, text=True,
                           timeout=60, check=False)
     assert done.returncode == 2
-    assert done.stderr.strip().splitlines() == [
-        f"pwc-mcp {command}: set either PWC_MCP_REDIS_URL or PWC_MCP_REDIS_SENTINELS with "
-        "PWC_MCP_REDIS_SENTINEL_MASTER, not both"]
+    expected = (f"pwc-mcp {command}: set either PWC_MCP_REDIS_URL or PWC_MCP_REDIS_SENTINELS with "
+                "PWC_MCP_REDIS_SENTINEL_MASTER, not both")
+    assert done.stderr.strip().splitlines() == [expected]
