@@ -135,7 +135,7 @@ class RedisLimiter:
 
     def __init__(self, target: RedisTarget, limits: LimitSettings) -> None:
         # One dedicated pipelined connection; a down or hung Redis gives a fast 503, not a stall
-        # (with Sentinel, a command waits out a failover unwritten, then has the same 2 s).
+        # (with Sentinel, 5 s more: a command waits out a failover unwritten).
         self._pipe = RedisPipe(target, timeout_s=2.0, connect_timeout_s=1.0)
         self._limits = limits
         self._admit = ScriptRunner(self._pipe, scripts.load("admit"))

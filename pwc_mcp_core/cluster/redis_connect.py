@@ -33,7 +33,7 @@ from redis.sentinel import Sentinel
 from pwc_mcp_core.errors import ConfigError
 
 __all__ = ["FAILOVER_WAIT_S", "RedisTarget", "SentinelTarget", "async_client", "async_pool", "describe",
-           "sync_client", "sync_pool", "target_from_env"]
+           "reconnect_wait_s", "sync_client", "sync_pool", "target_from_env"]
 
 _REDIS_SCHEMES: Final = ("redis://", "rediss://", "unix://")
 _ADDRESS: Final = re.compile(r"^(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9](?:[A-Za-z0-9.-]*[A-Za-z0-9])?):(\d{1,5})$")
@@ -138,6 +138,12 @@ def target_from_env(env: Mapping[str, str]) -> RedisTarget | None:
         password=env.get("PWC_MCP_REDIS_PASSWORD"), sentinel_username=env.get("PWC_MCP_REDIS_SENTINEL_USERNAME"),
         sentinel_password=env.get("PWC_MCP_REDIS_SENTINEL_PASSWORD"), tls=tls == "1",
         tls_ca_file=env.get("PWC_MCP_REDIS_TLS_CA_FILE"), db=int(db))
+
+
+def reconnect_wait_s(target: RedisTarget) -> float:
+    """How much longer than a command's own timeout a caller may wait for a (re)connection:
+    `FAILOVER_WAIT_S` with Sentinel (waiting out a promotion), 0 with a URL (fail fast)."""
+    return 0.0 if isinstance(target, str) else FAILOVER_WAIT_S
 
 
 def _failover_backoff() -> EqualJitterBackoff:

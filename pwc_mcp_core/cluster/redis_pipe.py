@@ -13,13 +13,13 @@ packs with `pack_command` and drops the rest:
 * a reply that is a Redis error (``ResponseError``, e.g. ``NoScriptError``) goes to its
   caller alone; a lost connection fails every waiting caller with ``ConnectionError``,
   and the next command connects again (Redis restarts need no process restart);
-* a caller whose command was written and got no reply within ``timeout_s`` gets
-  ``redis.exceptions.TimeoutError`` and the connection is dropped, so a hung Redis fails
-  fast instead of stalling (one timer per pipe, set to the deadline of the oldest
-  unanswered command, replaces a timeout per command);
-* (re)connecting is `redis_connect`'s: with Sentinel it finds the current master and
-  waits out a failover (commands wait unwritten meanwhile, so none runs twice); with a
-  URL it is one attempt.
+* a caller that waits longer than ``timeout_s`` gets ``redis.exceptions.TimeoutError``
+  and the connection is dropped, so a hung Redis fails fast instead of stalling (one
+  timer per pipe, set to the deadline of the oldest unanswered command, replaces a
+  timeout per command);
+* (re)connecting is `redis_connect`'s: with a URL it is one attempt; with Sentinel it
+  finds the current master and waits out a failover (commands wait unwritten meanwhile,
+  so none runs twice), and callers get `redis_connect.reconnect_wait_s` more time.
 
 A blocking command (``BLMPOP``, ``XREADGROUP ... BLOCK``) holds the connection until it
 returns, so it must have a pipe of its own.
@@ -40,7 +40,7 @@ from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import DataError, NoScriptError, RedisError, ResponseError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 
-from pwc_mcp_core.cluster.redis_connect import RedisTarget, async_pool, sync_pool
+from pwc_mcp_core.cluster.redis_connect import RedisTarget, async_pool, reconnect_wait_s, sync_pool
 
 __all__ = ["RedisPipe", "ScriptRunner", "SyncPipe", "pack_command"]
 
@@ -50,10 +50,10 @@ class RedisPipe:
 
     Args:
         target: a ``redis://``/``rediss://``/``unix://`` URL or a Sentinel service (`redis_connect`).
-        timeout_s: the longest a caller waits for its reply once its command is written
-            (seconds); then the connection is dropped and ``redis.exceptions.TimeoutError``
-            raised. ``None`` waits forever (a pipe that carries blocking commands, whose
-            callers bound the wait themselves).
+        timeout_s: the longest a caller waits for its reply (seconds; with Sentinel plus
+            `redis_connect.reconnect_wait_s`); then the connection is dropped and
+            ``redis.exceptions.TimeoutError`` raised. ``None`` waits forever (a pipe that
+            carries blocking commands, whose callers bound the wait themselves).
         connect_timeout_s: the longest one connection attempt may take (seconds).
     """
 
@@ -61,7 +61,7 @@ class RedisPipe:
         self._pool: ConnectionPool = async_pool(target, socket_timeout=None, connect_timeout=connect_timeout_s)
         self._conn: AbstractConnection = self._pool.make_connection()
         self._closing: set[asyncio.Task[None]] = set()
-        self._timeout_s = timeout_s
+        self._timeout_s = None if timeout_s is None else timeout_s + reconnect_wait_s(target)
         self._outbox: list[bytes] = []
         self._outbox_waiters: list[asyncio.Future[Any]] = []
         self._pending: deque[asyncio.Future[Any]] = deque()
@@ -104,6 +104,11 @@ class RedisPipe:
         self._outbox_waiters.extend(waiters)
         if self._flush_task is None:
             self._flush_task = loop.create_task(self._flush())
+        if self._timeout_s is not None:
+            deadline = loop.time() + self._timeout_s
+            self._deadlines.append((deadline, waiters[-1]))  # replies come in order: the last is the latest
+            if self._watchdog is None:
+                self._watchdog = loop.call_at(deadline, self._check_deadlines)
         if len(waiters) == 1:
             return [await waiters[0]]
         return list(await asyncio.gather(*waiters))
@@ -162,7 +167,6 @@ class RedisPipe:
                         await _disconnect_quietly(conn)
                         return
                     self._reader = asyncio.get_running_loop().create_task(self._read_forever(conn))
-                self._watch(waiters[-1])
                 self._pending.extend(waiters)  # before the write: replies may come back at once
                 await conn.send_packed_command(data, check_health=False)
             except (RedisError, OSError) as exc:
@@ -170,16 +174,6 @@ class RedisPipe:
                     _fail(waiter, RedisConnectionError(f"Redis unreachable: {type(exc).__name__}"))
                 if conn is self._conn:  # else it was abandoned already (timeout, close)
                     self._abandon(RedisConnectionError("the connection to Redis was lost"))
-
-    def _watch(self, last: asyncio.Future[Any]) -> None:
-        """Start the reply clock of a batch about to be written (its ``last`` waiter answers last)."""
-        if self._timeout_s is None:
-            return
-        loop = asyncio.get_running_loop()
-        deadline = loop.time() + self._timeout_s
-        self._deadlines.append((deadline, last))  # flushes are serialized: deadlines stay in reply order
-        if self._watchdog is None:
-            self._watchdog = loop.call_at(deadline, self._check_deadlines)
 
     async def _read_forever(self, conn: AbstractConnection) -> None:
         while True:
