@@ -32,7 +32,7 @@ from redis.sentinel import Sentinel
 
 from pwc_mcp_core.errors import ConfigError
 
-__all__ = ["FAILOVER_WAIT_S", "RedisTarget", "SentinelTarget", "async_client", "async_pool", "describe",
+__all__ = ["FAILOVER_WAIT_S", "RedisTarget", "SentinelTarget", "async_client", "async_pool",
            "reconnect_wait_s", "sync_client", "sync_pool", "target_from_env"]
 
 _REDIS_SCHEMES: Final = ("redis://", "rediss://", "unix://")
@@ -83,13 +83,6 @@ class SentinelTarget:
 
 # A URL (``redis://``, ``rediss://``, ``unix://``) or a Sentinel service.
 RedisTarget = str | SentinelTarget
-
-
-def describe(target: RedisTarget) -> str:
-    """A log-safe name of ``target`` (never a password)."""
-    if isinstance(target, SentinelTarget):
-        return f"sentinel master {target.service!r}"
-    return target.split("://", 1)[0] + " URL"
 
 
 def target_from_env(env: Mapping[str, str]) -> RedisTarget | None:
