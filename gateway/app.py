@@ -65,7 +65,7 @@ def create_app(settings: GatewaySettings, *, executor: Any = None,  # type: igno
     Args:
         settings: gateway settings (core inside).
         executor: ``async (Call) -> bytes``; default: the configured mode's executor.
-        limiter: default: ``RedisLimiter`` when ``core.redis_url`` is set, else ``MemoryLimiter``.
+        limiter: default: ``RedisLimiter`` when ``core.redis`` is set, else ``MemoryLimiter``.
         tools: the ``tools/list`` tools; default ``registry.tool_list_result()`` (``/docs`` shows the same).
 
     Raises:
@@ -78,12 +78,11 @@ def create_app(settings: GatewaySettings, *, executor: Any = None,  # type: igno
 
         tools = registry.tool_list_result()["tools"]
     policy = SecurityPolicy.from_lists(core.allowed_hosts, core.allowed_origins)
-    redis_mode = core.redis_url is not None
+    redis_mode = core.redis is not None
     if executor is None:
         executor = build_executor(core)
     if limiter is None:
-        limiter = (RedisLimiter(core.redis_url, settings.limits) if core.redis_url is not None
-                   else MemoryLimiter(settings.limits))
+        limiter = RedisLimiter(core.redis, settings.limits) if redis_mode else MemoryLimiter(settings.limits)
     health = HealthState(core.api_url, ok_interval_s=settings.health_ok_interval_s,
                          fail_interval_s=settings.health_fail_interval_s,
                          redis_probe=getattr(limiter, "ping", None) if redis_mode else None,
@@ -113,7 +112,7 @@ def create_app(settings: GatewaySettings, *, executor: Any = None,  # type: igno
     app.router.add_get("/metrics", _metrics, allow_head=False)
     app.cleanup_ctx.append(_lifecycle)
     add_sse_routes(app, admission=admission, endpoint=endpoint, policy=policy,
-                   hub=SessionHub(build_session_store(core.redis_url), settings.sse))
+                   hub=SessionHub(build_session_store(core.redis), settings.sse))
     add_rest_routes(app, RestApi(admission, server, tools), policy)
     app.router.add_get("/openapi.json", OpenApiDocument(tools).handle, allow_head=False)
     return app

@@ -2,7 +2,7 @@
 
 Commands (all honour ``PWC_MCP_HOST`` and ``PORT``, default 127.0.0.1:7860):
 
-* ``serve [--workers N]`` — with ``PWC_MCP_REDIS_URL``: a gateway and N worker
+* ``serve [--workers N]`` — with ``PWC_MCP_REDIS_URL`` (or the Sentinel variables): a gateway and N worker
   processes, supervised; without: one embedded process.
 * ``gateway [--processes N]`` — only the HTTP gateway (gunicorn when N > 1).
 * ``worker`` — one worker (``python -m workers`` with the same environment).
@@ -64,7 +64,7 @@ def _serve(args: argparse.Namespace) -> int:
         settings = GatewaySettings.from_env(os.environ)
     except ConfigError as exc:
         return config_error("serve", exc)
-    if settings.core.redis_url is None:
+    if settings.core.redis is None:
         return serve_from_env("serve", os.environ, args.processes)
     configure_logging(settings.core.log_level)
     children = [Child("gateway", gateway_argv(args.processes))]

@@ -59,8 +59,9 @@ def run_demo(environ: Mapping[str, str]) -> int:
         if not _wait_catalog(api_url, catalog):
             print("pwc-mcp demo: the sample catalog did not start", file=sys.stderr)
             return 1
-        env = {k: v for k, v in environ.items()
-               if k not in ("PWC_MCP_REDIS_URL", "PWC_MCP_CURSOR_KEY_CURRENT", "PWC_MCP_CURSOR_KEY_PREVIOUS")}
+        env = {k: v for k, v in environ.items()  # the demo is embedded: no Redis setting of any form
+               if not k.startswith("PWC_MCP_REDIS_")
+               and k not in ("PWC_MCP_CURSOR_KEY_CURRENT", "PWC_MCP_CURSOR_KEY_PREVIOUS")}
         env["PWC_API_URL"] = api_url
         print("pwc-mcp demo: WARNING using an ephemeral random cursor key; read_paper cursors will not "
               "survive a restart", file=sys.stderr, flush=True)

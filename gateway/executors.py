@@ -43,9 +43,9 @@ def build_embedded_executor(core: Any) -> LocalExecutor:
 
 
 def build_executor(core: Any) -> Any:
-    """The executor for the configured mode: Redis when ``core.redis_url`` is set, else embedded."""
-    if core.redis_url is None:
+    """The executor for the configured mode: Redis when ``core.redis`` is set, else embedded."""
+    if core.redis is None:
         return build_embedded_executor(core)
     from gateway.redis_executor import RedisExecutor
 
-    return RedisExecutor(core.redis_url, max_response_bytes=core.max_body_bytes, observe=metrics.observe_call)
+    return RedisExecutor(core.redis, max_response_bytes=core.max_body_bytes, observe=metrics.observe_call)

@@ -31,6 +31,7 @@ from typing import Final, Protocol
 from redis.exceptions import RedisError
 
 from pwc_mcp_core.cluster import redis_keys as keys, scripts
+from pwc_mcp_core.cluster.redis_connect import RedisTarget
 from pwc_mcp_core.cluster.redis_pipe import RedisPipe, ScriptRunner
 
 __all__ = ["AdmissionScript", "Decision", "Lease", "Limiter", "LimitSettings", "LimitsUnavailable", "MemoryLimiter",
@@ -128,13 +129,14 @@ class RedisLimiter:
     """Cluster-wide limits in Redis (one instance per gateway process).
 
     Args:
-        redis_url: ``redis://`` or ``unix://`` URL.
+        target: the shared Redis, a URL or a Sentinel service (`redis_connect`).
         limits: the four limits and the lease TTL.
     """
 
-    def __init__(self, redis_url: str, limits: LimitSettings) -> None:
-        # One dedicated pipelined connection; a down or hung Redis gives a fast 503, not a stall.
-        self._pipe = RedisPipe(redis_url, timeout_s=2.0, connect_timeout_s=1.0)
+    def __init__(self, target: RedisTarget, limits: LimitSettings) -> None:
+        # One dedicated pipelined connection; a down or hung Redis gives a fast 503, not a stall
+        # (with Sentinel, 5 s more: a command waits out a failover unwritten).
+        self._pipe = RedisPipe(target, timeout_s=2.0, connect_timeout_s=1.0)
         self._limits = limits
         self._admit = ScriptRunner(self._pipe, scripts.load("admit"))
         self._release = ScriptRunner(self._pipe, scripts.load("release"))

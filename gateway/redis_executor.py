@@ -38,7 +38,8 @@ from dataclasses import dataclass, field
 from redis.asyncio import Redis
 from redis.exceptions import RedisError
 
-from pwc_mcp_core.cluster import queue, redis_keys
+from pwc_mcp_core.cluster import queue, redis_connect, redis_keys
+from pwc_mcp_core.cluster.redis_connect import RedisTarget
 from pwc_mcp_core.cluster.liveness import STALL_S, StallWatch
 from pwc_mcp_core.cluster.redis_backoff import REDIS_BACKOFF
 from pwc_mcp_core.cluster.redis_pipe import RedisPipe
@@ -79,7 +80,7 @@ class RedisExecutor:
     """An executor (``async (Call) -> bytes``) backed by the Redis Stream and the worker pool.
 
     Args:
-        redis_url: ``redis://`` or ``unix://`` URL of the shared Redis.
+        target: the shared Redis, a URL or a Sentinel service (`redis_connect`).
         max_backlog: calls that may wait in the Stream before new ones are refused.
         max_response_bytes: largest reply body forwarded (2 MiB, seed "Safety and operations").
         observe: optional hook ``(seconds from enqueue to reply) -> None`` for metrics.
@@ -93,7 +94,7 @@ class RedisExecutor:
 
     def __init__(
         self,
-        redis_url: str,
+        target: RedisTarget,
         *,
         max_backlog: int = 1024,
         max_response_bytes: int = 2 * 1024 * 1024,
@@ -101,9 +102,9 @@ class RedisExecutor:
     ) -> None:
         # Liveness and backlog probes (once a second) use a plain client; the per-call
         # enqueue and the reply wait use dedicated pipelined connections (RedisPipe).
-        self._redis = Redis.from_url(redis_url, socket_connect_timeout=2, socket_timeout=5, health_check_interval=10)
-        self._pipe = RedisPipe(redis_url, timeout_s=5.0, connect_timeout_s=2.0)
-        self._reply_pipe = RedisPipe(redis_url, timeout_s=_REPLY_WAIT_S + 5.0, connect_timeout_s=2.0)
+        self._redis = redis_connect.async_client(target, socket_timeout=5, connect_timeout=2, health_check_interval=10)
+        self._pipe = RedisPipe(target, timeout_s=5.0, connect_timeout_s=2.0)
+        self._reply_pipe = RedisPipe(target, timeout_s=_REPLY_WAIT_S + 5.0, connect_timeout_s=2.0)
         self.gateway_id = uuid.uuid4().hex
         self._reply_key = redis_keys.reply_list(self.gateway_id)
         self._max_backlog = max_backlog
@@ -190,16 +191,19 @@ class RedisExecutor:
         started = time.monotonic()
         try:
             try:
-                if ticket is not None and ticket.deferred:
-                    waiting.entry_id = await self._admit_and_enqueue(ticket, rid, call_json, redis_deadline)
-                else:
-                    waiting.entry_id = await self._enqueue(rid, waiting)
+                async with asyncio.timeout(remaining):  # a failover may hold the enqueue; not past the deadline
+                    if ticket is not None and ticket.deferred:
+                        waiting.entry_id = await self._admit_and_enqueue(ticket, rid, call_json, redis_deadline)
+                    else:
+                        waiting.entry_id = await self._enqueue(rid, waiting)
+            except TimeoutError as exc:
+                raise ExecutorTimeout("the call queue did not take the call before the call deadline") from exc
             except queue.QueueFull as exc:
                 raise ExecutorUnavailable("the worker queue is full; retry shortly") from exc
             except RedisError as exc:
                 raise ExecutorUnavailable("the call queue is unavailable") from exc
             try:
-                async with asyncio.timeout(remaining):
+                async with asyncio.timeout(call.deadline - time.time()):
                     body = await future
                 if ticket is not None and ticket.lease_taken:
                     ticket.released_by_worker = True  # in the same pipeline as the reply

@@ -32,6 +32,7 @@ from dataclasses import dataclass, field
 from typing import Final, Protocol
 
 from pwc_mcp_core.cluster import redis_keys, scripts
+from pwc_mcp_core.cluster.redis_connect import RedisTarget
 from pwc_mcp_core.cluster.redis_backoff import REDIS_BACKOFF
 from pwc_mcp_core.cluster.redis_pipe import RedisPipe, ScriptRunner
 from pwc_mcp_core.runtime.core_settings import env_int, env_number
@@ -176,14 +177,14 @@ class RedisSessionStore:
     """Redis mode: sessions shared by every gateway process (see the module docstring).
 
     Args:
-        redis_url: ``redis://`` or ``unix://`` URL.
+        target: the shared Redis, a URL or a Sentinel service (`redis_connect`).
     """
 
-    def __init__(self, redis_url: str) -> None:
+    def __init__(self, target: RedisTarget) -> None:
         self.holder_id = secrets.token_hex(8)
-        self._pipe = RedisPipe(redis_url, timeout_s=2.0, connect_timeout_s=1.0)
+        self._pipe = RedisPipe(target, timeout_s=2.0, connect_timeout_s=1.0)
         # BLPOP holds its connection, so the inbox has a pipe of its own.
-        self._inbox_pipe = RedisPipe(redis_url, timeout_s=None, connect_timeout_s=1.0)
+        self._inbox_pipe = RedisPipe(target, timeout_s=None, connect_timeout_s=1.0)
         self._open = ScriptRunner(self._pipe, scripts.load("sse_open"))
         self._renew = ScriptRunner(self._pipe, scripts.load("sse_renew"))
         self._ttl_ms = redis_keys.SSE_SESSION_TTL_S * 1000
@@ -263,9 +264,9 @@ class RedisSessionStore:
         await self._inbox_pipe.close()
 
 
-def build_session_store(redis_url: str | None) -> MemorySessionStore | RedisSessionStore:
-    """The store for the configured mode: Redis when ``redis_url`` is set, else this process."""
-    return RedisSessionStore(redis_url) if redis_url else MemorySessionStore()
+def build_session_store(target: RedisTarget | None) -> MemorySessionStore | RedisSessionStore:
+    """The store for the configured mode: Redis when ``target`` is set, else this process."""
+    return RedisSessionStore(target) if target else MemorySessionStore()
 
 
 class SessionHub:

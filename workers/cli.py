@@ -11,8 +11,7 @@ import os
 import sys
 from collections.abc import Mapping, Sequence
 
-import redis
-
+from pwc_mcp_core.cluster import redis_connect
 from pwc_mcp_core.runtime.caches import MemoryCache, RedisCache, TieredCache
 from pwc_mcp_core.errors import ConfigError
 from pwc_mcp_core.tools.execution import Runtime
@@ -37,7 +36,7 @@ def main(argv: Sequence[str] | None = None, environ: Mapping[str, str] | None = 
         return 2
     configure_logging(settings.core.log_level)
     def runtime() -> Runtime:
-        redis_client = redis.Redis.from_url(settings.redis_url, socket_connect_timeout=2, socket_timeout=5)
+        redis_client = redis_connect.sync_client(settings.redis, socket_timeout=5, connect_timeout=2)
         return Runtime.build(settings.core, TieredCache(MemoryCache(), RedisCache(redis_client)))
 
     worker = Worker(settings, Runner(runtime, settings.threads, settings.core.max_body_bytes, clock=settings.clock))

@@ -8,6 +8,7 @@ import time
 from collections.abc import Mapping
 from dataclasses import dataclass
 
+from pwc_mcp_core.cluster.redis_connect import RedisTarget
 from pwc_mcp_core.errors import ConfigError
 from pwc_mcp_core.runtime.core_settings import CoreSettings, env_int, env_number
 
@@ -20,8 +21,8 @@ DEFAULT_THREADS = 32
 class WorkerSettings:
     """What one worker process needs on top of the core settings.
 
-    Environment variables, besides every ``CoreSettings`` one (``PWC_MCP_REDIS_URL`` is
-    required here):
+    Environment variables, besides every ``CoreSettings`` one (``PWC_MCP_REDIS_URL`` or
+    ``PWC_MCP_REDIS_SENTINELS`` with ``PWC_MCP_REDIS_SENTINEL_MASTER`` is required here):
 
     * ``PWC_MCP_WORKER_THREADS`` (default 32): calls this worker runs at once. Unlike the
       embedded pool it does not follow the global concurrency limit: the limit is shared by
@@ -47,10 +48,11 @@ class WorkerSettings:
         return time.time() + self.clock_skew_s
 
     @property
-    def redis_url(self) -> str:
-        """The shared Redis (always set: ``from_env`` refuses to build without it)."""
-        assert self.core.redis_url is not None
-        return self.core.redis_url
+    def redis(self) -> RedisTarget:
+        """The shared Redis, a URL or a Sentinel service (always set: ``from_env`` refuses to build without it)."""
+        target = self.core.redis
+        assert target is not None
+        return target
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str]) -> WorkerSettings:
@@ -60,8 +62,9 @@ class WorkerSettings:
             ConfigError: a variable is missing or out of range (the message names it).
         """
         core = CoreSettings.from_env(environ)
-        if core.redis_url is None:
-            raise ConfigError("PWC_MCP_REDIS_URL is required to run a worker (redis://host:port/db)")
+        if core.redis is None:
+            raise ConfigError("PWC_MCP_REDIS_URL (redis://host:port/db) or PWC_MCP_REDIS_SENTINELS with "
+                              "PWC_MCP_REDIS_SENTINEL_MASTER is required to run a worker")
         drain_s = env_int(environ, "PWC_MCP_WORKER_DRAIN_S", 30, 1, 600)
         worker_id = environ.get("PWC_MCP_WORKER_ID", "").strip() or f"{socket.gethostname()}-{os.getpid()}"
         # CoreSettings already validated the variable; only its default differs here.

@@ -28,10 +28,9 @@ import time
 import uuid
 from queue import Empty, SimpleQueue
 
-from redis.asyncio import Redis
 from redis.exceptions import RedisError
 
-from pwc_mcp_core.cluster import queue, redis_keys
+from pwc_mcp_core.cluster import queue, redis_connect, redis_keys
 from pwc_mcp_core.runtime.call import Call
 from pwc_mcp_core.runtime.gc_tuning import settle_after_startup
 from pwc_mcp_core.cluster.liveness import StallWatch
@@ -62,7 +61,7 @@ class Worker:
         self.consumer = queue.consumer_name(settings.worker_id, uuid.uuid4().hex[:8])
         # Bounded reads: after a network partition heals, a command stuck on a dead TCP
         # connection must fail and reconnect, not wait out TCP's retransmission backoff.
-        self._redis = Redis.from_url(settings.redis_url, socket_connect_timeout=2, socket_timeout=5)
+        self._redis = redis_connect.async_client(settings.redis, socket_timeout=5, connect_timeout=2)
         self._stopping = asyncio.Event()
         self._halt = threading.Event()  # tells consumer threads to stop reading
         self._consumers: list[threading.Thread] = []
@@ -153,7 +152,7 @@ class Worker:
 
     def _consume_in_thread(self) -> None:
         """One consumer thread: run a handed-over call, else read one, run it here, answer it; until halted."""
-        client = SyncPipe(self._settings.redis_url, timeout_s=_BLOCK_MS / 1000 + 5)
+        client = SyncPipe(self._settings.redis, timeout_s=_BLOCK_MS / 1000 + 5)
         failures = 0
         try:
             while not self._halt.is_set():

@@ -16,7 +16,10 @@ packs with `pack_command` and drops the rest:
 * a caller that waits longer than ``timeout_s`` gets ``redis.exceptions.TimeoutError``
   and the connection is dropped, so a hung Redis fails fast instead of stalling (one
   timer per pipe, set to the deadline of the oldest unanswered command, replaces a
-  timeout per command).
+  timeout per command);
+* (re)connecting is `redis_connect`'s: with a URL it is one attempt; with Sentinel it
+  finds the current master and waits out a failover (commands wait unwritten meanwhile,
+  so none runs twice), and callers get `redis_connect.reconnect_wait_s` more time.
 
 A blocking command (``BLMPOP``, ``XREADGROUP ... BLOCK``) holds the connection until it
 returns, so it must have a pipe of its own.
@@ -37,26 +40,28 @@ from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import DataError, NoScriptError, RedisError, ResponseError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 
+from pwc_mcp_core.cluster.redis_connect import RedisTarget, async_pool, reconnect_wait_s, sync_pool
+
 __all__ = ["RedisPipe", "ScriptRunner", "SyncPipe", "pack_command"]
 
 
 class RedisPipe:
-    """Commands pipelined over one dedicated connection to ``url``.
+    """Commands pipelined over one dedicated connection to ``target``'s master.
 
     Args:
-        url: ``redis://`` or ``unix://`` URL (database, password and the like as redis-py reads them).
-        timeout_s: the longest a caller waits for its reply (seconds); then the connection
-            is dropped and ``redis.exceptions.TimeoutError`` raised. ``None`` waits forever
-            (a pipe that carries blocking commands, whose callers bound the wait themselves).
-        connect_timeout_s: the longest a (re)connection may take (seconds).
+        target: a ``redis://``/``rediss://``/``unix://`` URL or a Sentinel service (`redis_connect`).
+        timeout_s: the longest a caller waits for its reply (seconds; with Sentinel plus
+            `redis_connect.reconnect_wait_s`); then the connection is dropped and
+            ``redis.exceptions.TimeoutError`` raised. ``None`` waits forever (a pipe that
+            carries blocking commands, whose callers bound the wait themselves).
+        connect_timeout_s: the longest one connection attempt may take (seconds).
     """
 
-    def __init__(self, url: str, *, timeout_s: float | None = 2.0, connect_timeout_s: float = 1.0) -> None:
-        self._pool = ConnectionPool.from_url(url, socket_connect_timeout=connect_timeout_s, socket_timeout=None,
-                                             health_check_interval=0)
+    def __init__(self, target: RedisTarget, *, timeout_s: float | None = 2.0, connect_timeout_s: float = 1.0) -> None:
+        self._pool: ConnectionPool = async_pool(target, socket_timeout=None, connect_timeout=connect_timeout_s)
         self._conn: AbstractConnection = self._pool.make_connection()
         self._closing: set[asyncio.Task[None]] = set()
-        self._timeout_s = timeout_s
+        self._timeout_s = None if timeout_s is None else timeout_s + reconnect_wait_s(target)
         self._outbox: list[bytes] = []
         self._outbox_waiters: list[asyncio.Future[Any]] = []
         self._pending: deque[asyncio.Future[Any]] = deque()
@@ -148,10 +153,19 @@ class RedisPipe:
             self._outbox, self._outbox_waiters = [], []
             if not waiters:
                 return
+            if self._closed:
+                for waiter in waiters:
+                    _fail(waiter, RedisConnectionError("the pipe is closed"))
+                return
             conn = self._conn
             try:
                 if not conn.is_connected:
                     await conn.connect()
+                    if conn is not self._conn:  # abandoned (closed) while connecting: nothing was written
+                        for waiter in waiters:
+                            _fail(waiter, RedisConnectionError("the pipe is closed"))
+                        await _disconnect_quietly(conn)
+                        return
                     self._reader = asyncio.get_running_loop().create_task(self._read_forever(conn))
                 self._pending.extend(waiters)  # before the write: replies may come back at once
                 await conn.send_packed_command(data, check_health=False)
@@ -209,14 +223,14 @@ class SyncPipe:
     order. Not thread-safe: one per thread.
 
     Args:
-        url: ``redis://`` or ``unix://`` URL.
+        target: a URL or a Sentinel service (`redis_connect`); with Sentinel a reconnection
+            finds the current master.
         timeout_s: socket timeout (seconds); must exceed the longest ``BLOCK`` sent.
-        connect_timeout_s: the longest a (re)connection may take (seconds).
+        connect_timeout_s: the longest one connection attempt may take (seconds).
     """
 
-    def __init__(self, url: str, *, timeout_s: float, connect_timeout_s: float = 2.0) -> None:
-        pool = SyncConnectionPool.from_url(url, socket_connect_timeout=connect_timeout_s, socket_timeout=timeout_s,
-                                           health_check_interval=0)
+    def __init__(self, target: RedisTarget, *, timeout_s: float, connect_timeout_s: float = 2.0) -> None:
+        pool: SyncConnectionPool = sync_pool(target, socket_timeout=timeout_s, connect_timeout=connect_timeout_s)
         self._conn = pool.make_connection()
 
     def execute_many(self, commands: Sequence[Sequence[Any]]) -> list[Any]:
@@ -227,6 +241,9 @@ class SyncPipe:
                 unreachable or silent; the connection is dropped and the next call reconnects.
         """
         try:
+            # Connect explicitly: send_packed_command's own connect skips a Sentinel
+            # connection's master lookup (and would dial redis-py's default host).
+            self._conn.connect()
             self._conn.send_packed_command([b"".join([pack_command(command) for command in commands])],
                                            check_health=False)
             replies: list[Any] = []

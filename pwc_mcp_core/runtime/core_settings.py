@@ -13,6 +13,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, fields
 from typing import Final
 
+from pwc_mcp_core.cluster.redis_connect import RedisTarget, SentinelTarget, target_from_env
 from pwc_mcp_core.errors import ConfigError
 
 __all__ = ["CoreSettings", "DEFAULT_ALLOWED_HOSTS", "DEFAULT_ALLOWED_ORIGINS", "DEFAULT_API_URL", "checked_hosts",
@@ -25,8 +26,7 @@ _LOG_LEVELS: Final = ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")
 # host[:port] or host:* — a wildcard only ever stands for the port (docs/protocol.md §1.6).
 _HOST_PATTERN: Final = re.compile(r"^(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9](?:[A-Za-z0-9.-]*[A-Za-z0-9])?)(?::(\d{1,5}|\*))?$")
 _ORIGIN_PATTERN: Final = re.compile(r"^https?://(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9.-]+)(?::\d{1,5})?$")
-_REDIS_SCHEMES: Final = ("redis://", "rediss://", "unix://")
-_SECRET_FIELDS: Final = frozenset({"cursor_keys", "redis_url"})
+_SECRET_FIELDS: Final = frozenset({"cursor_keys", "redis_url", "redis_sentinel"})
 Network = ipaddress.IPv4Network | ipaddress.IPv6Network
 
 
@@ -65,6 +65,13 @@ class CoreSettings:
       Logs are content-free at every level.
     * ``PWC_MCP_REDIS_URL`` → `redis_url`: ``redis://``, ``rediss://`` or ``unix://`` URL of the
       shared Redis; unset runs everything embedded in one process (in-memory queue, cache, limits).
+    * ``PWC_MCP_REDIS_SENTINELS`` (comma-separated ``host:port``) with ``PWC_MCP_REDIS_SENTINEL_MASTER``
+      (the service name) → `redis_sentinel`: instead of the URL, the master that Redis Sentinel
+      reports, followed through failovers. Optional with them: ``PWC_MCP_REDIS_USERNAME``,
+      ``PWC_MCP_REDIS_PASSWORD`` (master and replicas), ``PWC_MCP_REDIS_SENTINEL_USERNAME``,
+      ``PWC_MCP_REDIS_SENTINEL_PASSWORD``, ``PWC_MCP_REDIS_TLS`` (``1``), ``PWC_MCP_REDIS_TLS_CA_FILE``,
+      ``PWC_MCP_REDIS_DB`` (`pwc_mcp_core.cluster.redis_connect.target_from_env`). Setting both
+      forms is a configuration error.
     * ``PWC_MCP_WORKER_THREADS`` → `worker_threads`: tool threads, 1–10000. The embedded
       executor (no Redis) and stdio default to ``max(40, global_concurrency_limit)``; a Redis
       worker process defaults to 32 (``workers.settings.DEFAULT_THREADS``).
@@ -77,6 +84,11 @@ class CoreSettings:
 
     ``repr`` never shows the cursor keys or the Redis URL (it may hold a password).
     """
+
+    @property
+    def redis(self) -> RedisTarget | None:
+        """The shared Redis (a URL or a Sentinel service); ``None`` in embedded mode."""
+        return self.redis_sentinel if self.redis_sentinel is not None else self.redis_url
 
     api_url: str = DEFAULT_API_URL
     host: str = "127.0.0.1"
@@ -92,6 +104,7 @@ class CoreSettings:
     trusted_proxy_cidrs: tuple[Network, ...] = ()
     log_level: str = "INFO"
     redis_url: str | None = None
+    redis_sentinel: SentinelTarget | None = None
     worker_threads: int = 128
     catalog_timeout_s: float = 25.0
     call_deadline_s: float = 30.0
@@ -134,6 +147,7 @@ class CoreSettings:
         keys = (current,) + ((env["PWC_MCP_CURSOR_KEY_PREVIOUS"],) if "PWC_MCP_CURSOR_KEY_PREVIOUS" in env else ())
         global_limit = env_int(env, "PWC_MCP_GLOBAL_CONCURRENCY_LIMIT", 128, 1, 10000)
         catalog_timeout = env_number(env, "PWC_MCP_CATALOG_TIMEOUT", 25.0, 1, 600)
+        redis_target = target_from_env(env)
         return cls(
             api_url=_api_url(env.get("PWC_API_URL", DEFAULT_API_URL)),
             host=env.get("PWC_MCP_HOST", "127.0.0.1"),
@@ -148,7 +162,8 @@ class CoreSettings:
             global_concurrency_limit=global_limit,
             trusted_proxy_cidrs=_cidrs(env.get("PWC_MCP_TRUSTED_PROXY_CIDRS", "")),
             log_level=_log_level(env.get("LOG_LEVEL", "INFO")),
-            redis_url=_redis_url(env.get("PWC_MCP_REDIS_URL")),
+            redis_url=redis_target if isinstance(redis_target, str) else None,
+            redis_sentinel=redis_target if isinstance(redis_target, SentinelTarget) else None,
             worker_threads=env_int(env, "PWC_MCP_WORKER_THREADS", max(40, global_limit), 1, 10000),
             catalog_timeout_s=catalog_timeout,
             call_deadline_s=env_number(env, "PWC_MCP_CALL_DEADLINE", catalog_timeout + 5, 1, 900),
@@ -262,8 +277,3 @@ def _log_level(raw: str) -> str:
         raise ConfigError(f"LOG_LEVEL must be one of {', '.join(_LOG_LEVELS)}")
     return level
 
-
-def _redis_url(raw: str | None) -> str | None:
-    if raw is not None and not raw.startswith(_REDIS_SCHEMES):
-        raise ConfigError("PWC_MCP_REDIS_URL must be a redis://, rediss:// or unix:// URL (unset = embedded mode)")
-    return raw
