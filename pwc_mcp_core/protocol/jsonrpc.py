@@ -29,6 +29,7 @@ __all__ = [
     "dumps",
     "encode_id",
     "error_body",
+    "error_response",
     "has_result_object",
     "http_status",
     "insert_into_result",
@@ -113,6 +114,12 @@ def error_body(code: int, message: str, data: Any = None) -> bytes:
     if data is not None:
         error["data"] = data
     return b'{"error":' + dumps(error) + b"}"
+
+
+def error_response(id_json: bytes, code: int, message: str, data: Any = None) -> bytes:
+    """A whole JSON-RPC error response for the request ``id_json`` (``b"null"`` when unknown):
+    the one builder of error bodies, whoever answers (server, refusals, gateway transports)."""
+    return splice_id(id_json, error_body(code, message, data))
 
 
 def splice_id(id_json: bytes, body: bytes) -> bytes:

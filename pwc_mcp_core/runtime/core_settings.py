@@ -15,7 +15,7 @@ from typing import Final
 
 from pwc_mcp_core.errors import ConfigError
 
-__all__ = ["CoreSettings", "DEFAULT_ALLOWED_HOSTS", "DEFAULT_ALLOWED_ORIGINS", "DEFAULT_API_URL", "checked_hosts",
+__all__ = ["CoreSettings", "DEFAULT_ALLOWED_HOSTS", "DEFAULT_MAX_BODY_BYTES", "DEFAULT_ALLOWED_ORIGINS", "DEFAULT_API_URL", "checked_hosts",
            "checked_origins", "env_int", "env_number"]
 
 DEFAULT_API_URL: Final = "https://paperswithcode.co/api/v1"
@@ -27,6 +27,9 @@ _HOST_PATTERN: Final = re.compile(r"^(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9](?:[A-Za-z0-
 _ORIGIN_PATTERN: Final = re.compile(r"^https?://(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9.-]+)(?::\d{1,5})?$")
 _REDIS_SCHEMES: Final = ("redis://", "rediss://", "unix://")
 _SECRET_FIELDS: Final = frozenset({"cursor_keys", "redis_url"})
+DEFAULT_MAX_BODY_BYTES: Final = 2 * 1024 * 1024
+"""The 2 MiB bound on request bodies, catalog responses and serialized MCP responses (seed
+"Safety and operations"); ``PWC_MCP_MAX_BODY_BYTES`` overrides it."""
 Network = ipaddress.IPv4Network | ipaddress.IPv6Network
 
 
@@ -95,7 +98,7 @@ class CoreSettings:
     worker_threads: int = 128
     catalog_timeout_s: float = 25.0
     call_deadline_s: float = 30.0
-    max_body_bytes: int = 2 * 1024 * 1024
+    max_body_bytes: int = DEFAULT_MAX_BODY_BYTES
     chunk_bytes: int = 65536
 
     def __repr__(self) -> str:
@@ -152,7 +155,7 @@ class CoreSettings:
             worker_threads=env_int(env, "PWC_MCP_WORKER_THREADS", max(40, global_limit), 1, 10000),
             catalog_timeout_s=catalog_timeout,
             call_deadline_s=env_number(env, "PWC_MCP_CALL_DEADLINE", catalog_timeout + 5, 1, 900),
-            max_body_bytes=env_int(env, "PWC_MCP_MAX_BODY_BYTES", 2 * 1024 * 1024, 1024, 64 * 1024 * 1024),
+            max_body_bytes=env_int(env, "PWC_MCP_MAX_BODY_BYTES", DEFAULT_MAX_BODY_BYTES, 1024, 64 * 1024 * 1024),
             chunk_bytes=env_int(env, "PWC_MCP_CHUNK_BYTES", 65536, 1024, 1024 * 1024),
         )
 

@@ -101,7 +101,7 @@ async def worker(redis_url: str) -> AsyncIterator[EchoWorker]:
 
 async def _gateway(aiohttp_client, redis_url: str, *, max_backlog: int | None = None, **limits_: int):
     executor = RedisExecutor(redis_url, max_backlog=max_backlog) if max_backlog is not None else None
-    return await aiohttp_client(create_app(make_settings(redis_url=redis_url, **limits_), executor=executor,
+    return await aiohttp_client(create_app(make_settings(redis_url=redis_url, **limits_), dispatcher=executor,
                                            tools=FAKE_TOOLS))
 
 

@@ -20,7 +20,7 @@ def tool_reply(text: str) -> bytes:
 
 @pytest.fixture
 async def client(aiohttp_client, fake_executor: FakeExecutor):
-    return await aiohttp_client(create_app(make_settings(request_limit=1000), executor=fake_executor))
+    return await aiohttp_client(create_app(make_settings(request_limit=1000), dispatcher=fake_executor))
 
 
 async def test_list_tools_gives_the_catalogue(client) -> None:
@@ -59,7 +59,7 @@ def test_query_coercion_of_arrays_numbers_and_bad_values() -> None:
 ])
 async def test_tool_failures_keep_their_prefix_and_get_a_fitting_status(aiohttp_client, text: str,
                                                                         status: int) -> None:
-    client = await aiohttp_client(create_app(make_settings(), executor=FakeExecutor(tool_reply(text)),
+    client = await aiohttp_client(create_app(make_settings(), dispatcher=FakeExecutor(tool_reply(text)),
                                              tools=FAKE_TOOLS))
     response = await client.post("/v1/tools/list_tasks", json={})
     assert (response.status, await response.json()) == (status, {"error": text})
@@ -83,7 +83,7 @@ async def test_bad_bodies_and_unknown_tools(client) -> None:
 
 
 async def test_limits_answer_429_with_retry_after(aiohttp_client, fake_executor: FakeExecutor) -> None:
-    client = await aiohttp_client(create_app(make_settings(request_limit=2), executor=fake_executor,
+    client = await aiohttp_client(create_app(make_settings(request_limit=2), dispatcher=fake_executor,
                                              tools=FAKE_TOOLS))
     statuses = [(await client.get("/v1/tools/list_tasks")).status for _ in range(2)]
     refused = await client.get("/v1/tools/list_tasks")
