@@ -10,6 +10,8 @@ from openapi_spec_validator import validate
 
 from gateway.app import create_app
 from gateway.rest import coerce_query, status_for
+from pwc_mcp_core.cluster.admission import LIMITS_UNAVAILABLE, Decision
+from pwc_mcp_core.runtime.dispatch import Outcome, Refused, TimedOut, TooLarge, Unavailable
 from pwc_mcp_core.tools import registry
 from tests.gateway.conftest import FAKE_TOOLS, FakeExecutor, make_settings
 
@@ -118,3 +120,31 @@ async def test_cors_preflight_for_an_allowlisted_origin(client) -> None:
     assert response.status == 200 and "POST" in response.headers["Access-Control-Allow-Methods"]
     called = await client.post("/v1/tools/list_tasks", json={}, headers={"Origin": "https://claude.ai"})
     assert called.headers["Access-Control-Allow-Origin"] == "https://claude.ai"
+
+
+@pytest.mark.parametrize(("outcome", "status", "prefix", "retry_after"), [
+    pytest.param(TooLarge(), 502, "response_too_large: ", None, id="too-large"),
+    pytest.param(TimedOut(), 504, "upstream_timeout: ", None, id="timed-out"),
+    pytest.param(Unavailable("no worker is alive"), 503, "unavailable: ", "1", id="unavailable"),
+    pytest.param(Refused(Decision(False, "concurrency", 1)), 429, "rate_limited: Rate limit exceeded", "1",
+                 id="refused"),
+    pytest.param(Refused(LIMITS_UNAVAILABLE), 503, "unavailable: Rate limits unavailable", "1", id="store-down"),
+])
+async def test_each_dispatch_outcome_has_its_rest_status_and_prefix(aiohttp_client, outcome: Outcome, status: int,
+                                                                     prefix: str, retry_after: str | None) -> None:
+    client = await aiohttp_client(create_app(make_settings(), dispatcher=FakeExecutor(outcome=outcome),
+                                             tools=FAKE_TOOLS))
+    for response in (await client.post("/v1/tools/list_tasks", json={}), await client.get("/v1/tools/list_tasks")):
+        assert response.status == status
+        assert (await response.json())["error"].startswith(prefix)
+        assert response.headers.get("Retry-After") == retry_after
+
+
+async def test_an_answer_over_the_bound_is_response_too_large_not_retry_shortly(aiohttp_client) -> None:
+    big = b'{"result":{"content":[],"structuredContent":{"x":"' + b"x" * 5000 + b'"},"isError":false}}'
+    client = await aiohttp_client(create_app(make_settings(max_body_bytes=4096),
+                                             dispatcher=FakeExecutor(big, max_response_bytes=4096), tools=FAKE_TOOLS))
+    response = await client.post("/v1/tools/list_tasks", json={})
+    error = (await response.json())["error"]
+    assert response.status == 502 and "Retry-After" not in response.headers
+    assert error.startswith("response_too_large: ") and "4096" in error and "retry shortly" not in error
