@@ -14,12 +14,10 @@ from __future__ import annotations
 
 import dataclasses
 import logging
-import os
 from collections.abc import AsyncIterator, Mapping, Sequence
 from typing import Any
 
 from aiohttp import web
-from pwc_mcp_core.runtime.gc_tuning import settle_after_startup
 from pwc_mcp_core.mcp_server.server import McpServer
 from pwc_mcp_core.runtime.dispatch import Dispatcher
 
@@ -42,7 +40,7 @@ from gateway.sse_routes import add_sse_routes
 from gateway.sse_sessions import SessionHub, build_session_store
 from gateway.wellknown import WellKnown
 
-__all__ = ["DISPATCHER", "HEALTH", "LIMITER", "app_factory", "create_app", "serving_app"]
+__all__ = ["DISPATCHER", "HEALTH", "LIMITER", "create_app"]
 
 logger = logging.getLogger(__name__)
 
@@ -125,33 +123,3 @@ async def _lifecycle(app: web.Application) -> AsyncIterator[None]:
         await health.stop()
         await dispatcher.close()
         await limiter.close()
-
-
-def serving_app(settings: GatewaySettings) -> web.Application:
-    """``create_app`` for a server process: once started, its heap is settled
-    (``gc_tuning.settle_after_startup``). Tests build apps with ``create_app``, which
-    leaves the test process's collector alone."""
-    app = create_app(settings)
-    app.on_startup.append(_settle_heap)  # runs after _lifecycle has started everything
-    return app
-
-
-async def _settle_heap(app: web.Application) -> None:
-    settle_after_startup()
-
-
-async def app_factory() -> web.AppRunner:
-    """Entry point for gunicorn (``gateway.app:app_factory``): settings from the environment.
-
-    Returns a runner, not the bare app, so gunicorn's aiohttp worker serves with the
-    gateway's own server settings (``gateway.serving.server_options``: no request
-    decompression, the idle timeout above the proxy's, the content-free server logger).
-    """
-    from pwc_mcp_core.runtime.logs import configure_logging
-
-    from gateway.serving import server_options
-
-    settings = GatewaySettings.from_env(os.environ)
-    configure_logging(settings.core.log_level)
-    graceful_s = int(settings.core.call_deadline_s) + 5
-    return web.AppRunner(serving_app(settings), shutdown_timeout=graceful_s * 0.95, **server_options())

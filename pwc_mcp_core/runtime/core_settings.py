@@ -6,17 +6,18 @@ Nothing below the entry points reads `os.environ`: `gateway`, `workers` and
 
 from __future__ import annotations
 
+import argparse
 import ipaddress
 import re
 import secrets
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, fields
 from typing import Final
 
 from pwc_mcp_core.errors import ConfigError
 
 __all__ = ["CoreSettings", "DEFAULT_ALLOWED_HOSTS", "DEFAULT_MAX_BODY_BYTES", "DEFAULT_ALLOWED_ORIGINS", "DEFAULT_API_URL", "checked_hosts",
-           "checked_origins", "env_int", "env_number"]
+           "checked_origins", "env_int", "env_number", "int_option"]
 
 DEFAULT_API_URL: Final = "https://paperswithcode.co/api/v1"
 DEFAULT_ALLOWED_HOSTS: Final = ("localhost:*", "127.0.0.1:*", "[::1]:*")
@@ -174,6 +175,22 @@ def env_int(env: Mapping[str, str], name: str, default: int, low: int, high: int
     if not re.fullmatch(r"\d+", raw) or not low <= int(raw) <= high:
         raise ConfigError(f"{name} must be an integer between {low} and {high}")
     return int(raw)
+
+
+def int_option(flag: str, low: int, high: int) -> Callable[[str], int]:
+    """An argparse ``type`` for an integer option in ``[low, high]``, judged by `env_int`'s rule:
+    anything else is ``<flag> must be an integer between <low> and <high>``."""
+
+    def parse(text: str) -> int:
+        try:
+            if text.strip():  # env_int reads a blank value as "unset"; an option given blank is wrong
+                return env_int({flag: text}, flag, low, low, high)
+        except ConfigError:
+            pass
+        raise argparse.ArgumentTypeError(f"{flag} must be an integer between {low} and {high}")
+
+    parse.__name__ = "int"
+    return parse
 
 
 def env_number(env: Mapping[str, str], name: str, default: float, low: float, high: float) -> float:

@@ -183,7 +183,7 @@ async def test_mcp_replies_are_json(client) -> None:
 
 
 def test_a_serving_app_settles_its_heap_once_everything_has_started() -> None:
-    from gateway.app import _settle_heap, serving_app
+    from gateway.serving import _settle_heap, serving_app
 
     app = serving_app(make_settings())
     assert app.on_startup[-1] is _settle_heap  # after the lifecycle context started the executor
