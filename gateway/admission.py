@@ -163,20 +163,11 @@ class Admission:
             return web.Response(status=403, text="Invalid Origin header")
         return None
 
-    async def check_limits(self, request: web.Request, *, semantic: bool, lease: bool = True,
-                           id_json: bytes = b"null") -> Lease | None | web.Response:
-        """Checks 4 and 5: identity, then every limit atomically.
-
-        Returns the concurrency lease to release (``None`` when ``lease`` is False: the
-        request is counted but holds no slot), or the refusal to send.
-        """
-        return await self.check_client_limits(self.client_hash(request), semantic=semantic, lease=lease,
-                                              id_json=id_json)
-
     async def check_client_limits(self, client_hash: str, *, semantic: bool, lease: bool = True,
                                   id_json: bytes = b"null") -> Lease | None | web.Response:
-        """Check 5 for a client whose identity (check 4, `client_hash`) is already known;
-        returns as `check_limits` (``id_json``: the request id a refusal carries)."""
+        """Check 5 for a client whose identity (check 4, `client_hash`) is already known: the
+        concurrency lease to release (``None`` when ``lease`` is False: the request is counted
+        but holds no slot), or the refusal to send (``id_json``: the request id it carries)."""
         decision = await self.decide(client_hash, semantic=semantic, lease=lease)
         return decision.lease if decision.allowed else self.refusal(decision, id_json)
 
