@@ -56,8 +56,10 @@ class LocalExecutor:
                  thread_name_prefix: str = "pwc-mcp-tool",
                  clock: Callable[[], float] = time.time) -> None:
         if run is None:
-            from pwc_mcp_core.tools.execution import execute as run
-        self._run_call = run
+            from pwc_mcp_core.tools.execution import execute
+
+            run = execute
+        self._run_call: Callable[[Call, Runtime], bytes] = run
         self._runtime_factory = runtime_factory
         self._runtime: Runtime | None = None
         self._runtime_lock = threading.Lock()
