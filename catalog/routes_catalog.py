@@ -12,9 +12,9 @@ from urllib.parse import unquote
 from aiohttp import web
 
 from catalog import store_entities, store_papers, store_taxonomy
+from catalog.responses import json_response, run_query
 from catalog.routes_papers import ORDER_BY, ORDER_DIR
 from catalog.routes_params import Params
-from catalog.server import json_response, run_query
 from catalog.store import resolve_paper
 
 __all__ = ["register"]

@@ -23,8 +23,8 @@ from urllib.parse import unquote
 from aiohttp import web
 
 from catalog import search, store, store_papers, store_public
+from catalog.responses import json_response, run_query
 from catalog.routes_params import Params
-from catalog.server import json_response, run_query
 from catalog.store import Conflict, Invalid
 
 __all__ = ["register", "utf8_chunk"]

@@ -14,17 +14,15 @@ route name, status and milliseconds (never a query, path value or body).
 from __future__ import annotations
 
 import asyncio
-import json
 import logging
 import time
 from collections.abc import Awaitable, Callable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import TypeVar
 
-import orjson
 from aiohttp import web
 
+from catalog.responses import EXECUTOR_KEY, STORE_KEY, json_response, run_query
 from catalog.store import Store, StoreError
 
 __all__ = ["STORE_KEY", "create_app", "json_response", "run_query"]
@@ -32,33 +30,9 @@ __all__ = ["STORE_KEY", "create_app", "json_response", "run_query"]
 logger = logging.getLogger(__name__)
 access_logger = logging.getLogger("catalog.access")
 
-STORE_KEY: web.AppKey[Store] = web.AppKey("catalog_store", Store)
-EXECUTOR_KEY: web.AppKey[ThreadPoolExecutor] = web.AppKey("catalog_executor", ThreadPoolExecutor)
 MAX_BODY = 2 * 1024 * 1024
 
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
-
-
-R = TypeVar("R")
-
-def json_response(body: object, status: int = 200) -> web.Response:
-    """Compact UTF-8 JSON response (orjson; the stdlib encoder for what orjson refuses,
-    e.g. integers beyond 64 bits inside stored metrics or lone surrogates)."""
-    try:
-        data = orjson.dumps(body)
-    except TypeError:  # ASCII escapes also carry lone surrogates safely
-        data = json.dumps(body, separators=(",", ":")).encode("ascii")
-    return web.Response(body=data, status=status, content_type="application/json", charset="utf-8")
-
-
-async def run_query(request: web.Request, func: Callable[..., R], *args: object, **kwargs: object) -> R:
-    """Run ``func(conn, *args, **kwargs)`` in the SQL thread pool and return its result."""
-    store = request.app[STORE_KEY]
-
-    def call() -> R:
-        return func(store.conn(), *args, **kwargs)
-
-    return await asyncio.get_running_loop().run_in_executor(request.app[EXECUTOR_KEY], call)
 
 
 def _route_name(request: web.Request) -> str:

@@ -19,13 +19,13 @@ Fixed order (docs/tool-contract.md §1.1, §2.3; the first failing check answers
    limit store unreachable → 503 ``limits_unavailable``, ``Retry-After: 1``
    (fail closed: no request is served without being counted).
 
-Then :mod:`gateway.http_mcp` checks Accept (406) and Content-Type (415), runs the MCP
-server, and replaces a response body over 2 MiB with 503 ``response_too_large``.
+Then :mod:`gateway.http_mcp` checks Accept (406) and Content-Type (415) and runs the MCP
+server; a dispatched call's answer over the bound is 503 ``response_too_large``.
 Every refusal above (0, 1, 5 and the response bound) is a JSON-RPC error object with the
 request id (``null`` when the body was not read) and ``data: {"error": <code>,
 "retry_after_s": n}`` (:mod:`pwc_mcp_core.protocol.refusals`). Rejected requests are not recorded.
-Behind Redis, a tool call's check 5 may run later, inside the script that queues the
-call (:mod:`gateway.dispatch_ticket`); every answer stays the one this order gives.
+Behind Redis, a tool call's check 5 runs inside the script that queues the call
+(:mod:`gateway.dispatching`); every answer stays the one this order gives.
 """
 
 from __future__ import annotations
@@ -35,7 +35,10 @@ from dataclasses import dataclass
 from typing import Final
 
 from aiohttp import ClientPayloadError, web
+from pwc_mcp_core.cluster.admission import LIMITS_UNAVAILABLE
 from pwc_mcp_core.protocol.refusals import REFUSALS, refusal_body
+from pwc_mcp_core.runtime.core_settings import DEFAULT_MAX_BODY_BYTES
+from pwc_mcp_core.runtime.dispatch import refusal_of
 
 from gateway import identity, metrics
 from gateway.limits import Decision, Lease, Limiter, LimitsUnavailable
@@ -59,7 +62,7 @@ _JSON_HEADERS: Final = {"Content-Type": "application/json"}
 
 
 def refusal_response(error: str, *, id_json: bytes = b"null", retry_after: int | None = None,
-                     limit_bytes: int = 2 * 1024 * 1024, close: bool = False) -> web.Response:
+                     limit_bytes: int = DEFAULT_MAX_BODY_BYTES, close: bool = False) -> web.Response:
     """The JSON-RPC refusal ``error`` (`pwc_mcp_core.protocol.refusals`) with its status and ``Retry-After``.
 
     ``close`` ends the connection after the answer (a body that broke off cannot be drained).
@@ -129,18 +132,25 @@ class Admission:
 
     async def check_body(self, request: web.Request) -> bytes | web.Response:
         """Checks 0 and 1: an uncompressed, bounded, complete body, or its refusal (415, 413, 400)."""
+        body = await self.read_body(request)
+        if isinstance(body, bytes):
+            return body
+        return refusal_response(body, limit_bytes=self.max_body_bytes, close=body == "request_incomplete")
+
+    async def read_body(self, request: web.Request) -> bytes | str:
+        """Checks 0 and 1 as values: the body, or the refusal's code (`pwc_mcp_core.protocol.refusals`)."""
         if not identity_encoded(request.headers.get("Content-Encoding")):
             metrics.record_rejection("content_encoding")
             # The unread body is drained by aiohttp (raw bytes, never inflated): closing with
             # it unread would reset the connection under a proxy still sending it.
-            return refusal_response("unsupported_content_encoding")
+            return "unsupported_content_encoding"
         try:
             body = await read_bounded_body(request, self.max_body_bytes)
         except BodyIncomplete:
-            return refusal_response("request_incomplete", close=True)
+            return "request_incomplete"
         if body is None:
             metrics.record_rejection("too_large")
-            return refusal_response("request_too_large", limit_bytes=self.max_body_bytes)
+            return "request_too_large"
         return body
 
     def check_transport_security(self, request: web.Request) -> web.Response | None:
@@ -153,25 +163,20 @@ class Admission:
             return web.Response(status=403, text="Invalid Origin header")
         return None
 
-    async def check_limits(self, request: web.Request, *, semantic: bool, lease: bool = True,
-                           id_json: bytes = b"null") -> Lease | None | web.Response:
-        """Checks 4 and 5: identity, then every limit atomically.
-
-        Returns the concurrency lease to release (``None`` when ``lease`` is False: the
-        request is counted but holds no slot), or the refusal to send.
-        """
-        return await self.check_client_limits(self.client_hash(request), semantic=semantic, lease=lease,
-                                              id_json=id_json)
-
     async def check_client_limits(self, client_hash: str, *, semantic: bool, lease: bool = True,
                                   id_json: bytes = b"null") -> Lease | None | web.Response:
-        """Check 5 for a client whose identity (check 4, `client_hash`) is already known;
-        returns as `check_limits` (``id_json``: the request id a refusal carries)."""
-        try:
-            decision = await self.limiter.acquire(client_hash, semantic=semantic, lease=lease)
-        except LimitsUnavailable:
-            return self.limits_unavailable(id_json)
+        """Check 5 for a client whose identity (check 4, `client_hash`) is already known: the
+        concurrency lease to release (``None`` when ``lease`` is False: the request is counted
+        but holds no slot), or the refusal to send (``id_json``: the request id it carries)."""
+        decision = await self.decide(client_hash, semantic=semantic, lease=lease)
         return decision.lease if decision.allowed else self.refusal(decision, id_json)
+
+    async def decide(self, client_hash: str, *, semantic: bool, lease: bool = False) -> Decision:
+        """Check 5 as a value: the limits' `Decision` (`LIMITS_UNAVAILABLE` when the store is down)."""
+        try:
+            return await self.limiter.acquire(client_hash, semantic=semantic, lease=lease)
+        except LimitsUnavailable:
+            return LIMITS_UNAVAILABLE
 
     def client_hash(self, request: web.Request) -> str:
         """Check 4: the request's client identity, as the keyed hash the limits are stored under."""
@@ -181,14 +186,12 @@ class Admission:
 
     @staticmethod
     def refusal(decision: Decision, id_json: bytes = b"null") -> web.Response:
-        """The answer to a refused request: 503 ``server_saturated`` or 429, with ``Retry-After``."""
+        """The answer to a refused request (`refusal_of`): 503 or 429, with ``Retry-After``."""
         metrics.record_rejection(decision.kind)
-        if decision.kind == "global":
-            return refusal_response("server_saturated", id_json=id_json, retry_after=1)
-        return refusal_response("rate_limit_exceeded", id_json=id_json, retry_after=max(1, decision.retry_after_s))
+        code, retry_after = refusal_of(decision)
+        return refusal_response(code, id_json=id_json, retry_after=retry_after)
 
     @staticmethod
     def limits_unavailable(id_json: bytes = b"null") -> web.Response:
         """The answer when the limit store is unreachable (fail closed): 503, ``Retry-After: 1``."""
-        metrics.record_rejection("limits_unavailable")
-        return refusal_response("limits_unavailable", id_json=id_json, retry_after=1)
+        return Admission.refusal(LIMITS_UNAVAILABLE, id_json)

@@ -24,16 +24,16 @@ import sys
 import tempfile
 from collections.abc import Sequence
 
-from pwc.cli import int_range
 from pwc_mcp_core import __version__
 from pwc_mcp_core.errors import ConfigError
+from pwc_mcp_core.runtime.core_settings import int_option
 
 __all__ = ["build_parser", "main"]
 
 logger = logging.getLogger(__name__)
 
 
-_PROCESSES = int_range("--processes", 1, 256)
+_PROCESSES = int_option("--processes", 1, 256)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -42,7 +42,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"pwc-mcp {__version__}")
     commands = parser.add_subparsers(dest="command", metavar="COMMAND")
     serve = commands.add_parser("serve", help="run the server (gateway + workers with Redis, else embedded)")
-    serve.add_argument("--workers", type=int_range("--workers", 1, 256), default=2,
+    serve.add_argument("--workers", type=int_option("--workers", 1, 256), default=2,
                        help="worker processes in Redis mode (default 2)")
     serve.add_argument("--processes", type=_PROCESSES, default=1, help="gateway processes (default 1)")
     gateway = commands.add_parser("gateway", help="run only the HTTP gateway")

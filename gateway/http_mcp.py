@@ -1,10 +1,13 @@
 """The ``/mcp`` endpoint: stateless Streamable HTTP in JSON-response mode (docs/protocol.md §1, §10).
 
-``POST /mcp`` runs :mod:`gateway.admission` (415 encoding → 413 → 421 → 403 → identity →
-429/503), then Accept (406) and Content-Type (415), then hands the body to
-``McpServer.handle``; a response body over the bound becomes the 503
-``response_too_large`` refusal. Refusals are JSON-RPC errors carrying the request id
-(:mod:`pwc_mcp_core.protocol.refusals`). ``GET``/``DELETE /mcp`` → 405 with ``Allow: POST``.
+``POST /mcp`` runs :mod:`gateway.admission` (415 encoding → 413 → 421 → 403 → identity),
+then ``McpServer.prepare``. A request the server answers itself is counted under the limits
+(429/503), then checked for Accept (406) and Content-Type (415). A ``tools/call`` or
+``resources/read`` goes, after the same media checks, to `gateway.dispatching.CallDispatch`
+(admission and dispatch, one typed outcome), and ``McpServer.answer`` maps the outcome to
+its JSON-RPC reply (a refusal, 503 ``response_too_large``, …). Refusals are JSON-RPC errors
+carrying the request id (:mod:`pwc_mcp_core.protocol.refusals`).
+``GET``/``DELETE /mcp`` → 405 with ``Allow: POST``.
 One content-free line per request goes to logger ``pwc_mcp.requests`` (docs/tool-contract.md §2.6).
 """
 
@@ -13,17 +16,18 @@ from __future__ import annotations
 import logging
 import time
 from dataclasses import dataclass
-from typing import Any, Final
+from typing import Final
 
 from aiohttp import web
 from pwc_mcp_core.protocol.eras import PROTOCOL_HEADER, Classification, protocol_label
+from pwc_mcp_core.protocol.jsonrpc import INTERNAL_ERROR, INVALID_REQUEST, error_response
 from pwc_mcp_core.protocol.refusals import request_id_json
-from pwc_mcp_core.mcp_server.server import McpServer
+from pwc_mcp_core.mcp_server.server import McpServer, Pending, Reply
 from pwc_mcp_core.protocol.versions import SERVER_VERSION
 
 from gateway import metrics
-from gateway.admission import Admission, compact_dumps, refusal_response
-from gateway.dispatch_ticket import DispatchTicket
+from gateway.admission import Admission, compact_dumps
+from gateway.dispatching import CallDispatch
 
 __all__ = ["McpEndpoint", "method_not_allowed"]
 
@@ -31,14 +35,14 @@ request_log = logging.getLogger("pwc_mcp.requests")
 logger = logging.getLogger(__name__)
 
 _JSON: Final = "application/json"
-# Methods that run on a worker (or the embedded pool) and so hold a concurrency lease;
-# every other method is answered by the gateway at once and is only counted.
+_JSON_HEADERS: Final = {"Content-Type": _JSON}
+# Methods that go to the dispatcher (a worker, or the embedded pool) and so hold a
+# concurrency lease; every other method is answered by the gateway at once and is only counted.
 DISPATCHED_METHODS: Final = frozenset({"tools/call", "resources/read"})
 
 
 def _jsonrpc_error(status: int, code: int, message: str) -> web.Response:
-    body = {"jsonrpc": "2.0", "id": None, "error": {"code": code, "message": message}}
-    return web.json_response(body, status=status, dumps=compact_dumps)
+    return web.Response(status=status, body=error_response(b"null", code, message), headers=_JSON_HEADERS)
 
 
 async def method_not_allowed(request: web.Request) -> web.Response:
@@ -79,16 +83,14 @@ def _record(tool: str, protocol: str, response: web.Response, started: float) ->
 
 @dataclass
 class McpEndpoint:
-    """The ``POST /mcp`` handler: admission, then the MCP server."""
+    """The ``POST /mcp`` handler: admission, the MCP server, and dispatched calls through `CallDispatch`."""
 
     admission: Admission
     server: McpServer
-    max_response_bytes: int
-    # True when the limiter and the executor run deferred admission (Redis mode, see
-    # gateway.dispatch_ticket); never with an executor that would run a call unadmitted.
-    defer_admission: bool = False
+    calls: CallDispatch
 
     async def post(self, request: web.Request) -> web.StreamResponse:
+        """``POST /mcp``: one JSON-RPC message in, its answer (or a refusal) out."""
         started = time.perf_counter()
         tool, protocol = "unknown", protocol_label(request.headers.get(PROTOCOL_HEADER))
         response: web.Response
@@ -111,66 +113,49 @@ class McpEndpoint:
         return response
 
     async def _admitted(self, request: web.Request, body: bytes, info: Classification) -> web.Response:
-        dispatched = info.method in DISPATCHED_METHODS
-        if dispatched and self.defer_admission and _media_types_ok(request):
-            return await self._deferred(request, body, info)
-        lease_or_error = await self.admission.check_limits(request, semantic=info.is_semantic_search,
-                                                           lease=dispatched, id_json=request_id_json(info.message))
-        if isinstance(lease_or_error, web.Response):
-            return lease_or_error
-        if lease_or_error is None:
-            return await self._handle(request, body, info)
-        ticket = DispatchTicket.admitted_with(lease_or_error)
-        try:
-            return await self._handle(request, body, info, ticket)
-        finally:
-            if not ticket.released_by_worker:
-                await self.admission.limiter.release(lease_or_error)
-
-    async def _deferred(self, request: web.Request, body: bytes, info: Classification) -> web.Response:
-        """A dispatched call whose limits the Redis executor checks as it queues it (dispatch_ticket).
-
-        The answer is the one the documented order gives: a refusal by the limits wins over
-        anything handling produced, however far handling got.
-        """
+        """Limits, media types and the answer, in the documented order (module docstring)."""
         client_hash = self.admission.client_hash(request)
-        ticket = DispatchTicket.deferred_with(
-            self.admission.limiter.admission_script(client_hash, semantic=info.is_semantic_search))
-        try:
-            response = await self._handle(request, body, info, ticket)
-        finally:
-            if ticket.lease_taken and not ticket.released_by_worker:
-                await self.admission.limiter.release(ticket.lease)
-        id_json = request_id_json(info.message)
-        if ticket.limits_unavailable:
-            return self.admission.limits_unavailable(id_json)
-        if ticket.refusal is not None:
-            return self.admission.refusal(ticket.refusal, id_json)
-        if not ticket.admitted:  # handling ended before the executor admitted it: check now
-            refused = await self.admission.check_client_limits(client_hash, semantic=info.is_semantic_search,
-                                                               lease=False, id_json=id_json)
-            if isinstance(refused, web.Response):
-                return refused
-        return response
+        media_error = _media_error(request)
+        if media_error is None and info.method in DISPATCHED_METHODS:
+            prepared = await self._prepare(body, request, info)
+            if isinstance(prepared, Pending):
+                outcome = await self.calls.run(prepared.call, client_hash, semantic=info.is_semantic_search)
+                return _response(self.server.answer(prepared, outcome))
+        else:
+            prepared = None  # nothing runs before the limits have counted the request
+        refused = await self.admission.check_client_limits(client_hash, semantic=info.is_semantic_search,
+                                                           lease=False, id_json=request_id_json(info.message))
+        if isinstance(refused, web.Response):
+            return refused
+        if media_error is not None:
+            return media_error
+        if prepared is None:
+            prepared = await self._prepare(body, request, info)
+        if isinstance(prepared, Pending):  # a method classify did not see as dispatched (never by contract)
+            return _response(self.server.answer(prepared, await self.calls.run(
+                prepared.call, client_hash, semantic=info.is_semantic_search)))
+        return _response(prepared)
 
-    async def _handle(self, request: web.Request, body: bytes, info: Classification,
-                      ticket: DispatchTicket | None = None) -> web.Response:
-        """Accept/Content-Type, then the MCP server; ``ticket`` goes to the executor with the call."""
-        if not accepts_json(request.headers.get("Accept")):
-            return _jsonrpc_error(406, -32600, "Not Acceptable: Client must accept application/json")
-        if not is_json_content(request.headers.get("Content-Type")):
-            return _jsonrpc_error(415, -32000, "Unsupported Media Type: Content-Type must be application/json")
-        try:  # McpServer.handle never raises by contract; executor failures come back as replies
-            reply = await self.server.handle(body, request.headers, parsed=info.message, admission=ticket)
-        except Exception as exc:  # a bug must not leak a traceback to the client
+    async def _prepare(self, body: bytes, request: web.Request, info: Classification) -> Reply | Pending:
+        try:  # prepare never raises by contract; this keeps a bug from leaking a traceback
+            return await self.server.prepare(body, request.headers, parsed=info.message)
+        except Exception as exc:  # noqa: BLE001
             logger.error("mcp handler failure type=%s", type(exc).__name__)
-            return _jsonrpc_error(500, -32603, "Internal error")
-        headers: dict[str, Any] = dict(reply.headers or {})
-        if reply.body is None:
-            return web.Response(status=reply.status, headers=headers)
-        if len(reply.body) > self.max_response_bytes:
-            metrics.record_rejection("response_too_large")
-            return refusal_response("response_too_large", id_json=request_id_json(info.message),
-                                    limit_bytes=self.max_response_bytes)
-        headers.setdefault("Content-Type", _JSON)
-        return web.Response(status=reply.status, body=reply.body, headers=headers)
+            return Reply(500, error_response(b"null", INTERNAL_ERROR, "Internal error"), _JSON_HEADERS)
+
+
+def _media_error(request: web.Request) -> web.Response | None:
+    """The Accept (406) or Content-Type (415) error, or ``None`` when both are acceptable."""
+    if not accepts_json(request.headers.get("Accept")):
+        return _jsonrpc_error(406, INVALID_REQUEST, "Not Acceptable: Client must accept application/json")
+    if not is_json_content(request.headers.get("Content-Type")):
+        return _jsonrpc_error(415, -32000, "Unsupported Media Type: Content-Type must be application/json")
+    return None
+
+
+def _response(reply: Reply) -> web.Response:
+    """The aiohttp response of a `Reply` (``None`` body: 202 without a body)."""
+    if reply.body is None:
+        return web.Response(status=reply.status, headers=reply.headers)
+    headers = reply.headers if "Content-Type" in reply.headers else {**reply.headers, **_JSON_HEADERS}
+    return web.Response(status=reply.status, body=reply.body, headers=headers)

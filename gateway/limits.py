@@ -32,14 +32,14 @@ from redis.exceptions import RedisError
 
 from pwc_mcp_core.cluster import redis_keys as keys, scripts
 from pwc_mcp_core.cluster.redis_connect import RedisTarget
+from pwc_mcp_core.cluster.admission import AdmissionScript, Decision, Lease, decision_from_code
 from pwc_mcp_core.cluster.redis_pipe import RedisPipe, ScriptRunner
+from pwc_mcp_core.runtime.dispatch import Deferred
 
 __all__ = ["AdmissionScript", "Decision", "Lease", "Limiter", "LimitSettings", "LimitsUnavailable", "MemoryLimiter",
            "RedisLimiter", "decision_from_code"]
 
 WINDOW_S: Final = 60
-# Refusal kinds by the hundreds digit of an admission script's reply (admission.lua).
-_KINDS: Final = {1: "global", 2: "requests", 3: "semantic", 4: "concurrency"}
 
 
 class LimitsUnavailable(Exception):
@@ -57,57 +57,6 @@ class LimitSettings:
     lease_ttl_s: float = 40.0
 
 
-@dataclass(frozen=True)
-class Lease:
-    """One admitted request's hold on the concurrency budget."""
-
-    lease_id: str
-    client_hash: str
-
-
-@dataclass(frozen=True)
-class Decision:
-    """The outcome of :meth:`Limiter.acquire`.
-
-    ``kind`` is ``"ok"`` or the limit that refused: ``"global"`` (answer 503
-    ``server_saturated``), ``"requests"``, ``"semantic"`` or ``"concurrency"`` (429).
-    ``retry_after_s`` is whole seconds (1..60), 0 when admitted.
-    """
-
-    allowed: bool
-    kind: str
-    retry_after_s: int
-    lease: Lease | None = None
-
-
-def decision_from_code(code: int, lease: Lease | None) -> Decision:
-    """Decode an admission script's reply (``admission.lua``): 0 admits with ``lease``,
-    ``kind * 100 + retry_after_s`` refuses.
-
-    Raises:
-        ValueError: the code names no refusal kind.
-    """
-    if code == 0:
-        return Decision(True, "ok", 0, lease)
-    kind = _KINDS.get(code // 100)
-    if kind is None:
-        raise ValueError(f"unknown admission code {code}")
-    return Decision(False, kind, code % 100)
-
-
-@dataclass(frozen=True, slots=True)
-class AdmissionScript:
-    """The KEYS and the first eight ARGV of ``admission.lua`` for one request.
-
-    ``admit.lua`` appends whether to take leases; ``admit_enqueue.lua`` (run by the Redis
-    executor) appends the stream and the entry. ``lease`` is the lease the request takes.
-    """
-
-    keys: list[str]
-    args: list[str | int]
-    lease: Lease
-
-
 class Limiter(Protocol):
     """What admission needs from a limit store."""
 
@@ -120,6 +69,13 @@ class Limiter(Protocol):
 
     async def release(self, lease: Lease) -> None:
         """Give back a lease; never raises."""
+
+    def deferred(self, client_hash: str, *, semantic: bool) -> Deferred | None:
+        """The admission of one dispatched call as a value a dispatcher can run with its enqueue
+        (`pwc_mcp_core.runtime.dispatch.Deferred`), or ``None`` when this store cannot defer."""
+
+    async def ping(self) -> bool:
+        """True when the limit store answers (health checks); never raises."""
 
     async def close(self) -> None:
         """Release connections."""
@@ -155,6 +111,10 @@ class RedisLimiter:
             [lim.request_limit, lim.semantic_limit, "1" if semantic else "0", lim.concurrency_limit,
              lim.global_concurrency_limit, int(lim.lease_ttl_s * 1000), lease_id, WINDOW_S * 1000],
             Lease(lease_id, client_hash))
+
+    def deferred(self, client_hash: str, *, semantic: bool) -> Deferred:
+        """The call's admission for the Redis dispatcher (``admit_enqueue.lua``)."""
+        return Deferred(self.admission_script(client_hash, semantic=semantic))
 
     async def acquire(self, client_hash: str, *, semantic: bool, lease: bool = True) -> Decision:
         script = self.admission_script(client_hash, semantic=semantic)
@@ -276,6 +236,13 @@ class MemoryLimiter:
         async with self._lock:
             # Its heap entry stays until its expiry and is then a no-op (bounded by the lease TTL).
             self._drop_lease(lease.lease_id, lease.client_hash)
+
+    def deferred(self, client_hash: str, *, semantic: bool) -> None:
+        """Never: an in-process store admits before dispatch."""
+
+    async def ping(self) -> bool:
+        """Always reachable."""
+        return True
 
     async def close(self) -> None:
         return None

@@ -6,17 +6,26 @@ resolves the waiting request's future by request id, so a thousand waiting
 calls cost one blocking Redis connection, not a thousand. Wire format:
 :mod:`pwc_mcp_core.cluster.queue`.
 
-Failure contract (what the MCP layer turns into JSON-RPC errors / HTTP 503):
+Outcomes (`pwc_mcp_core.runtime.dispatch`; each surface maps them to its wire shape):
 
-* no live worker, or Redis unreachable → :class:`ExecutorUnavailable`, fast;
-* the backlog is full → :class:`ExecutorUnavailable` (backpressure);
-* no reply before ``call.deadline`` → :class:`ExecutorTimeout`;
-* a reply over ``max_response_bytes`` → :class:`ResponseTooLarge`;
+* a `Deferred` admission is decided here, in the same script that queues the call
+  (``admit_enqueue.lua``): refused → `Refused`; Redis unreachable → `Refused` with
+  ``limits_unavailable`` (fail closed). A call that cannot be queued at all (no live
+  worker, its deadline passed, shutting down) is still counted against the limits
+  (``admit.lua`` without a lease), so a refusal wins over `Unavailable`/`TimedOut`
+  exactly as the documented admission order says;
+* no live worker, the queue unreachable or the backlog full → `Unavailable`, fast;
+* no reply before ``call.deadline`` → `TimedOut`;
+* a reply over ``max_response_bytes`` (or the worker's ``queue.TOO_LARGE``) → `TooLarge`;
 * the call's Stream entry vanished without a reply (Redis lost data: ``FLUSHALL``, a
   restart without persistence, a failover to a lagging replica) → queued again, up to
-  ``_MAX_REQUEUES`` times (every tool is read-only and idempotent), then
-  :class:`ExecutorUnavailable` ("lost by the queue; retry"). Noticed within about
-  ``2 × _ENTRY_CHECK_S`` (ARCHITECTURE.md "Delivery guarantee").
+  ``_MAX_REQUEUES`` times (every tool is read-only and idempotent), then `Unavailable`
+  ("lost by the queue; retry"). Noticed within about ``2 × _ENTRY_CHECK_S``
+  (ARCHITECTURE.md "Delivery guarantee").
+
+The lease a `Deferred` admission takes travels with the entry and is released by the
+worker in the same round trip as its reply; whenever no reply arrives, this dispatcher
+releases it (`RedisExecutor._settle`, the one place that rule is written).
 
 Liveness is judged by Redis's clock, widened after a Redis stall this process saw
 (``pwc_mcp_core.cluster.liveness``), so a Redis pause does not make every worker look dead;
@@ -38,17 +47,19 @@ from dataclasses import dataclass, field
 from redis.asyncio import Redis
 from redis.exceptions import RedisError
 
-from pwc_mcp_core.cluster import queue, redis_connect, redis_keys
+from pwc_mcp_core.cluster import queue, redis_connect, redis_keys, scripts
+from pwc_mcp_core.cluster.admission import LIMITS_UNAVAILABLE, Lease, decision_from_code
 from pwc_mcp_core.cluster.redis_connect import RedisTarget
 from pwc_mcp_core.cluster.liveness import STALL_S, StallWatch
 from pwc_mcp_core.cluster.redis_backoff import REDIS_BACKOFF
-from pwc_mcp_core.cluster.redis_pipe import RedisPipe
-from pwc_mcp_core.errors import ExecutorTimeout, ExecutorUnavailable, ResponseTooLarge
+from pwc_mcp_core.cluster.redis_pipe import RedisPipe, ScriptRunner
+from pwc_mcp_core.runtime.call import Call
+from pwc_mcp_core.runtime.core_settings import DEFAULT_MAX_BODY_BYTES
+from pwc_mcp_core.runtime.dispatch import TIMED_OUT, TOO_LARGE, Deferred, Outcome, PoolState, Refused, \
+    Unavailable, bounded
 
 from gateway import metrics
 from gateway.background import stop_tasks
-from gateway.dispatch_ticket import DispatchTicket
-from gateway.limits import decision_from_code
 
 __all__ = ["RedisExecutor"]
 
@@ -66,8 +77,8 @@ _MAX_REQUEUES = 2
 class _InFlight:
     """A call waiting for its reply: what is needed to queue it again if Redis loses it."""
 
-    future: asyncio.Future[bytes]
-    call_json: str
+    future: asyncio.Future[bytes | Unavailable]
+    call_json: bytes
     lease: tuple[str, str] | None
     redis_deadline: float | None
     entry_id: str | None = None
@@ -76,8 +87,15 @@ class _InFlight:
     lost: list[str] = field(default_factory=list)
 
 
+_NO_WORKER = Unavailable("no worker is alive")
+_QUEUE_FULL = Unavailable("the worker queue is full")
+_QUEUE_DOWN = Unavailable("the call queue is unreachable")
+_LOST = Unavailable("the call was lost by the queue")
+_SHUTTING_DOWN = Unavailable("the gateway is shutting down")
+
+
 class RedisExecutor:
-    """An executor (``async (Call) -> bytes``) backed by the Redis Stream and the worker pool.
+    """A `Dispatcher` backed by the Redis Stream and the worker pool.
 
     Args:
         target: the shared Redis, a URL or a Sentinel service (`redis_connect`).
@@ -85,19 +103,18 @@ class RedisExecutor:
         max_response_bytes: largest reply body forwarded (2 MiB, seed "Safety and operations").
         observe: optional hook ``(seconds from enqueue to reply) -> None`` for metrics.
 
-    The endpoint passes each call's `DispatchTicket` as the executor's ``admission``
-    argument. A deferred ticket is admitted against the limits and queued in one script;
-    ``runs_deferred_admission`` tells the endpoint it may defer.
+    It runs `Deferred` admissions (`runs_admission`): the limits are checked and the call
+    queued in one script.
     """
 
-    runs_deferred_admission = True
+    runs_admission = True
 
     def __init__(
         self,
         target: RedisTarget,
         *,
         max_backlog: int = 1024,
-        max_response_bytes: int = 2 * 1024 * 1024,
+        max_response_bytes: int = DEFAULT_MAX_BODY_BYTES,
         observe: Callable[[float], None] | None = None,
     ) -> None:
         # Liveness and backlog probes (once a second) use a plain client; the per-call
@@ -107,6 +124,8 @@ class RedisExecutor:
         self._reply_pipe = RedisPipe(target, timeout_s=_REPLY_WAIT_S + 5.0, connect_timeout_s=2.0)
         self.gateway_id = uuid.uuid4().hex
         self._reply_key = redis_keys.reply_list(self.gateway_id)
+        self._count_only = ScriptRunner(self._pipe, scripts.load("admit"))
+        self._release = ScriptRunner(self._pipe, scripts.load("release"))
         self._max_backlog = max_backlog
         self._max_response_bytes = max_response_bytes
         self._observe = observe
@@ -124,12 +143,9 @@ class RedisExecutor:
         """Workers seen alive at the last liveness refresh (cached, never waits)."""
         return self._live_workers
 
-    def pool_state(self) -> dict[str, int]:
-        """The worker pool at the last refresh (cached): ``threads`` (calls the live workers
-        can run at once), ``running`` (calls a worker has taken and not answered),
-        ``waiting`` (calls no worker has taken yet). ``running`` reaching ``threads`` with
-        ``waiting`` above 0 is saturation."""
-        return {"threads": self._threads, "running": self._running, "waiting": self._depth}
+    def pool_state(self) -> PoolState:
+        """The worker pool at the last refresh (cached)."""
+        return PoolState(self._threads, self._running, self._depth)
 
     @property
     def redis_ok(self) -> bool:
@@ -155,103 +171,101 @@ class RedisExecutor:
         await stop_tasks(self._tasks)
         for waiting in self._waiting.values():
             if not waiting.future.done():
-                waiting.future.set_exception(ExecutorUnavailable("the gateway is shutting down"))
+                waiting.future.set_result(_SHUTTING_DOWN)
         self._waiting.clear()
         await self._redis.aclose()
         await self._pipe.close()
         await self._reply_pipe.close()
 
-    async def __call__(self, call: object, ticket: DispatchTicket | None = None) -> bytes:
-        """Run ``call`` on some worker and return its serialized response body.
-
-        Args:
-            call: the `Call`.
-            ticket: the endpoint's admission state for the call (the `server.Executor`
-                ``admission`` argument); updated in place so the endpoint can answer a
-                deferred refusal and knows whether the worker released the lease.
-
-        Raises:
-            ExecutorUnavailable: no live worker, Redis unreachable, or backlog full.
-            ExecutorTimeout: no reply before ``call.deadline``.
-            ResponseTooLarge: the reply exceeds the response bound.
-        """
+    async def dispatch(self, call: Call, admission: Deferred | None = None) -> Outcome:
+        """Run ``call`` on some worker; see the module docstring for the outcomes."""
         if self._live_workers == 0:
-            raise ExecutorUnavailable("no worker is alive to run the call")
+            return await self._not_queued(admission, _NO_WORKER)
         remaining = call.deadline - time.time()
         if remaining <= 0:
-            raise ExecutorTimeout("the call deadline passed before it was queued")
+            return await self._not_queued(admission, TIMED_OUT)
         rid = uuid.uuid4().hex
-        future: asyncio.Future[bytes] = asyncio.get_running_loop().create_future()
-        call_json = call.to_json()
+        future: asyncio.Future[bytes | Unavailable] = asyncio.get_running_loop().create_future()
+        lease = admission.script.lease if admission is not None else None
         redis_deadline = call.deadline + self._offset_s if self._offset_s is not None else None
-        handed = ticket is not None and (ticket.deferred or ticket.lease_taken)
-        waiting = _InFlight(future, call_json, (ticket.lease.lease_id, ticket.lease.client_hash) if handed else None,
+        waiting = _InFlight(future, call.to_json(), (lease.lease_id, lease.client_hash) if lease else None,
                             redis_deadline)
         self._waiting[rid] = waiting
         started = time.monotonic()
         try:
             try:
                 async with asyncio.timeout(remaining):  # a failover may hold the enqueue; not past the deadline
-                    if ticket is not None and ticket.deferred:
-                        waiting.entry_id = await self._admit_and_enqueue(ticket, rid, call_json, redis_deadline)
-                    else:
-                        waiting.entry_id = await self._enqueue(rid, waiting)
-            except TimeoutError as exc:
-                raise ExecutorTimeout("the call queue did not take the call before the call deadline") from exc
-            except queue.QueueFull as exc:
-                raise ExecutorUnavailable("the worker queue is full; retry shortly") from exc
-            except RedisError as exc:
-                raise ExecutorUnavailable("the call queue is unavailable") from exc
+                    queued = await (self._enqueue(rid, waiting) if admission is None
+                                    else self._admit_and_enqueue(admission, rid, waiting))
+            except TimeoutError:
+                await self._settle(lease)
+                return TIMED_OUT
+            if not isinstance(queued, str):
+                return queued
+            waiting.entry_id = queued
             try:
-                async with asyncio.timeout(call.deadline - time.time()):
-                    body = await future
-                if ticket is not None and ticket.lease_taken:
-                    ticket.released_by_worker = True  # in the same pipeline as the reply
-            except TimeoutError as exc:
-                raise ExecutorTimeout("no worker answered before the call deadline") from exc
+                async with asyncio.timeout(call.deadline - time.time()):  # the time left, not a fresh deadline
+                    answered = await future
+            except TimeoutError:
+                await self._settle(lease)
+                return TIMED_OUT
         finally:
             self._waiting.pop(rid, None)
+        if isinstance(answered, Unavailable):  # lost by the queue, or shutting down
+            await self._settle(lease)
+            return answered
+        # A reply: the worker released the lease in the same round trip.
         if self._observe is not None:
             self._observe(time.monotonic() - started)
-        if body == queue.TOO_LARGE or len(body) > self._max_response_bytes:
-            raise ResponseTooLarge("the serialized response exceeds the response bound")
-        return body
+        return TOO_LARGE if answered == queue.TOO_LARGE else bounded(answered, self._max_response_bytes)
 
-    async def _enqueue(self, rid: str, waiting: _InFlight) -> str:
-        """Append the call's entry (first time or again); returns its entry id.
+    async def _settle(self, lease: Lease | None) -> None:
+        """Release the lease of a call no worker answered (a worker that answers releases it
+        itself); idempotent, so a late worker release is harmless. Never raises."""
+        if lease is None:
+            return
+        with contextlib.suppress(RedisError, OSError):  # the lease then lapses after its TTL
+            await self._release([redis_keys.concurrency_client(lease.client_hash), redis_keys.concurrency_global()],
+                                [lease.lease_id])
 
-        Raises:
-            queue.QueueFull, redis.exceptions.RedisError: as `queue.enqueue`.
-        """
-        return await queue.enqueue(self._pipe, rid=rid, reply_key=self._reply_key, call_json=waiting.call_json,
-                                   max_backlog=self._max_backlog, lease=waiting.lease,
-                                   redis_deadline=waiting.redis_deadline)
+    async def _not_queued(self, admission: Deferred | None, outcome: Outcome) -> Outcome:
+        """``outcome`` for a call that is not queued, unless the limits refuse it first: the
+        call is counted (no lease) like any request the gateway answers itself."""
+        if admission is None:
+            return outcome
+        script = admission.script
+        try:
+            code = await self._count_only(script.keys, [*script.args, "0"])
+        except (RedisError, OSError):
+            return Refused(LIMITS_UNAVAILABLE)
+        decision = decision_from_code(int(code), None)
+        return outcome if decision.allowed else Refused(decision)
 
-    async def _admit_and_enqueue(self, ticket: DispatchTicket, rid: str, call_json: bytes | str,
-                                 redis_deadline: float | None) -> str | None:
-        """Run the ticket's deferred admission and the enqueue as one script (`gateway.dispatch_ticket`).
+    async def _enqueue(self, rid: str, waiting: _InFlight) -> str | Unavailable:
+        """Append the call's entry (first time or again); returns its entry id."""
+        try:
+            return await queue.enqueue(self._pipe, rid=rid, reply_key=self._reply_key, call_json=waiting.call_json,
+                                       max_backlog=self._max_backlog, lease=waiting.lease,
+                                       redis_deadline=waiting.redis_deadline)
+        except queue.QueueFull:
+            return _QUEUE_FULL
+        except (RedisError, OSError):
+            return _QUEUE_DOWN
 
-        Raises:
-            queue.QueueFull: admitted, but the backlog is full.
-            ExecutorUnavailable: refused by the limits (``ticket.refusal``) or Redis is
-                unreachable (``ticket.limits_unavailable``); the endpoint answers either.
-        """
-        script, lease = ticket.script, ticket.lease
+    async def _admit_and_enqueue(self, admission: Deferred, rid: str, waiting: _InFlight) -> str | Outcome:
+        """Decide the admission and queue the call in one script; the entry id, or the outcome."""
+        script = admission.script
         try:
             code, entry_id = await queue.admit_and_enqueue(
                 self._pipe, admission_keys=script.keys, admission_args=script.args, rid=rid,
-                reply_key=self._reply_key, call_json=call_json, max_backlog=self._max_backlog,
-                lease=(lease.lease_id, lease.client_hash), redis_deadline=redis_deadline)
-        except (RedisError, OSError) as exc:
-            ticket.limits_unavailable = True
-            raise ExecutorUnavailable("the limit store is unavailable") from exc
-        if code == queue.ADMITTED_BACKLOG_FULL:
-            ticket.admitted = True
-            raise queue.QueueFull("the worker queue is full")
-        if code != 0:
-            ticket.refusal = decision_from_code(code, None)
-            raise ExecutorUnavailable("refused by the limits")
-        ticket.admitted = ticket.lease_taken = True
+                reply_key=self._reply_key, call_json=waiting.call_json, max_backlog=self._max_backlog,
+                lease=(script.lease.lease_id, script.lease.client_hash), redis_deadline=waiting.redis_deadline)
+        except (RedisError, OSError):
+            return Refused(LIMITS_UNAVAILABLE)
+        if code == queue.ADMITTED_BACKLOG_FULL:  # counted, no lease taken, not queued
+            return _QUEUE_FULL
+        if code != 0 or entry_id is None:
+            return Refused(decision_from_code(code, None))
         return entry_id
 
     async def _read_replies(self) -> None:
@@ -327,12 +341,13 @@ class RedisExecutor:
                 continue
             waiting.misses = 0
             if waiting.requeues >= _MAX_REQUEUES:
-                waiting.future.set_exception(ExecutorUnavailable("the call was lost by the queue; retry"))
+                waiting.future.set_result(_LOST)
                 continue
             waiting.requeues += 1
-            try:
-                waiting.entry_id = await self._enqueue(rid, waiting)
-                self.requeued += 1
-                logger.warning("queued a call again after Redis lost its entry")
-            except (queue.QueueFull, RedisError):
-                waiting.future.set_exception(ExecutorUnavailable("the call was lost by the queue; retry"))
+            queued = await self._enqueue(rid, waiting)
+            if isinstance(queued, Unavailable):
+                waiting.future.set_result(_LOST)
+                continue
+            waiting.entry_id = queued
+            self.requeued += 1
+            logger.warning("queued a call again after Redis lost its entry")

@@ -13,12 +13,14 @@ A call answers 200 with the tool's ``structuredContent``. A failure answers
 of ``/mcp`` and a fitting status (:func:`status_for`): invalid_argument/ambiguous 422,
 a body that is not a JSON object 400, not_found (and an unknown tool) 404,
 upstream_error 502, upstream_timeout 504, the catalog's or our limits 429/503 with
-``Retry-After``, a response over the bound 503.
+``Retry-After``, an answer over the response bound 502 ``response_too_large``.
 
 Admission is the ``/mcp`` admission, by calling :class:`gateway.admission.Admission`:
 body bound (413), Host/Origin (421/403), identity, then every limit (a call holds a
-concurrency lease; listing is counted). The call is a ``tools/call`` handed to the same
-``McpServer.handle`` and so to the same executor (Redis → workers in Redis mode).
+concurrency lease; listing is counted). The call is a ``tools/call`` `Call` run by the same
+`gateway.dispatching.CallDispatch` as ``/mcp`` (Redis → workers, the limits checked in the
+enqueue script); its one `Outcome` becomes the REST answer through `_OUTCOME` below, never
+by reading a JSON-RPC envelope.
 One content-free line per request goes to ``pwc_mcp.requests`` (tool, status, latency,
 bytes, protocol ``rest``, version).
 """
@@ -34,13 +36,18 @@ from typing import Any, Final
 import orjson
 from aiohttp import web
 from multidict import MultiMapping
+from pwc_mcp_core.cluster.admission import Decision
 from pwc_mcp_core.mcp_server.server import McpServer
+from pwc_mcp_core.protocol.eras import is_semantic_search
+from pwc_mcp_core.protocol.jsonrpc import INVALID_PARAMS
+from pwc_mcp_core.protocol.refusals import REFUSALS
 from pwc_mcp_core.protocol.versions import SERVER_VERSION
+from pwc_mcp_core.runtime.dispatch import Answer, Outcome, Refused, TimedOut, Unavailable, refusal_of
 
 from gateway import metrics
 from gateway.admission import Admission
 from gateway.cors import preflight_handler
-from gateway.dispatch_ticket import DispatchTicket
+from gateway.dispatching import CallDispatch
 from gateway.security import SecurityPolicy
 
 __all__ = ["RestApi", "add_rest_routes", "coerce_query", "status_for"]
@@ -73,18 +80,6 @@ _TRANSPORT_REFUSALS: Final = {
     421: "invalid_host: the Host header is not allowed",
     403: "invalid_origin: the Origin header is not allowed",
 }
-
-
-def _refusal_text(refusal: web.Response) -> str:
-    """``<prefix>: <message>`` of an admission refusal (a JSON-RPC refusal body, or 421/403)."""
-    text = _TRANSPORT_REFUSALS.get(refusal.status)
-    if text is not None:
-        return text
-    try:
-        error = orjson.loads(refusal.body)["error"]
-        return f"{_REFUSAL_PREFIX[error['data']['error']]}: {error['message']}"
-    except (orjson.JSONDecodeError, KeyError, TypeError):
-        return "unavailable: the request was refused"
 
 
 def status_for(text: str) -> int:
@@ -145,10 +140,23 @@ def coerce_query(query: MultiMapping[str], input_schema: Mapping[str, Any]) -> d
     return arguments
 
 
-def _answer(status: int, body: bytes | None) -> web.Response:
-    """A ``tools/call`` reply of ``McpServer.handle`` → the REST answer."""
+def _refusal(code: str, *, retry_after: int | None = None, limit_bytes: int = 0) -> web.Response:
+    """An admission refusal (a `REFUSALS` code) in REST words: its status, its own message behind
+    the REST prefix, and ``Retry-After`` when retrying can succeed."""
+    kind = REFUSALS[code]
+    text = f"{_REFUSAL_PREFIX[code]}: {kind.message.format(retry=retry_after, limit=limit_bytes)}"
+    return _error(kind.status, text, retry_after=retry_after)
+
+
+def _refused(decision: Decision) -> web.Response:
+    code, retry_after = refusal_of(decision)
+    return _refusal(code, retry_after=retry_after)
+
+
+def _answered(body: bytes) -> web.Response:
+    """The REST answer of a tool's body: its ``structuredContent``, or its error by prefix."""
     try:
-        message = orjson.loads(body or b"")
+        message = orjson.loads(body)
     except orjson.JSONDecodeError:
         return _error(502, "upstream_error: the tool service gave no answer")
     result = message.get("result") if isinstance(message, dict) else None
@@ -157,21 +165,25 @@ def _answer(status: int, body: bytes | None) -> web.Response:
             return _json(200, result.get("structuredContent"))
         content = result.get("content") or [{}]
         text = str(content[0].get("text") or "internal_error: the tool failed")
-        response = _error(status_for(text), text)
-        if text.startswith("rate_limited"):
-            response.headers["Retry-After"] = "5"
-        return response
+        return _error(status_for(text), text, retry_after=5 if text.startswith("rate_limited") else None)
     error = message.get("error") if isinstance(message, dict) else None
-    if error == "response_too_large":
-        return _error(503, "response_too_large: the answer is over the 2 MiB bound; ask for fewer rows")
-    text = str(error.get("message", "")) if isinstance(error, dict) else ""
-    if "timed out" in text:
-        return _error(504, "upstream_timeout: the tool call timed out")
-    if status == 503:
-        return _error(503, "unavailable: the tool service is temporarily unavailable; retry shortly", retry_after=1)
-    if isinstance(error, dict) and error.get("code") == -32602:
-        return _error(422, f"invalid_argument: {text}")
+    if isinstance(error, dict) and error.get("code") == INVALID_PARAMS:
+        return _error(422, f"invalid_argument: {error.get('message', '')}")
     return _error(502, "upstream_error: the tool call failed")
+
+
+def _outcome(outcome: Outcome, limit_bytes: int) -> web.Response:
+    """The one table from a dispatch outcome to the REST answer."""
+    if isinstance(outcome, Answer):
+        return _answered(outcome.body)
+    if isinstance(outcome, Refused):
+        return _refused(outcome.decision)
+    if isinstance(outcome, Unavailable):
+        return _error(503, "unavailable: the tool service is temporarily unavailable; retry shortly", retry_after=1)
+    if isinstance(outcome, TimedOut):
+        return _error(504, "upstream_timeout: the tool call timed out")
+    return _error(502, f"response_too_large: the answer exceeds the {limit_bytes}-byte response bound; "
+                       "do not retry it as is, ask for less (a smaller limit or page)")  # TooLarge
 
 
 @dataclass
@@ -180,12 +192,14 @@ class RestApi:
 
     Args:
         admission: the gateway's admission (the one ``/mcp`` uses).
-        server: the gateway's ``McpServer``.
+        server: the gateway's ``McpServer`` (builds the calls).
+        calls: admission and dispatch, shared with ``/mcp``.
         tools: the ``tools/list`` entries.
     """
 
     admission: Admission
     server: McpServer
+    calls: CallDispatch
     tools: Sequence[Mapping[str, Any]]
 
     def __post_init__(self) -> None:
@@ -197,17 +211,22 @@ class RestApi:
         started = time.perf_counter()
         response = self.admission.check_transport_security(request)
         if response is None:
-            counted = await self.admission.check_limits(request, semantic=False, lease=False)
-            response = self._refused(counted) if isinstance(counted, web.Response) else \
-                web.Response(body=self._listing, content_type="application/json")
+            decision = await self.admission.decide(self.admission.client_hash(request), semantic=False)
+            if decision.allowed:
+                response = web.Response(body=self._listing, content_type="application/json")
+            else:
+                metrics.record_rejection(decision.kind)
+                response = _refused(decision)
+        else:
+            response = self._transport_refused(response)
         return self._record("unknown", response, started)
 
     async def call_post(self, request: web.Request) -> web.Response:
         """``POST /v1/tools/{name}`` with a JSON object of arguments."""
         started = time.perf_counter()
-        body = await self.admission.check_body(request)
-        if isinstance(body, web.Response):
-            return self._record("unknown", self._refused(body), started)
+        body = await self.admission.read_body(request)
+        if isinstance(body, str):
+            return self._record("unknown", _refusal(body, limit_bytes=self.admission.max_body_bytes), started)
         if not body.strip():
             arguments: Any = {}
         else:
@@ -217,7 +236,8 @@ class RestApi:
                 arguments = None
         name = request.match_info["name"]
         if not isinstance(arguments, dict):
-            response = self.admission.check_transport_security(request) or _error(
+            refused = self.admission.check_transport_security(request)
+            response = self._transport_refused(refused) if refused is not None else _error(
                 400, "invalid_argument: the body must be a JSON object of the tool's arguments")
             return self._record(self._label(name), response, started)
         return await self._call(request, name, arguments, started)
@@ -234,34 +254,22 @@ class RestApi:
         label = self._label(name)
         refused = self.admission.check_transport_security(request)
         if refused is not None:
-            return self._record(label, refused, started)
+            return self._record(label, self._transport_refused(refused), started)
         if name not in self._by_name:
             response = _error(404, "not_found: no such tool; GET /v1/tools lists them")
             return self._record(label, response, started)
-        message = {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": name, "arguments": arguments}}
-        body = orjson.dumps(message)
-        info = self.server.classify(body, {})
-        lease = await self.admission.check_limits(request, semantic=info.is_semantic_search, lease=True)
-        if isinstance(lease, web.Response):
-            return self._record(label, self._refused(lease), started)
-        ticket = DispatchTicket.admitted_with(lease) if lease is not None else None
-        try:  # McpServer.handle never raises; failures come back as replies
-            reply = await self.server.handle(body, {}, parsed=info.message, admission=ticket)
-        finally:
-            if lease is not None and ticket is not None and not ticket.released_by_worker:
-                await self.admission.limiter.release(lease)
-        return self._record(label, _answer(reply.status, reply.body), started)
+        call = self.server.tool_call(name, arguments)
+        outcome = await self.calls.run(call, self.admission.client_hash(request),
+                                       semantic=is_semantic_search(name, arguments))
+        return self._record(label, _outcome(outcome, self.admission.max_body_bytes), started)
 
     def _label(self, name: str) -> str:
         return name if name in self._by_name else "unknown"
 
     @staticmethod
-    def _refused(refusal: web.Response) -> web.Response:
-        """An admission refusal in REST words, keeping its status and ``Retry-After``."""
-        response = _error(refusal.status, _refusal_text(refusal))
-        if "Retry-After" in refusal.headers:
-            response.headers["Retry-After"] = refusal.headers["Retry-After"]
-        return response
+    def _transport_refused(refusal: web.Response) -> web.Response:
+        """A Host (421) or Origin (403) refusal in REST words."""
+        return _error(refusal.status, _TRANSPORT_REFUSALS.get(refusal.status, "invalid_argument: refused"))
 
     @staticmethod
     def _record(tool: str, response: web.Response, started: float) -> web.Response:

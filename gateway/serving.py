@@ -42,12 +42,14 @@ if TYPE_CHECKING:  # gunicorn is imported lazily: embedded serving never needs i
 
 __all__ = [
     "IDLE_TIMEOUT_S",
+    "app_factory",
     "bind_address",
     "config_error",
     "gunicorn_logger_class",
     "run_gateway",
     "serve_from_env",
     "server_options",
+    "serving_app",
 ]
 
 logger = logging.getLogger(__name__)
@@ -117,7 +119,7 @@ def _gunicorn_app(options: Mapping[str, object]) -> BaseApplication:
     from gunicorn.app.base import BaseApplication
 
     class GatewayApplication(BaseApplication):
-        """gunicorn running ``gateway.app:app_factory`` with aiohttp's worker class."""
+        """gunicorn running ``gateway.serving:app_factory`` with aiohttp's worker class."""
 
         def load_config(self) -> None:
             for key, value in options.items():
@@ -125,11 +127,42 @@ def _gunicorn_app(options: Mapping[str, object]) -> BaseApplication:
 
         # aiohttp's gunicorn worker takes an app factory; the stubs know WSGI and ASGI apps only.
         def load(self) -> Callable[[], Awaitable[web.AppRunner]]:  # type: ignore[override]
-            from gateway.app import app_factory
-
             return app_factory
 
     return GatewayApplication()
+
+
+def serving_app(settings: GatewaySettings) -> web.Application:
+    """``create_app`` for a server process: once started, its heap is settled
+    (``gc_tuning.settle_after_startup``). Tests build apps with ``create_app``, which
+    leaves the test process's collector alone."""
+    from gateway.app import create_app  # lazy: `pwc-mcp --help` and the workers never build the app
+
+    app = create_app(settings)
+    app.on_startup.append(_settle_heap)  # runs after the app's lifecycle has started everything
+    return app
+
+
+async def _settle_heap(app: web.Application) -> None:
+    from pwc_mcp_core.runtime.gc_tuning import settle_after_startup
+
+    settle_after_startup()
+
+
+async def app_factory() -> web.AppRunner:
+    """Entry point for gunicorn (``gateway.serving:app_factory``): settings from the environment.
+
+    Returns a runner, not the bare app, so gunicorn's aiohttp worker serves with the
+    gateway's own server settings (`server_options`: no request decompression, the idle
+    timeout above the proxy's, the content-free server logger).
+    """
+    from aiohttp import web
+    from pwc_mcp_core.runtime.logs import configure_logging
+
+    settings = GatewaySettings.from_env(os.environ)
+    configure_logging(settings.core.log_level)
+    graceful_s = int(settings.core.call_deadline_s) + 5
+    return web.AppRunner(serving_app(settings), shutdown_timeout=graceful_s * 0.95, **server_options())
 
 
 def run_gateway(settings: GatewaySettings, *, processes: int = 1) -> None:
@@ -141,8 +174,6 @@ def run_gateway(settings: GatewaySettings, *, processes: int = 1) -> None:
     core = settings.core
     if processes <= 1:
         from aiohttp import web
-
-        from gateway.app import serving_app
 
         app = serving_app(settings)
         logger.info("pwc-mcp gateway listening on %s", bind_address(core.host, core.port))

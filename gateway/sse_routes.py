@@ -32,10 +32,11 @@ from dataclasses import dataclass
 from typing import Final
 
 from aiohttp import web
+from pwc_mcp_core.protocol.jsonrpc import INVALID_REQUEST, error_response
 from pwc_mcp_core.protocol.versions import SERVER_VERSION
 
 from gateway import metrics
-from gateway.admission import Admission, compact_dumps, json_error
+from gateway.admission import Admission, json_error
 from gateway.cors import preflight_handler
 from gateway.http_mcp import McpEndpoint
 from gateway.limits import LimitsUnavailable
@@ -54,8 +55,8 @@ _STREAM_HEADERS: Final = {
     "Cache-Control": "no-cache, no-transform",
     "X-Accel-Buffering": "no",  # nginx: never buffer this response
 }
-_SESSION_NOT_FOUND: Final = {"jsonrpc": "2.0", "id": None, "error": {
-    "code": -32600, "message": "Unknown or expired session: open a new stream with GET /sse"}}
+_SESSION_NOT_FOUND: Final = error_response(b"null", INVALID_REQUEST,
+                                           "Unknown or expired session: open a new stream with GET /sse")
 
 
 def _event(name: str, data: bytes) -> bytes:
@@ -64,7 +65,7 @@ def _event(name: str, data: bytes) -> bytes:
 
 
 def _session_not_found() -> web.Response:
-    return web.json_response(_SESSION_NOT_FOUND, status=404, dumps=compact_dumps)
+    return web.Response(status=404, body=_SESSION_NOT_FOUND, content_type="application/json")
 
 
 @dataclass

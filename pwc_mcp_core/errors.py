@@ -6,11 +6,10 @@
     │                          result whose text is the message (prefixes of docs/tool-contract.md §3.1:
     │                          `not_found:`, `ambiguous:`, `invalid_argument:`, `upstream_error:` …)
     ├── ProtocolError          the dispatcher rejects a request (JSON-RPC error code + message)
-    ├── ResourceError          `resources/read` failed; becomes a JSON-RPC error (code, data.uri)
-    └── ExecutorError          the call could not be executed at all
-        ├── ExecutorUnavailable    no live worker, or Redis unreachable (HTTP 503)
-        ├── ExecutorTimeout        no answer before the call deadline
-        └── ResponseTooLarge       the serialized response exceeds 2 MiB (HTTP 503 `response_too_large`)
+    └── ResourceError          `resources/read` failed; becomes a JSON-RPC error (code, data.uri)
+
+A dispatched call's fate (no worker, a timeout, an answer over the bound) is not an error
+here: it is the typed `Outcome` of `pwc_mcp_core.runtime.dispatch`.
 """
 
 from __future__ import annotations
@@ -18,12 +17,8 @@ from __future__ import annotations
 __all__ = [
     "ConfigError",
     "CoreError",
-    "ExecutorError",
-    "ExecutorTimeout",
-    "ExecutorUnavailable",
     "ProtocolError",
     "ResourceError",
-    "ResponseTooLarge",
     "ToolError",
 ]
 
@@ -52,22 +47,6 @@ class ResourceError(CoreError):
         super().__init__(message)
         self.code = code
         self.uri = uri
-
-
-class ExecutorError(CoreError):
-    """A tool call or resource read could not be executed at all."""
-
-
-class ExecutorUnavailable(ExecutorError):
-    """No worker is alive or the queue (Redis) is unreachable."""
-
-
-class ExecutorTimeout(ExecutorError):
-    """The call's deadline passed before any worker answered."""
-
-
-class ResponseTooLarge(ExecutorError):
-    """The serialized response would exceed the 2 MiB bound."""
 
 
 class ProtocolError(CoreError):

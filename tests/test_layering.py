@@ -8,6 +8,11 @@ Inside pwc_mcp_core the subpackages form layers, lowest first: protocol < cluste
 its own subpackage, the layers below it and the root modules (errors); nothing imports back up,
 and there is no import cycle between modules (imports inside functions count too). Every module
 lives in a subpackage, so a new flat module fails here until it is placed.
+
+The gateway never imports ``pwc``. Its rooms by concern, lowest first: shared < admission <
+dispatch < surfaces < process (``GATEWAY_ROOMS``); a room is checked once it exists as a
+package (``/work/wt/gateway_layout.py`` lays the flat modules out), so the order holds both
+before and after the move. Neither the gateway nor the catalog has an import cycle.
 """
 
 from __future__ import annotations
@@ -24,7 +29,7 @@ FORBIDDEN = {
     "pwc": {"redis", "aiohttp", "orjson", "asyncio", "pwc_mcp_core", "workers", "gateway", "catalog"},
     "pwc_mcp_core": {"workers", "gateway", "catalog", "aiohttp", "orjson"},
     "workers": {"gateway", "catalog", "aiohttp", "orjson"},
-    "gateway": {"workers", "catalog"},
+    "gateway": {"pwc", "workers", "catalog"},
     "catalog": {"pwc", "pwc_mcp_core", "workers", "gateway"},
 }
 
@@ -58,8 +63,26 @@ def _module_name(path: Path) -> str:
     return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
 
 
+def _modules(package: str) -> dict[str, Path]:
+    return {_module_name(path): path for path in sorted((ROOT / package).rglob("*.py"))}
+
+
 def _core_modules() -> dict[str, Path]:
-    return {_module_name(path): path for path in sorted(CORE.rglob("*.py"))}
+    return _modules("pwc_mcp_core")
+
+
+GATEWAY_ROOMS = ("shared", "admission", "dispatch", "surfaces", "process")
+"""The gateway's subpackages by concern, lowest first (checked once they exist as packages)."""
+GATEWAY_TOP = ("gateway", "gateway.__main__")
+"""Modules that stay at the top of gateway/ after the layout (the package and ``python -m gateway``)."""
+
+
+def _room(module: str) -> str | None:
+    """``gateway.surfaces.rest`` -> ``surfaces`` when gateway/surfaces/ is a package; else None."""
+    parts = module.split(".")
+    if len(parts) > 2 and parts[1] in GATEWAY_ROOMS and (ROOT / "gateway" / parts[1] / "__init__.py").exists():
+        return parts[1]
+    return None
 
 
 def _layer(module: str) -> str | None:
@@ -104,8 +127,7 @@ def test_no_import_runs_back_up_between_layers() -> None:
     assert offenders == []
 
 
-def test_no_import_cycles_between_core_modules() -> None:
-    modules = _core_modules()
+def _cycles(modules: dict[str, Path]) -> list[list[str]]:
     graph = {module: sorted({name for name, _ in _imports(path) if name in modules and name != module})
              for module, path in modules.items()}
     # a package's __init__ importing its own children is not a cycle of the code
@@ -128,7 +150,34 @@ def test_no_import_cycles_between_core_modules() -> None:
     for module in graph:
         if module not in state:
             visit(module, [])
+    return cycles
+
+
+@pytest.mark.parametrize("package", ["pwc_mcp_core", "gateway", "catalog"])
+def test_no_import_cycles_between_modules(package: str) -> None:
+    cycles = _cycles(_modules(package))
     assert cycles == [], "import cycles: " + "; ".join(" -> ".join(c) for c in cycles)
+
+
+def test_gateway_rooms_import_only_downwards() -> None:
+    order = {name: rank for rank, name in enumerate(GATEWAY_ROOMS)}
+    modules = _modules("gateway")
+    offenders = []
+    for module, path in modules.items():
+        own = _room(module)
+        for name, line in _imports(path):
+            target = _room(name) if name in modules else None
+            if own is not None and target is not None and order[target] > order[own]:
+                offenders.append(f"{path.relative_to(ROOT)}:{line}: {own} imports {name} ({target} is above)")
+    assert offenders == []
+
+
+def test_once_laid_out_every_gateway_module_lives_in_a_room() -> None:
+    if not any((ROOT / "gateway" / room / "__init__.py").exists() for room in GATEWAY_ROOMS):
+        pytest.skip("the gateway is still flat (run /work/wt/gateway_layout.py to lay it out)")
+    flat = [m for m in _modules("gateway") if _room(m) is None and m not in GATEWAY_TOP
+            and m.split(".")[1] not in GATEWAY_ROOMS]
+    assert flat == [], f"place these modules in one of {list(GATEWAY_ROOMS)}: {flat}"
 
 
 def test_core_tests_mirror_the_layers() -> None:

@@ -1,8 +1,8 @@
 """No hidden state between layers: nothing in the server packages uses a ``ContextVar``.
 
-The endpoint hands a call's admission to the executor as an explicit argument
-(``McpServer.handle(..., admission=...)`` → ``executor(call, admission)``, ARCHITECTURE.md §2);
-a context variable would make that contract invisible again.
+The edge hands a call's admission to the dispatcher as an explicit, typed argument
+(``Dispatcher.dispatch(call, admission)``, ARCHITECTURE.md §2); a context variable would
+make that contract invisible again.
 """
 
 from __future__ import annotations
@@ -39,22 +39,22 @@ def test_no_module_imports_contextvars(path: Path) -> None:
     assert not _uses_contextvars(path), f"{path.relative_to(REPO)} imports contextvars"
 
 
-async def test_the_executor_receives_the_admission_argument() -> None:
-    from pwc_mcp_core.runtime.call import Call
+async def test_the_dispatcher_receives_the_admission_argument() -> None:
+    from pwc_mcp_core.cluster.admission import AdmissionScript, Lease
     from pwc_mcp_core.mcp_server.server import McpServer
+    from pwc_mcp_core.runtime.call import Call
     from pwc_mcp_core.runtime.core_settings import CoreSettings
+    from pwc_mcp_core.runtime.dispatch import Deferred, InMemoryDispatcher
 
-    seen: list[object] = []
-
-    async def executor(call: Call, admission: object) -> bytes:
-        seen.append(admission)
+    async def answer(call: Call) -> bytes:
         return b'{"result":{"content":[]}}'
 
+    dispatcher = InMemoryDispatcher(answer)
     tools = [{"name": "echo", "inputSchema": {"type": "object"}}]
-    server = McpServer(CoreSettings(cursor_keys=("k",)), executor, tools=tools)
-    marker = object()
+    server = McpServer(CoreSettings(cursor_keys=("k",)), dispatcher, tools=tools)
+    deferred = Deferred(AdmissionScript([], [], Lease("l", "c")))
     body = b'{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","arguments":{}}}'
-    reply = await server.handle(body, {}, admission=marker)
+    reply = await server.handle(body, {}, admission=deferred)
     assert reply.status == 200
     await server.handle(body, {})
-    assert seen == [marker, None]
+    assert dispatcher.admissions == [deferred, None]

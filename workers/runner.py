@@ -14,8 +14,8 @@ from typing import Any
 
 from pwc_mcp_core.cluster import queue
 from pwc_mcp_core.runtime.call import Call
-from pwc_mcp_core.errors import ExecutorTimeout, ResponseTooLarge
 from pwc_mcp_core.mcp_server.local_executor import LocalExecutor
+from pwc_mcp_core.runtime.dispatch import Answer, TooLarge
 
 __all__ = ["Runner"]
 
@@ -48,14 +48,13 @@ class Runner:
         """
         if isinstance(call, str):
             call = Call.from_json(call)
-        try:
-            body = self._executor.run_here(call)
-        except ExecutorTimeout:
-            return None
-        except ResponseTooLarge:
+        outcome = self._executor.run_here(call)
+        if isinstance(outcome, TooLarge):
             logger.warning("response over the bound replaced")
             return queue.TOO_LARGE
-        return body if self._clock() <= call.deadline else None
+        if not isinstance(outcome, Answer):  # past its deadline, or the executor is closing
+            return None
+        return outcome.body if self._clock() <= call.deadline else None
 
     def warm(self) -> None:
         """Build the runtime and the tool tables before the consumer threads start (blocking).

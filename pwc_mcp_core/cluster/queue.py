@@ -137,7 +137,7 @@ async def ensure_group(redis: Redis) -> None:
             raise
 
 
-async def enqueue(pipe: RedisPipe, *, rid: str, reply_key: str, call_json: str, max_backlog: int,
+async def enqueue(pipe: RedisPipe, *, rid: str, reply_key: str, call_json: bytes | str, max_backlog: int,
                   lease: tuple[str, str] | None = None, redis_deadline: float | None = None) -> str:
     """Append one call to the Stream, atomically refusing when the backlog is full.
 
@@ -159,7 +159,7 @@ async def enqueue(pipe: RedisPipe, *, rid: str, reply_key: str, call_json: str, 
 
 
 async def admit_and_enqueue(pipe: RedisPipe, *, admission_keys: Sequence[str], admission_args: Sequence[str | int],
-                            rid: str, reply_key: str, call_json: str, max_backlog: int,
+                            rid: str, reply_key: str, call_json: bytes | str, max_backlog: int,
                             lease: tuple[str, str], redis_deadline: float | None = None) -> tuple[int, str | None]:
     """Admit a call against the limits and append it to the Stream in one atomic step.
 
@@ -184,9 +184,9 @@ async def admit_and_enqueue(pipe: RedisPipe, *, admission_keys: Sequence[str], a
     return int(code), None
 
 
-def _entry_fields(rid: str, reply_key: str, call_json: str, lease: tuple[str, str] | None,
-                  redis_deadline: float | None = None) -> list[str]:
-    fields = ["rid", rid, "reply", reply_key, "call", call_json]
+def _entry_fields(rid: str, reply_key: str, call_json: bytes | str, lease: tuple[str, str] | None,
+                  redis_deadline: float | None = None) -> list[bytes | str]:
+    fields: list[bytes | str] = ["rid", rid, "reply", reply_key, "call", call_json]
     if lease is not None:
         fields += ["lease", f"{lease[0]}:{lease[1]}"]
     if redis_deadline is not None:

@@ -174,18 +174,25 @@ def async_client(target: RedisTarget, *, socket_timeout: float | None, connect_t
         return redis.asyncio.Redis.from_url(target, socket_connect_timeout=connect_timeout,
                                             socket_timeout=socket_timeout,
                                             health_check_interval=health_check_interval)
-    sentinel = AsyncSentinel(list(target.sentinels), sentinel_kwargs=_sentinel_kwargs(target, AsyncRetry(NoBackoff(), 0)))
-    return sentinel.master_for(target.service, retry=AsyncRetry(_failover_backoff(), _FAILOVER_RETRIES),
-                               **_master_kwargs(target, socket_timeout, connect_timeout, health_check_interval))
+    # redis-py's Sentinel classes are untyped: the client they return is checked by its annotation.
+    sentinel = AsyncSentinel(list(target.sentinels),  # type: ignore[no-untyped-call]
+                             sentinel_kwargs=_sentinel_kwargs(target, AsyncRetry(NoBackoff(), 0)))
+    client: redis.asyncio.Redis = sentinel.master_for(
+        target.service, retry=AsyncRetry(_failover_backoff(), _FAILOVER_RETRIES),
+        **_master_kwargs(target, socket_timeout, connect_timeout, health_check_interval))  # type: ignore[arg-type]
+    return client
 
 
 def sync_client(target: RedisTarget, *, socket_timeout: float | None, connect_timeout: float) -> redis.Redis:
     """A synchronous client of ``target``'s master (see `async_client`)."""
     if isinstance(target, str):
         return redis.Redis.from_url(target, socket_connect_timeout=connect_timeout, socket_timeout=socket_timeout)
-    sentinel = Sentinel(list(target.sentinels), sentinel_kwargs=_sentinel_kwargs(target, Retry(NoBackoff(), 0)))
-    return sentinel.master_for(target.service, retry=Retry(_failover_backoff(), _FAILOVER_RETRIES),
-                               **_master_kwargs(target, socket_timeout, connect_timeout, 0))
+    sentinel = Sentinel(list(target.sentinels),  # type: ignore[no-untyped-call]
+                        sentinel_kwargs=_sentinel_kwargs(target, Retry(NoBackoff(), 0)))
+    client: redis.Redis = sentinel.master_for(  # type: ignore[no-untyped-call]
+        target.service, retry=Retry(_failover_backoff(), _FAILOVER_RETRIES),
+        **_master_kwargs(target, socket_timeout, connect_timeout, 0))
+    return client
 
 
 def async_pool(target: RedisTarget, *, socket_timeout: float | None,

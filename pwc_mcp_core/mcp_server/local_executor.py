@@ -1,9 +1,10 @@
-"""Run tool calls in this process on a bounded thread pool: the executor of embedded mode and stdio.
+"""Run calls in this process on a bounded thread pool: the `Dispatcher` of embedded mode and stdio.
 
-An executor is ``async (Call) -> bytes`` (ARCHITECTURE.md §2). The sync
-``execution.execute`` runs on a worker thread; the event loop only waits,
-bounded by the call's deadline. The execution runtime (catalog client, caches)
-is built by ``start()`` (or the first call); building it sends no catalog request.
+The sync ``execution.execute`` runs on a pool thread; the event loop only waits, bounded by
+the call's deadline, and gets one `Outcome` back (ARCHITECTURE.md §2). A worker process
+runs calls in its own consumer threads with `LocalExecutor.run_here`. The execution
+runtime (catalog client, caches) is built by ``start()`` (or the first call); building it
+sends no catalog request.
 """
 
 from __future__ import annotations
@@ -13,21 +14,27 @@ import threading
 import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
-from typing import Any
+from typing import TYPE_CHECKING
 
 from pwc_mcp_core.runtime.call import Call
-from pwc_mcp_core.errors import ExecutorTimeout, ExecutorUnavailable, ResponseTooLarge
+from pwc_mcp_core.runtime.dispatch import TIMED_OUT, Answer, Deferred, Outcome, PoolState, TimedOut, TooLarge, \
+    Unavailable, bounded
+
+if TYPE_CHECKING:  # the tool tables load on first use, not on import
+    from pwc_mcp_core.tools.execution import Runtime
 
 __all__ = ["LocalExecutor"]
 
+_CLOSED = Unavailable("the executor is closed")
+
 
 class LocalExecutor:
-    """``async (Call) -> bytes`` backed by a thread pool in this process.
+    """A `Dispatcher` backed by a thread pool in this process.
 
     Args:
         runtime_factory: builds the ``execution.Runtime`` (called once, on the first call).
         max_workers: pool size, i.e. calls running at once.
-        max_response_bytes: larger bodies raise :class:`ResponseTooLarge`.
+        max_response_bytes: the response bound (`dispatch.bounded`).
         run: the sync function run per call; default ``pwc_mcp_core.tools.execution.execute``.
         on_queue_wait: optional hook, seconds a call waited for a free thread.
         on_call: optional hook, seconds from submission to result.
@@ -36,21 +43,27 @@ class LocalExecutor:
             host clock is off passes its Redis-corrected clock here.
 
     A call's catalog requests are bounded by its deadline too (``Client.within``), so a
-    thread is free again by then whatever the catalog does.
+    thread is free again by then whatever the catalog does. It never runs an admission
+    itself (`runs_admission` is False): the embedded edge admits a call before handing it over.
     """
 
-    def __init__(self, runtime_factory: Callable[[], Any], *, max_workers: int, max_response_bytes: int,
-                 run: Callable[[Call, Any], bytes] | None = None,
+    runs_admission = False
+
+    def __init__(self, runtime_factory: Callable[[], Runtime], *, max_workers: int, max_response_bytes: int,
+                 run: Callable[[Call, Runtime], bytes] | None = None,
                  on_queue_wait: Callable[[float], None] | None = None,
                  on_call: Callable[[float], None] | None = None,
                  thread_name_prefix: str = "pwc-mcp-tool",
                  clock: Callable[[], float] = time.time) -> None:
         if run is None:
-            from pwc_mcp_core.tools.execution import execute as run
-        self._run_call = run
+            from pwc_mcp_core.tools.execution import execute
+
+            run = execute
+        self._run_call: Callable[[Call, Runtime], bytes] = run
         self._runtime_factory = runtime_factory
-        self._runtime: Any = None
+        self._runtime: Runtime | None = None
         self._runtime_lock = threading.Lock()
+        self._threads = max_workers
         self._pool = ThreadPoolExecutor(max_workers=max_workers, thread_name_prefix=thread_name_prefix)
         self._max_response_bytes = max_response_bytes
         self._on_queue_wait = on_queue_wait
@@ -63,17 +76,18 @@ class LocalExecutor:
         """1 while open: this process itself runs the calls."""
         return 0 if self._closed else 1
 
+    def pool_state(self) -> PoolState:
+        """The pool's size; running and waiting calls are not tracked here (``/metrics`` has them)."""
+        return PoolState(self._threads, 0, 0)
+
     def _run(self, call: Call, submitted: float) -> bytes:
         if self._on_queue_wait is not None:
             self._on_queue_wait(time.perf_counter() - submitted)
         runtime = self._get_runtime()
-        within = getattr(getattr(runtime, "client", None), "within", None)
-        if within is None:  # a test runtime without the catalog client
-            return self._run_call(call, runtime)
-        with within(call.deadline - self._clock()):
+        with runtime.client.within(call.deadline - self._clock()):
             return self._run_call(call, runtime)
 
-    def _get_runtime(self) -> Any:
+    def _get_runtime(self) -> Runtime:
         with self._runtime_lock:
             if self._runtime is None:
                 self._runtime = self._runtime_factory()
@@ -92,61 +106,49 @@ class LocalExecutor:
         warm()
         self._get_runtime()
 
-    async def __call__(self, call: Call, admission: object = None) -> bytes:
-        """Run ``call`` on a thread before ``call.deadline``.
+    async def dispatch(self, call: Call, admission: Deferred | None = None) -> Outcome:
+        """Run ``call`` on a pool thread before ``call.deadline``.
 
-        ``admission`` (the `server.Executor` argument) is ignored: the embedded edge
-        admits a call fully before handing it over, so there is nothing to carry.
-
-        Raises:
-            ExecutorUnavailable: the executor is closed.
-            ExecutorTimeout: the deadline passed (the thread finishes in the background).
-            ResponseTooLarge: the body exceeds the response bound.
+        ``admission`` is always ``None`` here (`runs_admission` is False). On `TimedOut`
+        the thread finishes in the background; its answer is dropped.
         """
-        remaining = self._admit(call)
+        early = self._refuse(call)
+        if early is not None:
+            return early
         submitted = time.perf_counter()
         future = asyncio.get_running_loop().run_in_executor(self._pool, self._run, call, submitted)
         try:
-            body = await asyncio.wait_for(future, timeout=remaining)
+            body = await asyncio.wait_for(future, timeout=call.deadline - self._clock())
         except TimeoutError:
-            raise ExecutorTimeout("the call did not finish before its deadline") from None
+            return TIMED_OUT
         finally:
             self._observe(submitted)
-        return self._bounded(body)
+        return bounded(body, self._max_response_bytes)
 
-    def run_here(self, call: Call) -> bytes:
-        """Run ``call`` in the calling thread (a worker's consumer thread), same checks as ``await``.
+    def run_here(self, call: Call) -> Answer | TimedOut | TooLarge | Unavailable:
+        """Run ``call`` in the calling thread (a worker's consumer thread), with `dispatch`'s checks.
 
-        Raises:
-            ExecutorUnavailable: the executor is closed.
-            ExecutorTimeout: the deadline had passed before the call started.
-            ResponseTooLarge: the body exceeds the size bound.
+        `TimedOut` means the deadline had passed before the call started.
         """
-        self._admit(call)
+        early = self._refuse(call)
+        if early is not None:
+            return early
         started = time.perf_counter()
         try:
             body = self._run(call, started)
         finally:
             self._observe(started)
-        return self._bounded(body)
+        return bounded(body, self._max_response_bytes)
 
-    def _admit(self, call: Call) -> float:
-        """Seconds left before ``call.deadline``; raises if closed or already past it."""
+    def _refuse(self, call: Call) -> TimedOut | Unavailable | None:
+        """The outcome of a call that cannot start: closed, or already past its deadline."""
         if self._closed:
-            raise ExecutorUnavailable("the executor is closed")
-        remaining = call.deadline - self._clock()
-        if remaining <= 0:
-            raise ExecutorTimeout("the call deadline passed before it started")
-        return remaining
+            return _CLOSED
+        return TIMED_OUT if call.deadline - self._clock() <= 0 else None
 
     def _observe(self, started: float) -> None:
         if self._on_call is not None:
             self._on_call(time.perf_counter() - started)
-
-    def _bounded(self, body: bytes) -> bytes:
-        if len(body) > self._max_response_bytes:
-            raise ResponseTooLarge("the response exceeds the size bound")
-        return body
 
     async def start(self) -> None:
         """Warm up (:meth:`warm`) on a thread, so the event loop keeps serving meanwhile."""

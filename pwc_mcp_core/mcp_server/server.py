@@ -2,10 +2,10 @@
 
 The gateway (and `stdio`) hands it a raw body and the request headers and
 gets a `Reply` back. Static results are serialized once at construction;
-``tools/call`` and ``resources/read`` go to the executor, an
-``async (Call, admission) -> bytes`` callable returning a body without ``jsonrpc``/``id``.
-``admission`` is the edge's handle on how the call was admitted (see `Executor`); the
-server passes it through untouched and never inspects it.
+``tools/call`` and ``resources/read`` become a `Call` for the `Dispatcher`
+(`pwc_mcp_core.runtime.dispatch`), whose one `Outcome` `McpServer.answer` maps through one
+table into the JSON-RPC reply. `McpServer.handle` does it all; an edge that admits calls
+itself (the gateway) uses `prepare`, dispatches the `Pending` call, then `answer`.
 
 Status rules (docs/protocol.md §1.2, §2, §6.2; table `jsonrpc.HTTP_STATUS`):
 
@@ -15,11 +15,14 @@ Status rules (docs/protocol.md §1.2, §2, §6.2; table `jsonrpc.HTTP_STATUS`):
   when the body carries a modern ``_meta`` envelope, else -32600 (a non-modern error, so
   dual-era clients fall back to ``initialize``; §6.4);
 * legacy errors travel with 200; modern -32602/-32020/-32021/-32022 → 400, -32601 → 404;
-* executor failures: `ExecutorUnavailable` → 503 -32603 with ``Retry-After: 1``;
-  `ExecutorTimeout` → 200 -32603 "the tool call timed out" (a JSON-RPC answer the client
-  session can match to its request; proxies would turn a 504 into an opaque failure);
-  `ResponseTooLarge` → 503 JSON-RPC refusal ``data.error = "response_too_large"``
-  (`refusals.refusal_body`, with the request id; docs/tool-contract.md §2.4).
+* dispatch outcomes (`answer`): `Answer` → the body spliced (an error body gets its status
+  from the table); `Refused` → the limit's JSON-RPC refusal (429 ``rate_limit_exceeded``,
+  503 ``server_saturated`` or ``limits_unavailable``, with ``Retry-After``); `Unavailable`
+  → 503 -32603 with ``Retry-After: 1``; `TimedOut` → 200 -32603 "the tool call timed out"
+  (a JSON-RPC answer the client session can match to its request; proxies would turn a
+  504 into an opaque failure); `TooLarge` → 503 JSON-RPC refusal
+  ``data.error = "response_too_large"`` (`refusals.refusal_body`, with the request id;
+  docs/tool-contract.md §2.4).
 """
 
 from __future__ import annotations
@@ -27,7 +30,7 @@ from __future__ import annotations
 import json
 import logging
 import time
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final
 
@@ -44,7 +47,7 @@ from pwc_mcp_core.protocol.eras import (
     parse_body,
     route,
 )
-from pwc_mcp_core.errors import ExecutorTimeout, ExecutorUnavailable, ProtocolError, ResponseTooLarge
+from pwc_mcp_core.errors import ProtocolError
 from pwc_mcp_core.protocol.jsonrpc import (
     INTERNAL_ERROR,
     INVALID_PARAMS,
@@ -54,14 +57,15 @@ from pwc_mcp_core.protocol.jsonrpc import (
     UNSUPPORTED_PROTOCOL_VERSION,
     Era,
     encode_id,
-    error_body,
+    error_response,
     has_result_object,
     http_status,
     insert_into_result,
     result_body,
     splice_id,
 )
-from pwc_mcp_core.protocol.refusals import refusal_body
+from pwc_mcp_core.protocol.refusals import REFUSALS, refusal_body
+from pwc_mcp_core.runtime.dispatch import Answer, Deferred, Dispatcher, Outcome, Refused, TimedOut, Unavailable, refusal_of
 from pwc_mcp_core.mcp_server.legacy_era import initialize_bodies, initialize_version, legacy_static_bodies, set_level
 from pwc_mcp_core.mcp_server.modern_era import LEGACY_ONLY_METHODS, modern_result, modern_static_bodies
 from pwc_mcp_core.runtime.core_settings import CoreSettings
@@ -72,19 +76,10 @@ from pwc_mcp_core.protocol.versions import (
     SUPPORTED_VERSIONS,
 )
 
-__all__ = ["Classification", "Executor", "McpServer", "Reply", "classify"]
+__all__ = ["Classification", "McpServer", "Pending", "Reply", "classify"]
 
 logger = logging.getLogger(__name__)
 
-Executor = Callable[[Call, Any], Awaitable[bytes]]
-"""``async (call, admission) -> bytes``.
-
-``admission`` is what the edge passed to `McpServer.handle` for this request: ``None``
-when the edge has nothing to hand over (stdio, the embedded pool, static methods), or an
-edge-defined object such as the gateway's ``DispatchTicket``, whose executor admits and
-queues the call in one Redis round trip. It is an explicit argument so the whole contract
-between the endpoint and the executor is visible in this signature.
-"""
 _JSON: Final = {"Content-Type": "application/json"}
 _LIST_METHODS: Final = frozenset({"tools/list", "resources/list", "resources/templates/list", "prompts/list"})
 _EXECUTED: Final = frozenset({"tools/call", "resources/read"})
@@ -105,19 +100,26 @@ class Reply:
     headers: dict[str, str] = field(default_factory=dict)
 
 
+@dataclass(frozen=True, slots=True)
+class Pending:
+    """A request `McpServer.prepare` turned into a `Call` for the dispatcher; ``id_json`` is its id."""
+
+    call: Call
+    id_json: bytes
+
+
 class McpServer:
     """Dispatch one JSON-RPC message per call, for both protocol eras.
 
     Args:
         settings: `CoreSettings` (call deadline, response bound).
-        executor: ``async (Call, admission) -> bytes`` (`Executor`) running
-            ``tools/call``/``resources/read``; raises
-            `ExecutorUnavailable`, `ExecutorTimeout` or `ResponseTooLarge`.
+        dispatcher: the `Dispatcher` running ``tools/call``/``resources/read`` (and the
+            catalog look-ups of ``completion/complete``).
         tools: the ``tools`` list of the ``tools/list`` result; default
             `registry.tool_list_result()` (imported lazily).
     """
 
-    def __init__(self, settings: CoreSettings, executor: Executor, *,
+    def __init__(self, settings: CoreSettings, dispatcher: Dispatcher, *,
                  tools: Sequence[Mapping[str, Any]] | None = None) -> None:
         if tools is None:
             from pwc_mcp_core.tools import registry  # lazy: the catalogue builds 21 schemas from the pwc parser
@@ -126,7 +128,7 @@ class McpServer:
         else:
             tools_result = {"tools": [dict(t) for t in tools]}
         self._settings = settings
-        self._executor = executor
+        self._dispatcher = dispatcher
         self.tool_names: frozenset[str] = frozenset(t["name"] for t in tools_result["tools"])
         self._initialize = initialize_bodies()
 
@@ -149,16 +151,30 @@ class McpServer:
                                   protocol_label="unknown")
 
     async def handle(self, body: bytes, headers: Mapping[str, str], *, parsed: Any = UNPARSED,
-                     admission: Any = None) -> Reply:
-        """Answer one POSTed JSON-RPC message. Never raises.
+                     admission: Deferred | None = None) -> Reply:
+        """Answer one POSTed JSON-RPC message: `prepare`, dispatch, `answer`. Never raises.
 
         Args:
             body: the raw request body.
             headers: request headers; aiohttp's case-insensitive mapping or a plain dict.
             parsed: ``body`` already parsed (`Classification.message`), so it is not
                 parsed twice; `UNPARSED` (default) parses it here.
-            admission: handed to the executor with a dispatched call (`Executor`); ``None``
-                when the edge has none.
+            admission: handed to the dispatcher with a dispatched call (`Dispatcher.dispatch`).
+        """
+        prepared = await self.prepare(body, headers, parsed=parsed)
+        if isinstance(prepared, Reply):
+            return prepared
+        try:
+            outcome = await self._dispatcher.dispatch(prepared.call, admission)
+        except Exception as exc:  # noqa: BLE001 - dispatchers never raise by contract; never leak detail
+            logger.error("dispatcher failed kind=%s error=%s", prepared.call.kind, type(exc).__name__)
+            return _error(prepared.call.era, prepared.id_json, INTERNAL_ERROR, "Internal error")
+        return self.answer(prepared, outcome)
+
+    async def prepare(self, body: bytes, headers: Mapping[str, str], *, parsed: Any = UNPARSED) -> Reply | Pending:
+        """Answer everything that needs no dispatcher, or return the `Pending` call. Never raises.
+
+        Arguments as `handle`.
         """
         headers = lower_headers(headers)
         version = headers.get(PROTOCOL_HEADER)
@@ -194,7 +210,7 @@ class McpServer:
                 return _unsupported_version(params, version or "", id_json)
             if era == "modern":
                 check_modern_request(message, headers)
-            return await self._dispatch(era, method, params, id_json, version or LATEST_LEGACY_VERSION, admission)
+            return await self._dispatch(era, method, params, id_json, version or LATEST_LEGACY_VERSION)
         except ProtocolError as exc:
             return _error(era, id_json, exc.code, exc.message, exc.data)
         except Exception as exc:  # noqa: BLE001 - a handler bug still answers the request, content-free
@@ -204,14 +220,14 @@ class McpServer:
             return _error(era, id_json, INTERNAL_ERROR, "Internal error: the server failed to handle this request")
 
     async def _dispatch(self, era: Era, method: str, params: dict[str, Any], id_json: bytes,
-                        protocol: str, admission: Any) -> Reply:
+                        protocol: str) -> Reply | Pending:
         static = self._static[era].get(method)
         if static is not None:
             if method in _LIST_METHODS and params.get("cursor") is not None:
                 raise ProtocolError(INVALID_PARAMS, "Invalid cursor: every list fits one page")
             return Reply(200, splice_id(id_json, static), _JSON)
         if method in _EXECUTED:
-            return await self._execute(self._call(era, method, params, protocol), id_json, admission)
+            return Pending(self._call(era, method, params, protocol), id_json)
         if era == "legacy":
             if method == "initialize":
                 return Reply(200, splice_id(id_json, self._initialize[initialize_version(params)]), _JSON)
@@ -235,23 +251,33 @@ class McpServer:
     async def _complete(self, params: dict[str, Any], era: Era, protocol: str) -> dict[str, Any]:
         """``completion/complete``: `completion.target` here, the catalog look-up on the executor.
 
-        The executor runs it where tool calls run (a thread, or a worker in Redis mode), so
-        the event loop never waits on the catalog. Any executor failure is no values.
+        The dispatcher runs it where tool calls run (a thread, or a worker in Redis mode), so
+        the event loop never waits on the catalog. Any outcome but an answer is no values.
         """
         vocabulary, typed = completion.target(params)  # ProtocolError for a malformed request
         if vocabulary is None:
             return {"completion": dict(completion.EMPTY)}
         deadline = time.time() + min(self._settings.call_deadline_s, COMPLETION_DEADLINE_S)
+        outcome = await self._dispatcher.dispatch(  # admitted as a plain request, no lease
+            Call("completion/complete", vocabulary, {"value": typed}, era, protocol, deadline))
+        if not isinstance(outcome, Answer):
+            return {"completion": dict(completion.EMPTY)}
         try:
-            body = await self._executor(Call("completion/complete", vocabulary, {"value": typed}, era, protocol,
-                                             deadline), None)  # admitted as a plain request, no lease
-            found = json.loads(body)["result"]["completion"]
-        except Exception as exc:  # noqa: BLE001 - a hint, never an error page
+            found = json.loads(outcome.body)["result"]["completion"]
+        except (ValueError, KeyError, TypeError) as exc:  # a hint, never an error page
             logger.warning("completion failed type=%s", type(exc).__name__)
             return {"completion": dict(completion.EMPTY)}
         if not isinstance(found, dict) or not isinstance(found.get("values"), list):
             return {"completion": dict(completion.EMPTY)}
         return {"completion": found}
+
+    def tool_call(self, name: str, arguments: dict[str, Any], *, protocol: str = LATEST_LEGACY_VERSION) -> Call:
+        """The legacy-era ``tools/call`` of ``name`` with ``arguments`` (REST), deadline from now.
+
+        Raises:
+            ProtocolError: ``name`` is not a served tool.
+        """
+        return self._call("legacy", "tools/call", {"name": name, "arguments": arguments}, protocol)
 
     def _call(self, era: Era, method: str, params: dict[str, Any], protocol: str) -> Call:
         deadline = time.time() + self._settings.call_deadline_s
@@ -271,35 +297,33 @@ class McpServer:
             raise ProtocolError(INVALID_PARAMS, f"Unknown tool: {name}")
         return Call("tools/call", name, arguments, era, protocol, deadline)
 
-    async def _execute(self, call: Call, id_json: bytes, admission: Any) -> Reply:
-        try:
-            body = await self._executor(call, admission)
-        except ExecutorUnavailable:
-            reply = _error(call.era, id_json, INTERNAL_ERROR,
-                           "The tool service is temporarily unavailable; retry shortly")
+    def answer(self, pending: Pending, outcome: Outcome) -> Reply:
+        """The JSON-RPC reply to a dispatched call: the one outcome → reply table (module docstring)."""
+        id_json, era = pending.id_json, pending.call.era
+        if isinstance(outcome, Answer):
+            body = outcome.body
+            if has_result_object(body):
+                if era == "modern" and b'"resultType"' not in body:
+                    body = insert_into_result(body, _RESULT_TYPE)
+                return Reply(200, splice_id(id_json, body), _JSON)
+            return Reply(_error_status(era, body), splice_id(id_json, body), _JSON)
+        if isinstance(outcome, Refused):
+            code, retry = refusal_of(outcome.decision)
+            return Reply(REFUSALS[code].status, refusal_body(code, id_json=id_json, retry_after_s=retry,
+                                                             limit_bytes=self._settings.max_body_bytes),
+                         {**_JSON, "Retry-After": str(retry)})
+        if isinstance(outcome, Unavailable):
+            reply = _error(era, id_json, INTERNAL_ERROR, "The tool service is temporarily unavailable; retry shortly")
             return Reply(503, reply.body, {**_JSON, "Retry-After": "1"})
-        except ExecutorTimeout:
-            return _error(call.era, id_json, INTERNAL_ERROR, "the tool call timed out")
-        except ResponseTooLarge:
-            return self._too_large(id_json)
-        except Exception as exc:  # never leak exception text to the client
-            logger.error("executor failed kind=%s error=%s", call.kind, type(exc).__name__)
-            return _error(call.era, id_json, INTERNAL_ERROR, "Internal error")
-        if len(body) > self._settings.max_body_bytes:
-            return self._too_large(id_json)
-        if has_result_object(body):
-            if call.era == "modern" and b'"resultType"' not in body:
-                body = insert_into_result(body, _RESULT_TYPE)
-            return Reply(200, splice_id(id_json, body), _JSON)
-        return Reply(_error_status(call.era, body), splice_id(id_json, body), _JSON)
-
-    def _too_large(self, id_json: bytes) -> Reply:
-        body = refusal_body("response_too_large", id_json=id_json, limit_bytes=self._settings.max_body_bytes)
-        return Reply(503, body, _JSON)
+        if isinstance(outcome, TimedOut):
+            return _error(era, id_json, INTERNAL_ERROR, "the tool call timed out")
+        body = refusal_body(  # TooLarge
+            "response_too_large", id_json=id_json, limit_bytes=self._settings.max_body_bytes)
+        return Reply(REFUSALS["response_too_large"].status, body, _JSON)
 
 
 def _error(era: Era, id_json: bytes, code: int, message: str, data: Any = None) -> Reply:
-    return Reply(http_status(era, code), splice_id(id_json, error_body(code, message, data)), _JSON)
+    return Reply(http_status(era, code), error_response(id_json, code, message, data), _JSON)
 
 
 def _error_status(era: Era, body: bytes) -> int:

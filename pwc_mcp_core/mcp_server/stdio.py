@@ -33,8 +33,8 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, BinaryIO, Final
 
 from pwc_mcp_core.protocol.eras import NAME_BEARING_METHODS
+from pwc_mcp_core.protocol.jsonrpc import INVALID_REQUEST, error_response
 from pwc_mcp_core.errors import ConfigError
-from pwc_mcp_core.protocol.jsonrpc import INTERNAL_ERROR, encode_id, error_body, splice_id
 from pwc_mcp_core.mcp_server.local_executor import LocalExecutor
 from pwc_mcp_core.runtime.logs import configure_logging
 from pwc_mcp_core.mcp_server.server import McpServer
@@ -50,6 +50,7 @@ __all__ = ["headers_for", "main", "serve"]
 logger = logging.getLogger("pwc_mcp_core.mcp_server.stdio")  # stable even when run as __main__
 
 _MAX_STDIO_THREADS: Final = 8  # one desktop client: a handful of parallel calls at most
+_TOO_LARGE_LINE: Final = error_response(b"null", INVALID_REQUEST, "Invalid Request: the message is too large") + b"\n"
 
 
 def _runtime(settings: CoreSettings) -> Runtime:
@@ -89,15 +90,8 @@ async def _answer(server: McpServer, line: bytes) -> bytes | None:
         message = json.loads(line)
     except (ValueError, UnicodeDecodeError, RecursionError):
         message = None
-    reply = await server.handle(line, headers_for(message))
-    if reply.body is None:
-        return None
-    if reply.body.startswith(b'{"jsonrpc"'):
-        return reply.body
-    # An HTTP-only body (503 response_too_large): stdio has no status line, so answer in JSON-RPC.
-    request_id = message.get("id") if isinstance(message, dict) else None
-    id_json = encode_id(request_id) if type(request_id) in (str, int) else b"null"
-    return splice_id(id_json, error_body(INTERNAL_ERROR, "the response is too large"))
+    # Every reply body is a whole JSON-RPC message (refusals included); stdio drops the HTTP status.
+    return (await server.handle(line, headers_for(message))).body
 
 
 async def serve(server: McpServer, stdin: BinaryIO, stdout: BinaryIO, *, max_line_bytes: int) -> None:
@@ -122,8 +116,7 @@ async def serve(server: McpServer, stdin: BinaryIO, stdout: BinaryIO, *, max_lin
             while line and not line.endswith(b"\n"):
                 line = await loop.run_in_executor(None, stdin.readline, 65536)
             async with write_lock:
-                stdout.write(b'{"jsonrpc":"2.0","id":null,"error":{"code":-32600,'
-                             b'"message":"Invalid Request: the message is too large"}}\n')
+                stdout.write(_TOO_LARGE_LINE)
                 stdout.flush()
             continue
         if not line.strip():

@@ -37,6 +37,7 @@ __all__ = [
     "check_modern_request",
     "classify",
     "decode_header_value",
+    "is_semantic_search",
     "lower_headers",
     "protocol_label",
     "route",
@@ -165,15 +166,20 @@ def classify(body: bytes, headers: Mapping[str, str], *, tool_names: frozenset[s
     if not isinstance(name, str):
         name = decode_header_value(headers.get(NAME_HEADER))
     tool = name if name in tool_names else None
-    semantic = False
-    if tool == "search_papers":
-        arguments = params.get("arguments") if params is not None else None
-        mode = arguments.get("mode") if isinstance(arguments, dict) else None
-        # Only a string can name a mode; anything else is left for validation to refuse.
-        semantic = mode is None or (isinstance(mode, str) and mode in _SEMANTIC_MODES)
+    semantic = is_semantic_search(tool, params.get("arguments") if params is not None else None)
     return Classification(method=method, tool=tool, is_semantic_search=semantic,
                           era=route(version) or "invalid", protocol_label=protocol_label(version),
                           message=message)
+
+
+def is_semantic_search(tool: str | None, arguments: object) -> bool:
+    """Whether a call of ``tool`` counts against the semantic-search limit: ``search_papers``
+    with ``mode`` ``semantic``, ``hybrid`` or omitted (omitted = hybrid, docs/tool-contract.md §2.3)."""
+    if tool != "search_papers":
+        return False
+    mode = arguments.get("mode") if isinstance(arguments, dict) else None
+    # Only a string can name a mode; anything else is left for validation to refuse.
+    return mode is None or (isinstance(mode, str) and mode in _SEMANTIC_MODES)
 
 
 def check_modern_request(message: Mapping[str, JsonValue], headers: Mapping[str, str]) -> None:

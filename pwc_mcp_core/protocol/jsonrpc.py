@@ -15,6 +15,8 @@ from types import MappingProxyType
 from collections.abc import Mapping
 from typing import Final, Literal
 
+from pwc_mcp_core.protocol.json_types import JsonValue
+
 __all__ = [
     "HEADER_MISMATCH",
     "HTTP_STATUS",
@@ -30,6 +32,7 @@ __all__ = [
     "dumps",
     "encode_id",
     "error_body",
+    "error_response",
     "has_result_object",
     "http_status",
     "insert_into_result",
@@ -114,6 +117,12 @@ def error_body(code: int, message: str, data: object = None) -> bytes:
     if data is not None:
         error["data"] = data
     return b'{"error":' + dumps(error) + b"}"
+
+
+def error_response(id_json: bytes, code: int, message: str, data: JsonValue = None) -> bytes:
+    """A whole JSON-RPC error response for the request ``id_json`` (``b"null"`` when unknown):
+    the one builder of error bodies, whoever answers (server, refusals, gateway transports)."""
+    return splice_id(id_json, error_body(code, message, data))
 
 
 def splice_id(id_json: bytes, body: bytes) -> bytes:

@@ -20,7 +20,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Final
 
-from pwc_mcp_core.protocol.jsonrpc import INTERNAL_ERROR, INVALID_REQUEST, dumps, encode_id
+from pwc_mcp_core.protocol.jsonrpc import INTERNAL_ERROR, INVALID_REQUEST, encode_id, error_response
 
 __all__ = ["REFUSALS", "SERVER_BUSY", "Refusal", "refusal_body", "request_id_json"]
 
@@ -66,8 +66,7 @@ def request_id_json(message: object) -> bytes:
     return encode_id(request_id) if type(request_id) is str or type(request_id) is int else b"null"
 
 
-def refusal_body(error: str, *, id_json: bytes = b"null", retry_after_s: int | None = None,
-                 limit_bytes: int = 2 * 1024 * 1024) -> bytes:
+def refusal_body(error: str, *, limit_bytes: int, id_json: bytes = b"null", retry_after_s: int | None = None) -> bytes:
     """The serialized JSON-RPC refusal for ``error`` (a `REFUSALS` key).
 
     Args:
@@ -81,5 +80,4 @@ def refusal_body(error: str, *, id_json: bytes = b"null", retry_after_s: int | N
     """
     kind = REFUSALS[error]
     message = kind.message.format(retry=retry_after_s, limit=limit_bytes)
-    body = {"code": kind.code, "message": message, "data": {"error": error, "retry_after_s": retry_after_s}}
-    return b'{"jsonrpc":"2.0","id":' + id_json + b',"error":' + dumps(body) + b"}"
+    return error_response(id_json, kind.code, message, {"error": error, "retry_after_s": retry_after_s})

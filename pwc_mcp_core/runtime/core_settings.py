@@ -6,18 +6,19 @@ Nothing below the entry points reads `os.environ`: `gateway`, `workers` and
 
 from __future__ import annotations
 
+import argparse
 import ipaddress
 import re
 import secrets
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, fields
 from typing import Final
 
 from pwc_mcp_core.cluster.redis_connect import RedisTarget, SentinelTarget, target_from_env
 from pwc_mcp_core.errors import ConfigError
 
-__all__ = ["CoreSettings", "DEFAULT_ALLOWED_HOSTS", "DEFAULT_ALLOWED_ORIGINS", "DEFAULT_API_URL", "checked_hosts",
-           "checked_origins", "env_int", "env_number"]
+__all__ = ["CoreSettings", "DEFAULT_ALLOWED_HOSTS", "DEFAULT_MAX_BODY_BYTES", "DEFAULT_ALLOWED_ORIGINS", "DEFAULT_API_URL", "checked_hosts",
+           "checked_origins", "env_int", "env_number", "int_option"]
 
 DEFAULT_API_URL: Final = "https://paperswithcode.co/api/v1"
 DEFAULT_ALLOWED_HOSTS: Final = ("localhost:*", "127.0.0.1:*", "[::1]:*")
@@ -27,6 +28,9 @@ _LOG_LEVELS: Final = ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")
 _HOST_PATTERN: Final = re.compile(r"^(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9](?:[A-Za-z0-9.-]*[A-Za-z0-9])?)(?::(\d{1,5}|\*))?$")
 _ORIGIN_PATTERN: Final = re.compile(r"^https?://(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9.-]+)(?::\d{1,5})?$")
 _SECRET_FIELDS: Final = frozenset({"cursor_keys", "redis_url", "redis_sentinel"})
+DEFAULT_MAX_BODY_BYTES: Final = 2 * 1024 * 1024
+"""The 2 MiB bound on request bodies, catalog responses and serialized MCP responses (seed
+"Safety and operations"); ``PWC_MCP_MAX_BODY_BYTES`` overrides it."""
 Network = ipaddress.IPv4Network | ipaddress.IPv6Network
 
 
@@ -108,7 +112,7 @@ class CoreSettings:
     worker_threads: int = 128
     catalog_timeout_s: float = 25.0
     call_deadline_s: float = 30.0
-    max_body_bytes: int = 2 * 1024 * 1024
+    max_body_bytes: int = DEFAULT_MAX_BODY_BYTES
     chunk_bytes: int = 65536
 
     def __repr__(self) -> str:
@@ -167,7 +171,7 @@ class CoreSettings:
             worker_threads=env_int(env, "PWC_MCP_WORKER_THREADS", max(40, global_limit), 1, 10000),
             catalog_timeout_s=catalog_timeout,
             call_deadline_s=env_number(env, "PWC_MCP_CALL_DEADLINE", catalog_timeout + 5, 1, 900),
-            max_body_bytes=env_int(env, "PWC_MCP_MAX_BODY_BYTES", 2 * 1024 * 1024, 1024, 64 * 1024 * 1024),
+            max_body_bytes=env_int(env, "PWC_MCP_MAX_BODY_BYTES", DEFAULT_MAX_BODY_BYTES, 1024, 64 * 1024 * 1024),
             chunk_bytes=env_int(env, "PWC_MCP_CHUNK_BYTES", 65536, 1024, 1024 * 1024),
         )
 
@@ -186,6 +190,22 @@ def env_int(env: Mapping[str, str], name: str, default: int, low: int, high: int
     if not re.fullmatch(r"\d+", raw) or not low <= int(raw) <= high:
         raise ConfigError(f"{name} must be an integer between {low} and {high}")
     return int(raw)
+
+
+def int_option(flag: str, low: int, high: int) -> Callable[[str], int]:
+    """An argparse ``type`` for an integer option in ``[low, high]``, judged by `env_int`'s rule:
+    anything else is ``<flag> must be an integer between <low> and <high>``."""
+
+    def parse(text: str) -> int:
+        try:
+            if text.strip():  # env_int reads a blank value as "unset"; an option given blank is wrong
+                return env_int({flag: text}, flag, low, low, high)
+        except ConfigError:
+            pass
+        raise argparse.ArgumentTypeError(f"{flag} must be an integer between {low} and {high}")
+
+    parse.__name__ = "int"
+    return parse
 
 
 def env_number(env: Mapping[str, str], name: str, default: float, low: float, high: float) -> float:

@@ -25,6 +25,7 @@ from pwc_mcp_core.protocol.jsonrpc import dumps
 from pwc_mcp_core.runtime.cache_metrics import InstrumentedCache
 from pwc_mcp_core.runtime.caches import ChunkCache
 from pwc_mcp_core.runtime.call import Call
+from pwc_mcp_core.runtime.core_settings import DEFAULT_MAX_BODY_BYTES
 from pwc_mcp_core.tools.registry import ToolSpec, get_tool
 from pwc_mcp_core.tools.cursors import CursorCodec
 from pwc_mcp_core.errors import ResourceError, ToolError
@@ -84,12 +85,12 @@ class Runtime:
         if cache is not None:
             cache = InstrumentedCache(cache)
         client = Client(settings.api_url, timeout=settings.catalog_timeout_s, cache=cache,
-                        max_bytes=getattr(settings, "max_body_bytes", 2 * 1024 * 1024))
+                        max_bytes=getattr(settings, "max_body_bytes", DEFAULT_MAX_BODY_BYTES))
         return cls(settings=settings, client=client, cursor_codec=codec, chunk_cache=ChunkCache())
 
     @property
     def max_bytes(self) -> int:
-        return int(getattr(self.settings, "max_body_bytes", 2 * 1024 * 1024))
+        return int(getattr(self.settings, "max_body_bytes", DEFAULT_MAX_BODY_BYTES))
 
 
 def _dump(body: dict[str, Any]) -> bytes:

@@ -100,7 +100,7 @@ def test_with_every_worker_dead_calls_fail_fast_and_health_says_so_until_a_worke
 def test_a_worker_killed_before_its_heartbeat_expires_never_leaves_a_call_waiting_past_its_deadline(
         faulty_cluster: Callable[..., Cluster], faulty_catalog: FaultyCatalog) -> None:
     # The only worker dies while a call is queued for it: nobody can re-run it, so the
-    # gateway must still answer by the call deadline (ExecutorTimeout), not hang.
+    # gateway must still answer by the call deadline (TimedOut), not hang.
     deadline_s = 8
     cluster = faulty_cluster(workers=1, PWC_MCP_CALL_DEADLINE=str(deadline_s))
     faulty_catalog.delay(3.0)

@@ -11,7 +11,8 @@ import pytest
 
 from gateway.settings import GatewaySettings
 from pwc_mcp_core.runtime.call import Call
-from pwc_mcp_core.runtime.core_settings import CoreSettings
+from pwc_mcp_core.runtime.core_settings import DEFAULT_MAX_BODY_BYTES, CoreSettings
+from pwc_mcp_core.runtime.dispatch import Deferred, Outcome, PoolState, bounded
 
 # Nothing listens here: the catalog probe fails fast unless a test provides a catalog.
 UNREACHABLE_API = "http://127.0.0.1:9/api/v1"
@@ -35,10 +36,16 @@ def make_settings(*, lease_ttl_s: float | None = None, **core: Any) -> GatewaySe
 
 
 class FakeExecutor:
-    """Answers every call with ``reply``; when ``gate`` is set, calls wait for it first."""
+    """A `Dispatcher` answering every call with ``reply`` (bounded like every dispatcher's
+    answer), or with ``outcome`` when set; when ``gate`` is set, calls wait for it first."""
 
-    def __init__(self, reply: bytes = TOOL_RESULT, *, blocking: bool = False, live_workers: int = 1) -> None:
+    runs_admission = False
+
+    def __init__(self, reply: bytes = TOOL_RESULT, *, blocking: bool = False, live_workers: int = 1,
+                 outcome: Outcome | None = None, max_response_bytes: int = DEFAULT_MAX_BODY_BYTES) -> None:
         self.reply = reply
+        self.max_response_bytes = max_response_bytes
+        self.outcome = outcome
         self.calls: list[Call] = []
         self.gate = asyncio.Event()
         self.started = asyncio.Condition()
@@ -46,12 +53,21 @@ class FakeExecutor:
         if not blocking:
             self.gate.set()
 
-    async def __call__(self, call: Call, admission: object = None) -> bytes:
+    def pool_state(self) -> PoolState:
+        return PoolState(self.live_workers, 0, 0)
+
+    async def dispatch(self, call: Call, admission: Deferred | None = None) -> Outcome:
         async with self.started:
             self.calls.append(call)
             self.started.notify_all()
         await self.gate.wait()
-        return self.reply
+        return self.outcome if self.outcome is not None else bounded(self.reply, self.max_response_bytes)
+
+    async def start(self) -> None:
+        return None
+
+    async def close(self) -> None:
+        return None
 
     async def wait_started(self, count: int) -> None:
         """Wait (bounded) until ``count`` calls are inside the executor."""

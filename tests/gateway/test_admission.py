@@ -14,7 +14,7 @@ MiB2 = 2 * 1024 * 1024
 
 
 def app_for(executor: FakeExecutor | None = None, **core):
-    return create_app(make_settings(**core), executor=executor or FakeExecutor(), tools=FAKE_TOOLS)
+    return create_app(make_settings(**core), dispatcher=executor or FakeExecutor(), tools=FAKE_TOOLS)
 
 
 def me(name: str) -> dict[str, str]:

@@ -14,13 +14,13 @@ from tests.helpers import refusal_error
 
 @pytest.fixture
 async def client(aiohttp_client, fake_executor: FakeExecutor):
-    return await aiohttp_client(create_app(make_settings(), executor=fake_executor, tools=FAKE_TOOLS))
+    return await aiohttp_client(create_app(make_settings(), dispatcher=fake_executor, tools=FAKE_TOOLS))
 
 
 @pytest.fixture
 async def real_client(aiohttp_client, fake_executor: FakeExecutor):
     """The app with the real 21-tool catalogue."""
-    return await aiohttp_client(create_app(make_settings(), executor=fake_executor))
+    return await aiohttp_client(create_app(make_settings(), dispatcher=fake_executor))
 
 
 async def test_initialize_is_answered_without_the_executor(client, fake_executor: FakeExecutor) -> None:
@@ -86,7 +86,7 @@ async def test_accept_and_content_type_are_checked(client, headers: dict[str, st
 
 async def test_a_response_over_the_bound_becomes_503_response_too_large(aiohttp_client) -> None:
     big = b'{"result":{"content":[{"type":"text","text":"' + b"x" * (2 * 1024 * 1024) + b'"}]}}'
-    client = await aiohttp_client(create_app(make_settings(), executor=FakeExecutor(big), tools=FAKE_TOOLS))
+    client = await aiohttp_client(create_app(make_settings(), dispatcher=FakeExecutor(big), tools=FAKE_TOOLS))
     response = await client.post("/mcp", data=tool_call(), headers=JSON_HEADERS)
     assert response.status == 503
     assert refusal_error(await response.json()) == "response_too_large"
@@ -173,7 +173,7 @@ async def test_allowed_origin_responses_carry_cors_headers(client) -> None:
 def test_a_wildcard_origin_stops_startup() -> None:
     settings = make_settings(allowed_origins=("*",))
     with pytest.raises(ConfigError, match="wildcard"):
-        create_app(settings, executor=FakeExecutor(), tools=FAKE_TOOLS)
+        create_app(settings, dispatcher=FakeExecutor(), tools=FAKE_TOOLS)
 
 
 async def test_mcp_replies_are_json(client) -> None:
@@ -183,7 +183,7 @@ async def test_mcp_replies_are_json(client) -> None:
 
 
 def test_a_serving_app_settles_its_heap_once_everything_has_started() -> None:
-    from gateway.app import _settle_heap, serving_app
+    from gateway.serving import _settle_heap, serving_app
 
     app = serving_app(make_settings())
     assert app.on_startup[-1] is _settle_heap  # after the lifecycle context started the executor

@@ -101,7 +101,7 @@ async def worker(redis_url: str) -> AsyncIterator[EchoWorker]:
 
 async def _gateway(aiohttp_client, redis_url: str, *, max_backlog: int | None = None, **limits_: int):
     executor = RedisExecutor(redis_url, max_backlog=max_backlog) if max_backlog is not None else None
-    return await aiohttp_client(create_app(make_settings(redis_url=redis_url, **limits_), executor=executor,
+    return await aiohttp_client(create_app(make_settings(redis_url=redis_url, **limits_), dispatcher=executor,
                                            tools=FAKE_TOOLS))
 
 
@@ -223,3 +223,38 @@ async def test_the_combined_script_gives_the_same_refusals_as_admit(redis_url: s
             await limiter.close()
     finally:
         await client.aclose()
+
+
+async def test_rest_calls_are_admitted_by_the_same_script_and_hand_their_lease_over(
+        aiohttp_client, redis_url: str, worker: EchoWorker) -> None:
+    client = await _gateway(aiohttp_client, redis_url, request_limit=2)
+    rest = {"X-PwC-MCP-Client": "r"}
+    assert [(await client.post("/v1/tools/list_tasks", json={}, headers=rest)).status for _ in range(2)] == [200, 200]
+    refused = await client.get("/v1/tools/list_tasks", headers=rest)
+    assert refused.status == 429 and (await refused.json())["error"].startswith("rate_limited: ")
+    assert worker.read == 2 and all(lease is not None for lease in worker.leases)
+    assert await _leases(redis_url) == 0
+
+
+async def test_with_no_live_worker_the_limits_still_answer_first(aiohttp_client, redis_url: str) -> None:
+    executor = RedisExecutor(redis_url)
+    client = await aiohttp_client(create_app(make_settings(redis_url=redis_url, request_limit=1), dispatcher=executor,
+                                             tools=FAKE_TOOLS))
+    assert executor.live_workers == 0
+    first = await client.post("/mcp", data=tool_call(), headers=me("n"))
+    assert first.status == 503 and (await first.json())["error"]["code"] == -32603  # no worker: retry shortly
+    second = await client.post("/mcp", data=tool_call(), headers=me("n"))
+    assert second.status == 429 and refusal_error(await second.read()) == "rate_limit_exceeded"
+    assert await _leases(redis_url) == 0  # a call that was never queued took no lease
+
+
+async def test_a_call_no_worker_answers_in_time_gives_its_lease_back(aiohttp_client, redis_url: str,
+                                                                    worker: EchoWorker) -> None:
+    client = await aiohttp_client(create_app(make_settings(redis_url=redis_url, call_deadline_s=1.0),
+                                             tools=FAKE_TOOLS))
+    worker.gate.clear()  # read, never answered
+    timed_out = await client.post("/mcp", data=tool_call(), headers=me("t"))
+    assert timed_out.status == 200 and (await timed_out.json())["error"]["message"] == "the tool call timed out"
+    assert worker.read == 1 and worker.leases[0] is not None
+    assert await _leases(redis_url) == 0  # released by the dispatcher, not left to its TTL
+    worker.gate.set()

@@ -22,7 +22,7 @@ SECRETS = {
 async def test_nothing_a_client_sends_reaches_logs_or_metrics(aiohttp_client, caplog: pytest.LogCaptureFixture,
                                                              capsys: pytest.CaptureFixture[str]) -> None:
     caplog.set_level(logging.DEBUG)
-    client = await aiohttp_client(create_app(make_settings(), executor=FakeExecutor(), tools=FAKE_TOOLS))
+    client = await aiohttp_client(create_app(make_settings(), dispatcher=FakeExecutor(), tools=FAKE_TOOLS))
     sent = [
         (tool_call("search_papers", {"query": SECRETS["query"]}), {"X-Forwarded-For": SECRETS["xff"]}),
         (tool_call("get_paper_info", {"paper": SECRETS["reference"]}), {"X-PwC-MCP-Client": SECRETS["client"]}),

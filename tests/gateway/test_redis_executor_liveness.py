@@ -31,7 +31,7 @@ async def test_an_outage_keeps_the_last_count_and_an_empty_restart_is_counted_as
     executor = RedisExecutor(redis_url)
     await executor.start()
     try:
-        assert (executor.redis_ok, executor.live_workers, executor.pool_state()["threads"]) == (True, 1, 4)
+        assert (executor.redis_ok, executor.live_workers, executor.pool_state().threads) == (True, 1, 4)
         redis_server.stop()
         try:
             await _until(lambda: not executor.redis_ok)
@@ -40,6 +40,6 @@ async def test_an_outage_keeps_the_last_count_and_an_empty_restart_is_counted_as
         finally:
             redis_server.start()  # empty: the heartbeat is gone
         await _until(lambda: executor.redis_ok)
-        assert executor.live_workers == 0 and executor.pool_state()["threads"] == 0
+        assert executor.live_workers == 0 and executor.pool_state().threads == 0
     finally:
         await executor.close()

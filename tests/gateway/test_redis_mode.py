@@ -15,9 +15,9 @@ def me(name: str) -> dict[str, str]:
 
 async def test_two_gateways_share_one_client_budget(aiohttp_client, redis_url: str) -> None:
     one = await aiohttp_client(create_app(make_settings(redis_url=redis_url, request_limit=5, concurrency_limit=100),
-                                          executor=FakeExecutor(), tools=FAKE_TOOLS))
+                                          dispatcher=FakeExecutor(), tools=FAKE_TOOLS))
     two = await aiohttp_client(create_app(make_settings(redis_url=redis_url, request_limit=5, concurrency_limit=100),
-                                          executor=FakeExecutor(), tools=FAKE_TOOLS))
+                                          dispatcher=FakeExecutor(), tools=FAKE_TOOLS))
     responses = await asyncio.gather(*[(one if i % 2 else two).post("/mcp", data=rpc("ping"), headers=me("shared"))
                                        for i in range(12)])
     assert sorted(r.status for r in responses) == [200] * 5 + [429] * 7
@@ -27,9 +27,9 @@ async def test_two_gateways_share_one_client_budget(aiohttp_client, redis_url: s
 async def test_two_gateways_share_one_concurrency_budget(aiohttp_client, redis_url: str) -> None:
     slow_one, slow_two = FakeExecutor(blocking=True), FakeExecutor(blocking=True)
     one = await aiohttp_client(create_app(make_settings(redis_url=redis_url, concurrency_limit=2),
-                                          executor=slow_one, tools=FAKE_TOOLS))
+                                          dispatcher=slow_one, tools=FAKE_TOOLS))
     two = await aiohttp_client(create_app(make_settings(redis_url=redis_url, concurrency_limit=2),
-                                          executor=slow_two, tools=FAKE_TOOLS))
+                                          dispatcher=slow_two, tools=FAKE_TOOLS))
     held = [asyncio.create_task(one.post("/mcp", data=tool_call(), headers=me("c"))),
             asyncio.create_task(two.post("/mcp", data=tool_call(), headers=me("c")))]
     await slow_one.wait_started(1)
@@ -44,7 +44,7 @@ async def test_two_gateways_share_one_concurrency_budget(aiohttp_client, redis_u
 
 async def test_redis_down_fails_closed_then_recovers_without_restart(aiohttp_client, redis_server,
                                                                      redis_url: str) -> None:
-    client = await aiohttp_client(create_app(make_settings(redis_url=redis_url), executor=FakeExecutor(),
+    client = await aiohttp_client(create_app(make_settings(redis_url=redis_url), dispatcher=FakeExecutor(),
                                              tools=FAKE_TOOLS))
     assert (await client.post("/mcp", data=rpc("ping"), headers=me("a"))).status == 200
     redis_server.stop()
@@ -59,12 +59,12 @@ async def test_redis_down_fails_closed_then_recovers_without_restart(aiohttp_cli
 
 
 async def test_redis_mode_uses_the_redis_executor_and_reports_no_workers(aiohttp_client, redis_url: str) -> None:
-    from gateway.app import EXECUTOR
+    from gateway.app import DISPATCHER
     from gateway.redis_executor import RedisExecutor
 
     app = create_app(make_settings(redis_url=redis_url), tools=FAKE_TOOLS)
     client = await aiohttp_client(app)
-    assert isinstance(app[EXECUTOR], RedisExecutor)
+    assert isinstance(app[DISPATCHER], RedisExecutor)
     body = await (await client.get("/health")).json()
     assert body["status"] == "unavailable"
     assert body["checks"]["workers"] == 0

@@ -10,6 +10,8 @@ from openapi_spec_validator import validate
 
 from gateway.app import create_app
 from gateway.rest import coerce_query, status_for
+from pwc_mcp_core.cluster.admission import LIMITS_UNAVAILABLE, Decision
+from pwc_mcp_core.runtime.dispatch import Outcome, Refused, TimedOut, TooLarge, Unavailable
 from pwc_mcp_core.tools import registry
 from tests.gateway.conftest import FAKE_TOOLS, FakeExecutor, make_settings
 
@@ -20,7 +22,7 @@ def tool_reply(text: str) -> bytes:
 
 @pytest.fixture
 async def client(aiohttp_client, fake_executor: FakeExecutor):
-    return await aiohttp_client(create_app(make_settings(request_limit=1000), executor=fake_executor))
+    return await aiohttp_client(create_app(make_settings(request_limit=1000), dispatcher=fake_executor))
 
 
 async def test_list_tools_gives_the_catalogue(client) -> None:
@@ -59,7 +61,7 @@ def test_query_coercion_of_arrays_numbers_and_bad_values() -> None:
 ])
 async def test_tool_failures_keep_their_prefix_and_get_a_fitting_status(aiohttp_client, text: str,
                                                                         status: int) -> None:
-    client = await aiohttp_client(create_app(make_settings(), executor=FakeExecutor(tool_reply(text)),
+    client = await aiohttp_client(create_app(make_settings(), dispatcher=FakeExecutor(tool_reply(text)),
                                              tools=FAKE_TOOLS))
     response = await client.post("/v1/tools/list_tasks", json={})
     assert (response.status, await response.json()) == (status, {"error": text})
@@ -83,7 +85,7 @@ async def test_bad_bodies_and_unknown_tools(client) -> None:
 
 
 async def test_limits_answer_429_with_retry_after(aiohttp_client, fake_executor: FakeExecutor) -> None:
-    client = await aiohttp_client(create_app(make_settings(request_limit=2), executor=fake_executor,
+    client = await aiohttp_client(create_app(make_settings(request_limit=2), dispatcher=fake_executor,
                                              tools=FAKE_TOOLS))
     statuses = [(await client.get("/v1/tools/list_tasks")).status for _ in range(2)]
     refused = await client.get("/v1/tools/list_tasks")
@@ -118,3 +120,31 @@ async def test_cors_preflight_for_an_allowlisted_origin(client) -> None:
     assert response.status == 200 and "POST" in response.headers["Access-Control-Allow-Methods"]
     called = await client.post("/v1/tools/list_tasks", json={}, headers={"Origin": "https://claude.ai"})
     assert called.headers["Access-Control-Allow-Origin"] == "https://claude.ai"
+
+
+@pytest.mark.parametrize(("outcome", "status", "prefix", "retry_after"), [
+    pytest.param(TooLarge(), 502, "response_too_large: ", None, id="too-large"),
+    pytest.param(TimedOut(), 504, "upstream_timeout: ", None, id="timed-out"),
+    pytest.param(Unavailable("no worker is alive"), 503, "unavailable: ", "1", id="unavailable"),
+    pytest.param(Refused(Decision(False, "concurrency", 1)), 429, "rate_limited: Rate limit exceeded", "1",
+                 id="refused"),
+    pytest.param(Refused(LIMITS_UNAVAILABLE), 503, "unavailable: Rate limits unavailable", "1", id="store-down"),
+])
+async def test_each_dispatch_outcome_has_its_rest_status_and_prefix(aiohttp_client, outcome: Outcome, status: int,
+                                                                     prefix: str, retry_after: str | None) -> None:
+    client = await aiohttp_client(create_app(make_settings(), dispatcher=FakeExecutor(outcome=outcome),
+                                             tools=FAKE_TOOLS))
+    for response in (await client.post("/v1/tools/list_tasks", json={}), await client.get("/v1/tools/list_tasks")):
+        assert response.status == status
+        assert (await response.json())["error"].startswith(prefix)
+        assert response.headers.get("Retry-After") == retry_after
+
+
+async def test_an_answer_over_the_bound_is_response_too_large_not_retry_shortly(aiohttp_client) -> None:
+    big = b'{"result":{"content":[],"structuredContent":{"x":"' + b"x" * 5000 + b'"},"isError":false}}'
+    client = await aiohttp_client(create_app(make_settings(max_body_bytes=4096),
+                                             dispatcher=FakeExecutor(big, max_response_bytes=4096), tools=FAKE_TOOLS))
+    response = await client.post("/v1/tools/list_tasks", json={})
+    error = (await response.json())["error"]
+    assert response.status == 502 and "Retry-After" not in response.headers
+    assert error.startswith("response_too_large: ") and "4096" in error and "retry shortly" not in error

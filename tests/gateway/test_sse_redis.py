@@ -16,7 +16,7 @@ from tests.gateway.test_sse_routes import POST_HEADERS, next_event, open_stream
 
 def redis_app(redis_url: str, fake_executor: FakeExecutor, **sse):
     settings = dataclasses.replace(make_settings(redis_url=redis_url, request_limit=1000), sse=SseSettings(**sse))
-    return create_app(settings, executor=fake_executor, tools=FAKE_TOOLS)
+    return create_app(settings, dispatcher=fake_executor, tools=FAKE_TOOLS)
 
 
 async def test_a_post_to_another_gateway_is_answered_on_the_holders_stream(aiohttp_client, redis_url: str,

@@ -18,7 +18,7 @@ POST_HEADERS = {"Content-Type": "application/json"}
 
 def sse_app(fake_executor: FakeExecutor, **sse: Any):
     settings = dataclasses.replace(make_settings(request_limit=1000), sse=SseSettings(**sse))
-    return create_app(settings, executor=fake_executor, tools=FAKE_TOOLS)
+    return create_app(settings, dispatcher=fake_executor, tools=FAKE_TOOLS)
 
 
 async def next_event(response) -> tuple[str, str]:
@@ -150,7 +150,7 @@ async def test_host_and_origin_allowlists_apply(client) -> None:
 
 async def test_every_message_counts_against_the_client_limits(aiohttp_client, fake_executor) -> None:
     settings = dataclasses.replace(make_settings(request_limit=3), sse=SseSettings())
-    client = await aiohttp_client(create_app(settings, executor=fake_executor, tools=FAKE_TOOLS))
+    client = await aiohttp_client(create_app(settings, dispatcher=fake_executor, tools=FAKE_TOOLS))
     stream, endpoint = await open_stream(client)  # the stream itself is request 1
     statuses = [(await client.post(endpoint, data=rpc("ping"), headers=POST_HEADERS)).status for _ in range(3)]
     assert statuses == [202, 202, 429]

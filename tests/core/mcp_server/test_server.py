@@ -8,9 +8,11 @@ from typing import Any
 import pytest
 
 from pwc_mcp_core.runtime.call import Call
-from pwc_mcp_core.errors import ExecutorTimeout, ExecutorUnavailable, ResponseTooLarge
+from pwc_mcp_core.cluster.admission import Decision
 from pwc_mcp_core.mcp_server.server import McpServer, Reply
 from pwc_mcp_core.runtime.core_settings import CoreSettings
+from pwc_mcp_core.runtime.dispatch import Answer, Deferred, Outcome, PoolState, Refused, TimedOut, TooLarge, \
+    Unavailable
 from pwc_mcp_core.tools.instructions import SERVER_INSTRUCTIONS
 from tests.helpers import refusal_error
 
@@ -22,16 +24,32 @@ TOOL_RESULT = b'{"result": {"content": [{"type": "text", "text": "ok"}], "isErro
 
 
 class FakeExecutor:
-    """Records calls; answers with ``body`` or raises ``error``."""
+    """A dispatcher that records calls; answers with ``body``, ``outcome``, or raises ``error``."""
 
-    def __init__(self, body: bytes = TOOL_RESULT, error: Exception | None = None) -> None:
-        self.body, self.error, self.calls = body, error, []
+    runs_admission = False
+    live_workers = 1
 
-    async def __call__(self, call: Call, admission: object = None) -> bytes:
+    def __init__(self, body: bytes = TOOL_RESULT, error: Exception | None = None,
+                 outcome: Outcome | None = None) -> None:
+        self.body, self.error, self.outcome = body, error, outcome
+        self.calls: list[Call] = []
+        self.admissions: list[Deferred | None] = []
+
+    def pool_state(self) -> PoolState:
+        return PoolState(1, 0, 0)
+
+    async def dispatch(self, call: Call, admission: Deferred | None = None) -> Outcome:
         self.calls.append(call)
+        self.admissions.append(admission)
         if self.error is not None:
             raise self.error
-        return self.body
+        return self.outcome if self.outcome is not None else Answer(self.body)
+
+    async def start(self) -> None:
+        return None
+
+    async def close(self) -> None:
+        return None
 
 
 def make_server(executor: FakeExecutor | None = None, **settings: Any) -> McpServer:
@@ -207,33 +225,40 @@ async def test_executor_error_bodies_are_spliced_with_their_legacy_status() -> N
                                                            "data": {"uri": "pwc://x"}}}
 
 
-@pytest.mark.parametrize(("error", "status", "expected"), [
-    pytest.param(ExecutorUnavailable("redis down at 10.0.0.1"), 503, -32603, id="unavailable"),
-    pytest.param(ExecutorTimeout("secret detail"), 200, -32603, id="timeout"),
+@pytest.mark.parametrize(("outcome", "status", "expected"), [
+    pytest.param(Unavailable("redis down at 10.0.0.1"), 503, -32603, id="unavailable"),
+    pytest.param(TimedOut(), 200, -32603, id="timeout"),
     pytest.param(RuntimeError("secret detail"), 200, -32603, id="unexpected"),
-    pytest.param(ResponseTooLarge("big"), 503, None, id="too-large"),
+    pytest.param(TooLarge(), 503, None, id="too-large"),
 ])
-async def test_executor_failures_become_clear_errors_without_leaking_exception_text(
-        error: Exception, status: int, expected: int | None) -> None:
+async def test_dispatch_outcomes_become_clear_errors_without_leaking_detail(
+        outcome: Outcome | Exception, status: int, expected: int | None) -> None:
+    executor = FakeExecutor(error=outcome) if isinstance(outcome, Exception) else FakeExecutor(outcome=outcome)
     reply, data = await call(request("tools/call", {"name": "get_task", "arguments": {}}),
-                             server=make_server(FakeExecutor(error=error)))
+                             server=make_server(executor))
     assert reply.status == status
     assert b"secret" not in reply.body and b"10.0.0.1" not in reply.body
     if expected is None:
         assert refusal_error(data) == "response_too_large"
     else:
         assert data["error"]["code"] == expected and data["id"] == 1
-    if isinstance(error, ExecutorUnavailable):
+    if isinstance(outcome, Unavailable):
         assert reply.headers["Retry-After"] == "1"
-    if isinstance(error, ExecutorTimeout):
+    if isinstance(outcome, TimedOut):
         assert data["error"]["message"] == "the tool call timed out"
 
 
-async def test_an_executor_body_over_the_bound_becomes_response_too_large() -> None:
-    big = b'{"result":{"content":[{"type":"text","text":"' + b"x" * 5000 + b'"}]}}'
-    reply, data = await call(request("tools/call", {"name": "get_task"}),
-                             server=make_server(FakeExecutor(big), max_body_bytes=1024))
-    assert (reply.status, refusal_error(data)) == (503, "response_too_large")
+@pytest.mark.parametrize(("kind", "retry", "status", "error"), [
+    pytest.param("requests", 12, 429, "rate_limit_exceeded", id="per-client"),
+    pytest.param("global", 7, 503, "server_saturated", id="global"),
+    pytest.param("limits_unavailable", 1, 503, "limits_unavailable", id="store-down"),
+])
+async def test_a_refused_outcome_is_the_limits_refusal_with_the_request_id(
+        kind: str, retry: int, status: int, error: str) -> None:
+    executor = FakeExecutor(outcome=Refused(Decision(False, kind, retry)))  # type: ignore[arg-type]
+    reply, data = await call(request("tools/call", {"name": "get_task"}, id_="r"), server=make_server(executor))
+    assert (reply.status, refusal_error(data), data["id"]) == (status, error, "r")
+    assert reply.headers["Retry-After"] == (str(retry) if status == 429 else "1")
 
 
 @pytest.mark.parametrize("version", [pytest.param("2099-01-01", id="future"), pytest.param("garbage", id="garbage"),

@@ -17,12 +17,13 @@ from pwc_mcp_core.runtime.call import Call
 from pwc_mcp_core.mcp_server.server import McpServer
 from pwc_mcp_core.runtime.core_settings import CoreSettings
 from pwc_mcp_core.tools.instructions import SERVER_INSTRUCTIONS
+from pwc_mcp_core.runtime.dispatch import InMemoryDispatcher
 from tests.core.mcp_server.test_server import FAKE_TOOLS
 
 ECHO_TOOLS = [{**t, "inputSchema": {"type": "object", "properties": {"q": {"type": "string"}}}} for t in FAKE_TOOLS]
 
 
-async def echo_executor(call: Call, admission: object = None) -> bytes:
+async def echo_executor(call: Call) -> bytes:
     """Answer tool calls with an echo of the call and resources with their URI."""
     if call.kind == "resources/read":
         return (b'{"result":{"contents":[{"uri":"%s","mimeType":"application/json","text":"{}"}]}}'
@@ -33,7 +34,7 @@ async def echo_executor(call: Call, admission: object = None) -> bytes:
 
 @pytest.fixture
 async def mcp_url(aiohttp_server: Any) -> str:
-    server = McpServer(CoreSettings(cursor_keys=("k",)), echo_executor, tools=ECHO_TOOLS)
+    server = McpServer(CoreSettings(cursor_keys=("k",)), InMemoryDispatcher(echo_executor), tools=ECHO_TOOLS)
 
     async def post(request: web.Request) -> web.Response:
         reply = await server.handle(await request.read(), request.headers)

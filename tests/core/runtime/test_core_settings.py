@@ -118,3 +118,15 @@ def test_settings_are_frozen() -> None:
     s = CoreSettings.from_env(BASE)
     with pytest.raises(AttributeError):
         s.port = 1  # type: ignore[misc]
+
+
+def test_int_option_takes_env_ints_rule_for_command_line_flags() -> None:
+    import argparse
+
+    from pwc_mcp_core.runtime.core_settings import int_option
+
+    parse = int_option("--processes", 1, 256)
+    assert (parse("1"), parse("256"), parse(" 7 ")) == (1, 256, 7)
+    for bad in ("0", "257", "abc", "", "-1", "2.5"):
+        with pytest.raises(argparse.ArgumentTypeError, match="--processes must be an integer between 1 and 256"):
+            parse(bad)
