@@ -1,0 +1,48 @@
+"""Migration 3 of the catalog schema: archive-size paper lists and task benchmarks.
+
+Found with ``EXPLAIN QUERY PLAN`` on a catalog generated at the July 2025
+archive's counts (576,261 papers, 274,000 leaderboard rows; issue 19). Each
+addition names the query it serves:
+
+* ``papers.trend``: the trend score of ``catalog.store_papers`` (``TREND_SQL``),
+  stored by the importer after every import (a derived column, like
+  ``has_official_implementation``). The score only depends on the newest
+  paper date, which changes only on import, so ``order_by=trending`` can read
+  it from an index instead of computing it for every matching paper.
+* ``papers_list_*``: covering indexes for ``papers/`` and ``tasks/<id>/papers``.
+  Each starts with ``is_latest`` (the default ``latest_only``), then the
+  ordering column(s), then the filter columns, so a page (also page 1000)
+  is read from the index in order without touching the large paper rows:
+  ``_trend`` for ``order_by=trending`` (ties citations, id), ``_date`` for
+  ``start_date``/``end_date`` ranges and ``order_by=date_published``,
+  ``_citations`` for ``order_by=citation_count``. ``papers_list_official``
+  serves ``has_official_implementation`` with a date range, counts included.
+* ``evaluations_task_dataset`` replaces ``evaluations_task``: the grouped
+  per-dataset statistics and best rows of one task (task page, trending
+  benchmarks) read one index range. ``evaluations_dataset_paper`` covers the
+  per-dataset evaluation and distinct-paper counts.
+
+Plain SQL run by :func:`catalog.schema.migrate` in one transaction. Never edit
+it once released: append migration 4 instead.
+"""
+
+from __future__ import annotations
+
+__all__ = ["V3"]
+
+V3 = """
+ALTER TABLE papers ADD COLUMN trend REAL NOT NULL DEFAULT 0;
+
+CREATE INDEX papers_list_trend ON papers(is_latest, trend, citation_count, has_official_implementation,
+                                         published, conference_id);
+CREATE INDEX papers_list_date ON papers(is_latest, published, has_official_implementation, trend,
+                                        citation_count, conference_id);
+CREATE INDEX papers_list_citations ON papers(is_latest, citation_count, has_official_implementation,
+                                             published, conference_id);
+CREATE INDEX papers_list_official ON papers(has_official_implementation, is_latest, published, trend,
+                                            citation_count);
+
+DROP INDEX evaluations_task;
+CREATE INDEX evaluations_task_dataset ON evaluations(task_id, dataset_id, best_rank);
+CREATE INDEX evaluations_dataset_paper ON evaluations(dataset_id, paper_id);
+"""
