@@ -10,13 +10,15 @@ addition names the query it serves:
   paper date, which changes only on import, so ``order_by=trending`` can read
   it from an index instead of computing it for every matching paper.
 * ``papers_list_*``: covering indexes for ``papers/`` and ``tasks/<id>/papers``.
-  Each starts with ``is_latest`` (the default ``latest_only``), then the
-  ordering column(s), then the filter columns, so a page (also page 1000)
-  is read from the index in order without touching the large paper rows:
-  ``_trend`` for ``order_by=trending`` (ties citations, id), ``_date`` for
-  ``start_date``/``end_date`` ranges and ``order_by=date_published``,
-  ``_citations`` for ``order_by=citation_count``. ``papers_list_official``
-  serves ``has_official_implementation`` with a date range, counts included.
+  Each holds the equality filters first (``is_latest``, the default
+  ``latest_only``; ``has_official_implementation`` in ``_official``), then
+  the whole ordering including the ``id`` tie-break, then the other filter
+  columns. A page, page 1000 included, is read from the index in order, with
+  no sort and without touching the large paper rows: ``_trend`` and
+  ``_official`` for ``order_by=trending``, ``_date`` for
+  ``order_by=date_published``, ``_citations`` for ``order_by=citation_count``.
+  (``catalog.store_papers`` keeps a date range from driving a trend-ordered
+  query, which would sort most of the catalog.)
 * ``evaluations_task_dataset`` replaces ``evaluations_task``: the grouped
   per-dataset statistics and best rows of one task (task page, trending
   benchmarks) read one index range. ``evaluations_dataset_paper`` covers the
@@ -33,14 +35,13 @@ __all__ = ["V3"]
 V3 = """
 ALTER TABLE papers ADD COLUMN trend REAL NOT NULL DEFAULT 0;
 
-CREATE INDEX papers_list_trend ON papers(is_latest, trend, citation_count, has_official_implementation,
+CREATE INDEX papers_list_trend ON papers(is_latest, trend, citation_count, id, has_official_implementation,
                                          published, conference_id);
-CREATE INDEX papers_list_date ON papers(is_latest, published, has_official_implementation, trend,
-                                        citation_count, conference_id);
-CREATE INDEX papers_list_citations ON papers(is_latest, citation_count, has_official_implementation,
+CREATE INDEX papers_list_official ON papers(has_official_implementation, is_latest, trend, citation_count, id,
+                                            published);
+CREATE INDEX papers_list_date ON papers(is_latest, published, id, has_official_implementation, conference_id);
+CREATE INDEX papers_list_citations ON papers(is_latest, citation_count, id, has_official_implementation,
                                              published, conference_id);
-CREATE INDEX papers_list_official ON papers(has_official_implementation, is_latest, published, trend,
-                                            citation_count);
 
 DROP INDEX evaluations_task;
 CREATE INDEX evaluations_task_dataset ON evaluations(task_id, dataset_id, best_rank);

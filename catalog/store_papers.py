@@ -167,10 +167,14 @@ def list_papers(conn: sqlite3.Connection, page: Page, filters: dict[str, Any], *
         where.append("0" if match is None else
                      "p.id IN (SELECT rowid FROM papers_fts WHERE papers_fts MATCH :search)")
         applied["search"] = filters["search"]
+    # A date range drives the query (index range) only when ordering by date; with
+    # another ordering ("+" keeps the term off the index) the ordered index is walked
+    # instead: a wide range would otherwise sort most of the catalog for every page.
+    published = "p.published" if order_by == "date_published" else "+p.published"
     for key, op in (("start_date", ">="), ("end_date", "<=")):
         if key in filters:
             args[key] = filters[key]
-            where.append(f"p.published {op} :{key}")
+            where.append(f"{published} {op} :{key}")
             applied[key] = filters[key]
     if filters.get("has_official_implementation") is not None:
         flag = filters["has_official_implementation"]
