@@ -21,7 +21,6 @@ import re
 import sqlite3
 from collections.abc import Callable, Iterator
 from dataclasses import replace
-from pathlib import Path
 from typing import Any
 
 import pytest
