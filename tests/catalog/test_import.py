@@ -205,7 +205,8 @@ def test_a_bad_dump_is_one_error_line_exit_2_and_the_database_stays_untouched(
     assert str(bad) in errors[0] and "byte" in errors[0] and "record" in errors[0]
     assert "Traceback" not in output
     assert db.read_bytes() == before
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["c.db", bad.name]  # no temporary copy left
+    left = sorted(p.name for p in tmp_path.iterdir() if ".vectors" not in p.name)  # search vectors: their own tests
+    assert left == ["c.db", bad.name]  # no temporary copy left
 
 
 def test_gzipped_dump_imports_like_the_plain_file(tmp_path: Path, tables: Path) -> None:
