@@ -51,6 +51,7 @@ logger = logging.getLogger(__name__)
 __all__ = [
     "MIGRATIONS",
     "SCHEMA_VERSION",
+    "analyze",
     "content_version",
     "create_db",
     "migrate",
@@ -398,6 +399,16 @@ def create_db(path: Path) -> sqlite3.Connection:
     conn.execute("PRAGMA foreign_keys=ON")
     migrate(conn)
     return conn
+
+
+def analyze(conn: sqlite3.Connection) -> None:
+    """Refresh the query planner's statistics (``sqlite_stat1``) after a load.
+
+    ``analysis_limit`` samples each index instead of reading it whole, so this
+    takes seconds even at the archive's size.
+    """
+    conn.execute("PRAGMA analysis_limit = 1000")
+    conn.execute("ANALYZE")
 
 
 def rebuild_fts(conn: sqlite3.Connection) -> None:

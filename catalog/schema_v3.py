@@ -19,6 +19,13 @@ addition names the query it serves:
   ``order_by=date_published``, ``_citations`` for ``order_by=citation_count``.
   (``catalog.store_papers`` keeps a date range from driving a trend-ordered
   query, which would sort most of the catalog.)
+* ``papers_id_cover``: the same columns keyed by id, for papers reached from
+  a link table or the FTS index (``task``, ``method``, ``author`` and
+  ``search`` filters, leaderboard rows of trending benchmarks): a small index
+  entry per paper instead of its large table row (with its abstract).
+* The importer runs ``ANALYZE`` at the end (``catalog.schema.analyze``), so
+  the planner knows that ``is_latest`` barely filters and drives a filtered
+  list from the filter's papers, not from a scan of every paper.
 * ``evaluations_task_dataset`` replaces ``evaluations_task``: the grouped
   per-dataset statistics and best rows of one task (task page, trending
   benchmarks) read one index range. ``evaluations_dataset_paper`` covers the
@@ -42,6 +49,8 @@ CREATE INDEX papers_list_official ON papers(has_official_implementation, is_late
 CREATE INDEX papers_list_date ON papers(is_latest, published, id, has_official_implementation, conference_id);
 CREATE INDEX papers_list_citations ON papers(is_latest, citation_count, id, has_official_implementation,
                                              published, conference_id);
+CREATE INDEX papers_id_cover ON papers(id, is_latest, trend, citation_count, published,
+                                       has_official_implementation);
 
 DROP INDEX evaluations_task;
 CREATE INDEX evaluations_task_dataset ON evaluations(task_id, dataset_id, best_rank);

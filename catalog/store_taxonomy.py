@@ -227,13 +227,15 @@ def trending_benchmarks(conn: sqlite3.Connection, ref: str, *, limit: int, min_r
     open_sql = "" if is_open is None else f" AND e.is_open = {1 if is_open else 0}"
     # One grouped query for all datasets (the heaviest task links 4,084): per-dataset
     # distinct papers (all time, recent) and the best row, from one evaluations range.
+    # Rows reach their paper's date through papers_id_cover; only the best rows' titles
+    # read paper rows.
     rows = conn.execute(
         f"""
         WITH ds AS (
             SELECT DISTINCT d.id, d.slug, d.name, d.description, d.hf_url FROM dataset_tasks dt
             JOIN datasets d ON d.id = dt.dataset_id WHERE dt.task_id IN ({marks})
         ), ev AS (
-            SELECT e.id, e.dataset_id, e.best_rank, e.model_name, e.code_url, e.paper_title, p.title,
+            SELECT e.id, e.dataset_id, e.best_rank, e.model_name, e.code_url, e.paper_title, e.paper_id,
                    coalesce(CAST(e.paper_id AS TEXT), e.paper_title) AS k,
                    coalesce(p.published, e.paper_published_date) AS published
             FROM evaluations e LEFT JOIN papers p ON p.id = e.paper_id
@@ -243,14 +245,16 @@ def trending_benchmarks(conn: sqlite3.Connection, ref: str, *, limit: int, min_r
                    count(DISTINCT CASE WHEN published >= date(?, '-{RECENT_DAYS} days') THEN k END) AS recent
             FROM ev GROUP BY dataset_id
         ), best AS (
-            SELECT dataset_id, model_name, coalesce(title, paper_title) AS title, code_url,
+            SELECT dataset_id, model_name, paper_id, paper_title, code_url,
                    row_number() OVER (PARTITION BY dataset_id ORDER BY best_rank IS NULL, best_rank, id) AS n
             FROM ev
         )
         SELECT ds.id, ds.slug, ds.name, ds.description, ds.hf_url, coalesce(s.all_time, 0) AS all_time,
-               coalesce(s.recent, 0) AS recent, b.model_name, b.title, b.code_url, b.dataset_id AS best_of
+               coalesce(s.recent, 0) AS recent, b.model_name, coalesce(bp.title, b.paper_title) AS title,
+               b.code_url, b.dataset_id AS best_of
         FROM ds LEFT JOIN stats s ON s.dataset_id = ds.id
         LEFT JOIN best b ON b.dataset_id = ds.id AND b.n = 1
+        LEFT JOIN papers bp ON bp.id = b.paper_id
         """, [*task_ids, *task_ids, newest]).fetchall()
     results = []
     for d in rows:

@@ -8,9 +8,9 @@ imported once per module. Then:
   small number of SQL statements for the 1,000-dataset task as for a
   one-dataset task (no query per dataset);
 * every ``papers/`` filter and ordering, deep pages included, reads papers
-  through a covering ``papers_list_*`` index (or the FTS index for
-  ``search``), never a scan of the ``papers`` table nor a sort of the whole
-  ordering;
+  through a covering index, never their (large) table rows: ``papers_list_*``
+  in the list's order (no sort) for column filters, ``papers_id_cover`` for
+  papers reached from a link table or the FTS index (``task``, ``search``);
 * ``papers/?search=`` matches the papers whose title or abstract holds the word.
 """
 
@@ -88,6 +88,16 @@ def test_task_benchmarks_issue_as_many_statements_for_1000_datasets_as_for_one(c
     assert len(heavy) == len(light) <= 10, heavy
 
 
+def test_trending_benchmarks_read_leaderboard_papers_from_the_covering_index(conn: sqlite3.Connection) -> None:
+    task = _task(conn, most=True)
+    statements = _statements(conn, lambda: trending_benchmarks(
+        conn, task, limit=100, min_recent_papers=0, include_descendants=False, is_open=None))
+    grouped = next(sql for sql in statements if sql.lstrip().startswith("WITH"))
+    plan = [row[3] for row in conn.execute("EXPLAIN QUERY PLAN " + grouped).fetchall()]
+    assert "SEARCH p USING COVERING INDEX papers_id_cover (id=?) LEFT-JOIN" in plan, plan
+    assert any(step.startswith("SEARCH e USING INDEX evaluations_task_dataset") for step in plan), plan
+
+
 def _plans(conn: sqlite3.Connection, statements: list[str]) -> list[tuple[str, list[str]]]:
     out = []
     for sql in statements:
@@ -123,14 +133,18 @@ def test_paper_lists_read_a_covering_index_in_order(conn: sqlite3.Connection, ca
                                                        order_dir="desc", latest_only=True, authors=[]))
     plans = _plans(conn, statements)
     count_plan, page_plan = plans[0][1], plans[1][1]
+    linked = "task" in filters or "search" in filters
     for plan in (count_plan, page_plan):
         text = "\n".join(plan)
-        assert not re.search(r"^SCAN p\b", text, re.MULTILINE), text
-        assert "COVERING INDEX papers_list_" in text, text
+        assert not re.search(r"^SCAN p\b", text, re.MULTILINE), text  # never every paper row
+        # Papers reached from a link table or the FTS index are looked up in the id-keyed
+        # covering index; otherwise an ordered list index is read. Never the paper rows.
+        expected = "COVERING INDEX papers_id_cover (id=?" if linked else "COVERING INDEX papers_list_"
+        assert expected in text, text
+        assert "USING INTEGER PRIMARY KEY" not in text, text
         assert "LIKE" not in plans[1][0]
-    # The page is read in index order: no sort of the matching papers (only the final
-    # page's rows are fetched by id afterwards).
-    assert not any("TEMP B-TREE FOR" in step and "ORDER BY" in step for step in page_plan), page_plan
+    if not linked:  # read in index order: no sort of the matching papers, page 1000 included
+        assert not any("TEMP B-TREE FOR" in step and "ORDER BY" in step for step in page_plan), page_plan
     if "search" in filters:
         assert any("papers_fts VIRTUAL TABLE" in step for step in page_plan), page_plan
 
