@@ -4,7 +4,7 @@ Usage::
 
     uv run python bench/gen_catalog.py --preset archive --gzip --out /work/archive/dumps
     uv run python bench/archive_bench.py --data /work/archive/dumps --db /work/archive/catalog.db \
-        [--skip-import] [--processes 2] [--requests 100] [--seconds 10] [--out BENCHMARKS.md | -]
+        [--skip-import] [--import-nice N] [--processes 2] [--requests 100] [--seconds 10] [--out BENCHMARKS.md | -]
 
 Steps, all in one run:
 
@@ -81,14 +81,15 @@ def _cpu_model() -> str:
     return platform.processor() or "unknown"
 
 
-def run_import(data: Path, db: Path) -> dict[str, float]:
+def run_import(data: Path, db: Path, nice: int = 0) -> dict[str, float]:
     """Import the dumps into a new file, rename it over ``db``; return the figures."""
     new = db.with_name(db.name + ".bench-new")
     for suffix in ("", "-journal", "-wal", "-shm"):
         Path(f"{new}{suffix}").unlink(missing_ok=True)
     sources = [str(data / name) for name in DUMPS]
     started = time.perf_counter()
-    done = subprocess.run([sys.executable, "-m", "catalog", "import", "--db", str(new), *sources],
+    prefix = ["nice", "-n", str(nice)] if nice else []
+    done = subprocess.run([*prefix, sys.executable, "-m", "catalog", "import", "--db", str(new), *sources],
                           cwd=REPO, capture_output=True, text=True, check=False)
     seconds = time.perf_counter() - started
     if done.returncode != 0:
@@ -292,6 +293,7 @@ def main() -> int:
     parser.add_argument("--db", type=Path, default=Path("/work/archive/catalog.db"))
     parser.add_argument("--skip-import", action="store_true")
     parser.add_argument("--processes", type=int, default=2, help="catalog serving processes")
+    parser.add_argument("--import-nice", type=int, default=0, help="run the import under nice -n N")
     parser.add_argument("--requests", type=int, default=100, help="requests per endpoint and client count")
     parser.add_argument("--seconds", type=float, default=10.0, help="time cap per endpoint and client count")
     parser.add_argument("--only", default="", help="measure only endpoints whose name contains this")
@@ -300,7 +302,7 @@ def main() -> int:
     if args.skip_import:
         imported = json.loads(Path(f"{args.db}.import.json").read_text(encoding="utf-8"))
     else:
-        imported = run_import(args.data, args.db)
+        imported = run_import(args.data, args.db, args.import_nice)
         print(f"import: {imported['seconds']:.0f} s, peak RSS {imported['peak_rss_bytes'] / 2**30:.2f} GiB",
               flush=True)
     db_bytes, beside = sizes(args.db)
