@@ -327,7 +327,7 @@ def main() -> int:
             rows.append(Row(name, one, many))
             print(f"{name}: {one[0]:.1f}/{one[1]:.1f} ms; {CLIENTS} clients {many[0]:.1f}/{many[1]:.1f} ms, "
                   f"{many[3]:.1f}/s", flush=True)
-    command = "uv run python bench/archive_bench.py" + (" --skip-import" if args.skip_import else "")
+    command = " ".join(["uv run python bench/archive_bench.py", *sys.argv[1:]])
     section = render(command, imported, db_bytes, beside, cold_ms, rows, args.processes, catalog,
                      (load_start, os.getloadavg()[0]))
     if args.out == "-":
