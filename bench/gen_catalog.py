@@ -21,7 +21,8 @@ Shape (``--preset``):
   output for the same arguments, so earlier measurements reproduce).
 * ``archive``: the counts of the final (July 2025) public archive: 576,261
   papers with ~1.1 KB abstracts, 300,161 code links, 4,451 tasks, 15,008
-  datasets, 2,300 methods, 400,000 authors and 274,000 leaderboard rows.
+  datasets, 2,300 methods, 400,000 authors and about 274,000 leaderboard
+  rows (board sizes are random around the mean: 257,626 with seed 7).
   Papers draw their tasks from a long-tailed distribution (the first task is in
   about 18,000 papers), dates run from 2013 to July 2025, and task 0 has
   leaderboards on 4,084 datasets (the archive's heaviest task). ``--papers``,
