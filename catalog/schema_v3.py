@@ -28,8 +28,12 @@ addition names the query it serves:
   list from the filter's papers, not from a scan of every paper.
 * ``evaluations_task_dataset`` replaces ``evaluations_task``: the grouped
   per-dataset statistics and best rows of one task (task page, trending
-  benchmarks) read one index range. ``evaluations_dataset_paper`` covers the
-  per-dataset evaluation and distinct-paper counts.
+  benchmarks) read one index range; it holds ``model_name``, so the best row
+  of every benchmark of a task is read from the index alone.
+  ``evaluations_dataset_paper`` covers the per-dataset evaluation and
+  distinct-paper counts.
+* ``repositories_paper_cover``: a task page's recommended repositories (the
+  most starred of its papers' repositories) from the index alone.
 
 Plain SQL run by :func:`catalog.schema.migrate` in one transaction. Never edit
 it once released: append migration 4 instead.
@@ -53,6 +57,7 @@ CREATE INDEX papers_id_cover ON papers(id, is_latest, trend, citation_count, pub
                                        has_official_implementation);
 
 DROP INDEX evaluations_task;
-CREATE INDEX evaluations_task_dataset ON evaluations(task_id, dataset_id, best_rank);
+CREATE INDEX evaluations_task_dataset ON evaluations(task_id, dataset_id, best_rank, model_name);
 CREATE INDEX evaluations_dataset_paper ON evaluations(dataset_id, paper_id);
+CREATE INDEX repositories_paper_cover ON repositories(paper_id, url, stars);
 """

@@ -98,6 +98,15 @@ def test_trending_benchmarks_read_leaderboard_papers_from_the_covering_index(con
     assert any(step.startswith("SEARCH e USING INDEX evaluations_task_dataset") for step in plan), plan
 
 
+def test_a_task_page_reads_best_rows_and_repositories_from_covering_indexes(conn: sqlite3.Connection) -> None:
+    statements = _statements(conn, lambda: task_page(conn, _task(conn, most=True)))
+    steps = [row[3] for sql in statements if sql.lstrip().upper().startswith(("SELECT", "WITH"))
+             for row in conn.execute("EXPLAIN QUERY PLAN " + sql).fetchall()]
+    assert any("COVERING INDEX evaluations_task_dataset (task_id=?)" in step for step in steps), steps
+    assert any("COVERING INDEX repositories_paper_cover (paper_id=?)" in step for step in steps), steps
+    assert not any(re.match(r"SCAN (evaluations|repositories|papers)\b", step) for step in steps), steps
+
+
 def _plans(conn: sqlite3.Connection, statements: list[str]) -> list[tuple[str, list[str]]]:
     out = []
     for sql in statements:
