@@ -127,6 +127,10 @@ def resolve_authors(conn: sqlite3.Connection, refs: list[str]) -> list[dict[str,
     return out
 
 
+_PUBLISHED = "@published@"  # placeholder: the date column term differs between count and page
+_LINKED = ("task", "method", "framework", "organization", "search")
+
+
 def list_papers(conn: sqlite3.Connection, page: Page, filters: dict[str, Any], *,
                 order_by: str, order_dir: str, latest_only: bool,
                 authors: list[str]) -> dict[str, Any]:
@@ -167,14 +171,10 @@ def list_papers(conn: sqlite3.Connection, page: Page, filters: dict[str, Any], *
         where.append("0" if match is None else
                      "p.id IN (SELECT rowid FROM papers_fts WHERE papers_fts MATCH :search)")
         applied["search"] = filters["search"]
-    # A date range drives the query (index range) only when ordering by date; with
-    # another ordering ("+" keeps the term off the index) the ordered index is walked
-    # instead: a wide range would otherwise sort most of the catalog for every page.
-    published = "p.published" if order_by == "date_published" else "+p.published"
     for key, op in (("start_date", ">="), ("end_date", "<=")):
         if key in filters:
             args[key] = filters[key]
-            where.append(f"{published} {op} :{key}")
+            where.append(f"{_PUBLISHED} {op} :{key}")
             applied[key] = filters[key]
     if filters.get("has_official_implementation") is not None:
         flag = filters["has_official_implementation"]
@@ -190,11 +190,27 @@ def list_papers(conn: sqlite3.Connection, page: Page, filters: dict[str, Any], *
         where.append("p.is_latest = 1")
     applied["latest_only"] = "true" if latest_only else "false"
     sql_where = " AND ".join(where)
-    count = conn.execute(f"SELECT count(*) FROM papers p WHERE {sql_where}", args).fetchone()[0]
-    args.update(limit=page.size, offset=page.offset)
+    # A date range drives the count (an index range), but a page only when ordering by
+    # date; otherwise ("+" keeps the term off the index) the ordered index is walked: a
+    # wide range would sort most of the catalog for every page.
+    count_where = sql_where.replace(_PUBLISHED, "p.published")
+    page_where = sql_where.replace(_PUBLISHED, "p.published" if order_by == "date_published" else "+p.published")
     order = order_clause(order_by, order_dir, stored_trend=has_stored_trend(conn))
-    ids = [r[0] for r in conn.execute(
-        f"SELECT p.id FROM papers p WHERE {sql_where} ORDER BY {order} LIMIT :limit OFFSET :offset", args)]
+    page_args = {**args, "limit": page.size, "offset": page.offset}
+    count: int | None = None
+    if any(key in filters for key in _LINKED) or authors:
+        # Papers reached from a link table or the FTS index are sorted anyway: count them
+        # in the same pass (window) instead of matching them all a second time.
+        rows = conn.execute(f"SELECT p.id, count(*) OVER () FROM papers p WHERE {page_where} ORDER BY {order} "
+                            "LIMIT :limit OFFSET :offset", page_args).fetchall()
+        ids = [r[0] for r in rows]
+        count = rows[0][1] if rows else None
+    else:
+        ids = [r[0] for r in conn.execute(
+            f"SELECT p.id FROM papers p WHERE {page_where} ORDER BY {order} LIMIT :limit OFFSET :offset",
+            page_args)]
+    if count is None:
+        count = conn.execute(f"SELECT count(*) FROM papers p WHERE {count_where}", args).fetchone()[0]
     return envelope(paper_summaries(conn, ids), count, page, applied_filters=applied)
 
 

@@ -150,3 +150,14 @@ def test_a_schema_v2_database_still_lists_and_searches_papers() -> None:
     found = store_papers.list_papers(old, Page(1, 20), {"search": "old"}, order_by="trending", order_dir="desc",
                                      latest_only=True, authors=[])
     assert [p["id"] for p in found["results"]] == ["1"]
+
+
+@pytest.mark.parametrize("filters", [{"search": "attention"}, {"task": "20"}, {}])
+def test_a_page_past_the_end_still_counts_every_match(conn: sqlite3.Connection, filters: dict[str, str]) -> None:
+    def body(page: int) -> dict:
+        return store_papers.list_papers(conn, Page(page, 1), filters, order_by="trending", order_dir="desc",
+                                        latest_only=True, authors=[])
+
+    first, past = body(1), body(500)
+    assert first["count"] > 0 and first["results"]
+    assert past["count"] == first["count"] and past["results"] == []
