@@ -45,6 +45,7 @@ import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import aiohttp
 
@@ -169,8 +170,9 @@ def _probe(api: str) -> dict[str, str]:
     import httpx
 
     with httpx.Client(base_url=api + "/", timeout=120) as client:
-        def first(path: str, **params: object) -> dict[str, object]:
-            return client.get(path, params=params).json()["results"][0]
+        def first(path: str, **params: str | int) -> dict[str, Any]:
+            result: dict[str, Any] = client.get(path, params=params).json()["results"][0]
+            return result
 
         by_boards = first("tasks/", ordering="-benchmark_count", page_size=1)
         by_papers = first("tasks/", ordering="-paper_count", page_size=1)

@@ -241,7 +241,7 @@ def generate(papers: int, evaluations: int, out: Path, seed: int,
         for name in own:
             n = min(per_board if not shape.archive else rng.randint(1, 2 * per_board - 1), remaining)
             remaining -= n
-            rows = [{"model_name": f"Model-{rng.randrange(10**6)}",
+            rows: list[dict[str, Any]] = [{"model_name": f"Model-{rng.randrange(10**6)}",
                      "metrics": {"Accuracy": f"{rng.uniform(10, 99):.2f}", "F1": f"{rng.uniform(10, 99):.1f}%"},
                      "paper_title": None, "paper_url": f"https://arxiv.org/abs/{_arxiv_id(rng.randrange(papers))}",
                      "paper_date": None, "code_links": [], "model_links": [], "uses_additional_data": False}
