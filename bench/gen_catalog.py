@@ -3,7 +3,8 @@
 Usage::
 
     uv run python bench/gen_catalog.py --papers 100000 --evaluations 500000 --out DIR [--seed 7] \
-        [--vocabulary realistic|tiny]
+        [--vocabulary realistic|tiny] [--gzip]
+    uv run python bench/gen_catalog.py --preset archive --gzip --out DIR   # the July 2025 archive's counts
 
 Writes ``papers-with-abstracts.json``, ``links-between-papers-and-code.json``,
 ``methods.json``, ``datasets.json``, ``evaluation-tables.json`` and a
@@ -11,6 +12,21 @@ Writes ``papers-with-abstracts.json``, ``links-between-papers-and-code.json``,
 DIR. Everything is derived from ``random.Random(seed)``, so the same
 arguments always give byte-identical files. Records are written one at a
 time, so memory stays small for large counts.
+
+Shape (``--preset``):
+
+* ``small`` (default): 200 tasks, 300 methods, 1,000 datasets, 20,000 authors,
+  one code link per two papers, 40-120 abstract words, every task owning five
+  datasets with equal leaderboards: the generator's first shape (byte-identical
+  output for the same arguments, so earlier measurements reproduce).
+* ``archive``: the counts of the final (July 2025) public archive: 576,261
+  papers with ~1.1 KB abstracts, 300,161 code links, 4,451 tasks, 15,008
+  datasets, 2,300 methods, 400,000 authors and about 274,000 leaderboard
+  rows (board sizes are random around the mean: 257,626 with seed 7).
+  Papers draw their tasks from a long-tailed distribution (the first task is in
+  about 18,000 papers), dates run from 2013 to July 2025, and task 0 has
+  leaderboards on 4,084 datasets (the archive's heaviest task). ``--papers``,
+  ``--evaluations`` and ``--links`` still override the preset.
 
 Vocabulary (``--vocabulary``, matters for keyword-search benchmarks):
 
@@ -31,17 +47,51 @@ Vocabulary (``--vocabulary``, matters for keyword-search benchmarks):
 from __future__ import annotations
 
 import argparse
+import gzip
 import itertools
 import json
 import random
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import IO, Any
 
-WORDS = ["attention", "transformer", "residual", "convolution", "diffusion", "contrastive", "graph", "sparse", "dense", "retrieval", "language", "vision", "speech", "reinforcement", "policy", "reward", "token", "embedding", "latent", "quantization", "distillation", "pruning", "adapter", "prompt", "reasoning", "memory", "recurrent", "kernel", "segmentation", "detection", "tracking", "depth", "pose", "generation", "translation", "summarization", "question", "answering", "parsing", "tagging", "alignment", "robust", "efficient", "scalable", "federated", "causal", "bayesian", "variational", "adversarial", "neural", "implicit", "multimodal", "temporal", "spectral", "mixture", "expert", "routing", "normalization", "optimizer", "schedule", "curriculum", "benchmark", "dataset"]
+_TOPIC_TEXT = ("attention transformer residual convolution diffusion contrastive graph sparse dense "
+         "retrieval language vision speech reinforcement policy reward token embedding latent "
+         "quantization distillation pruning adapter prompt reasoning memory recurrent kernel "
+         "segmentation detection tracking depth pose generation translation summarization "
+         "question answering parsing tagging alignment robust efficient scalable federated "
+         "causal bayesian variational adversarial neural implicit multimodal temporal spectral "
+         "mixture expert routing normalization optimizer schedule curriculum benchmark dataset")
+WORDS = _TOPIC_TEXT.split()
 AREAS = ("Computer Vision", "Natural Language Processing", "Speech", "Graphs", "Reinforcement Learning",
          "Methodology", "Medical", "Time Series")
-N_TASKS, N_METHODS, N_DATASETS, N_AUTHORS, N_MARKDOWN = 200, 300, 1000, 20000, 40
+N_MARKDOWN = 40
 N_VOCAB = 30_000
+
+
+@dataclass(frozen=True)
+class Shape:
+    """Entity counts and distributions of one ``--preset`` (module doc)."""
+
+    papers: int = 100_000
+    evaluations: int = 500_000
+    tasks: int = 200
+    methods: int = 300
+    datasets: int = 1000
+    authors: int = 20_000
+    links: int | None = None  # None: one link per two papers (the small shape)
+    abstract_words: tuple[int, int] = (40, 120)
+    archive: bool = False  # long-tailed tasks, 2013-2025 dates, one heavy task
+    heavy_task_datasets: int = 0
+    evaluation_tasks: int = 0  # tasks with leaderboards (archive shape)
+
+
+PRESETS = {
+    "small": Shape(),
+    "archive": Shape(papers=576_261, evaluations=274_000, tasks=4451, methods=2300, datasets=15_008,
+                     authors=400_000, links=300_161, abstract_words=(85, 165), archive=True,
+                     heavy_task_datasets=4084, evaluation_tasks=2500),
+}
 _SYLLABLES = ("ka", "lo", "mi", "ne", "ru", "sa", "ti", "vo", "ze", "pa", "qui", "dor", "fen", "gal",
               "hum", "jis", "ber", "cor", "del", "mon", "nas", "pol", "ret", "sul", "tor", "val")
 
@@ -73,8 +123,8 @@ class _Text:
         count = self.rng.randint(4, 10)
         return " ".join(self._mixed(count, self.rng.randint(1, 3))).capitalize()
 
-    def abstract(self) -> str:
-        count = self.rng.randint(40, 120)
+    def abstract(self, words: tuple[int, int] = (40, 120)) -> str:
+        count = self.rng.randint(*words)
         if self.tiny:
             return " ".join(self.rng.choice(WORDS) for _ in range(count))
         return " ".join(self._mixed(count, self.rng.randint(2, 6)))
@@ -92,8 +142,10 @@ def _arxiv_id(index: int) -> str:
 class _ArrayWriter:
     """Writes a JSON array one element at a time."""
 
-    def __init__(self, path: Path) -> None:
-        self.handle: IO[str] = path.open("w", encoding="utf-8")
+    def __init__(self, path: Path, compress: bool = False) -> None:
+        self.handle: IO[str] = (gzip.open(path.with_name(path.name + ".gz"), "wt", encoding="utf-8",  # noqa: SIM115
+                                          compresslevel=5)
+                                if compress else path.open("w", encoding="utf-8"))
         self.handle.write("[")
         self.first = True
 
@@ -106,65 +158,88 @@ class _ArrayWriter:
         self.handle.close()
 
 
+def _archive_date(i: int, papers: int, rng: random.Random) -> str:
+    month = i * 151 // max(1, papers)  # 2013-01 .. 2025-07, in arXiv-id order
+    return f"{2013 + month // 12}-{1 + month % 12:02d}-{1 + rng.randrange(28):02d}"
+
+
+def _paper_tasks(rng: random.Random, tasks: list[str], cum: list[float] | None) -> list[str]:
+    if cum is None:
+        return rng.sample(tasks, rng.randint(1, 2))
+    return list(dict.fromkeys(rng.choices(tasks, cum_weights=cum, k=rng.randint(1, 3))))
+
+
 def generate(papers: int, evaluations: int, out: Path, seed: int,
-             vocabulary: str = "realistic") -> dict[str, int]:
+             vocabulary: str = "realistic", shape: Shape | None = None,
+             compress: bool = False) -> dict[str, int]:
     """Write the synthetic dumps into ``out``; return record counts per file.
 
-    ``vocabulary`` is ``"realistic"`` or ``"tiny"`` (module doc)."""
+    ``vocabulary`` is ``"realistic"`` or ``"tiny"``; ``shape`` is a preset
+    from :data:`PRESETS` (default ``small``); ``papers`` and ``evaluations``
+    override its counts. ``compress`` writes ``.json.gz`` dumps (module doc)."""
+    shape = replace(shape or PRESETS["small"], papers=papers, evaluations=evaluations)
     rng = random.Random(seed)
     # "tiny" draws from the main generator exactly as the first version did (same files).
     text = _Text(rng if vocabulary == "tiny" else random.Random(seed + 1), vocabulary)
     out.mkdir(parents=True, exist_ok=True)
-    tasks = [f"Task {i} {rng.choice(WORDS).capitalize()}" for i in range(N_TASKS)]
-    methods = [f"Method{i} {rng.choice(WORDS).capitalize()}" for i in range(N_METHODS)]
-    datasets = [f"Dataset{i} {rng.choice(WORDS).upper()}" for i in range(N_DATASETS)]
+    tasks = [f"Task {i} {rng.choice(WORDS).capitalize()}" for i in range(shape.tasks)]
+    methods = [f"Method{i} {rng.choice(WORDS).capitalize()}" for i in range(shape.methods)]
+    datasets = [f"Dataset{i} {rng.choice(WORDS).upper()}" for i in range(shape.datasets)]
     authors = [f"{rng.choice(WORDS).capitalize()} {rng.choice(WORDS).capitalize()}son{i}"
-               for i in range(N_AUTHORS)]
+               for i in range(shape.authors)]
+    # Archive shape: task r is picked with weight 1/(r + 10), a long tail like real task sizes.
+    task_cum = (list(itertools.accumulate(1.0 / (r + 10) for r in range(len(tasks))))
+                if shape.archive else None)
     counts: dict[str, int] = {}
 
-    w = _ArrayWriter(out / "papers-with-abstracts.json")
+    w = _ArrayWriter(out / "papers-with-abstracts.json", compress)
     for i in range(papers):
         arxiv = _arxiv_id(i)
         w.add({"paper_url": f"https://paperswithcode.com/paper/synthetic-{i}", "arxiv_id": arxiv,
-               "title": f"{text.title()} {i}", "abstract": text.abstract(),
+               "title": f"{text.title()} {i}", "abstract": text.abstract(shape.abstract_words),
                "url_abs": f"https://arxiv.org/abs/{arxiv}", "url_pdf": f"https://arxiv.org/pdf/{arxiv}",
                "proceeding": rng.choice((None, None, "NeurIPS 2020 12", "ICML 2021 7", "CVPR 2022 6")),
                "authors": rng.sample(authors, rng.randint(1, 6)),
-               "tasks": rng.sample(tasks, rng.randint(1, 2)),
-               "date": f"20{10 + (i // 90000) // 12 % 15:02d}-{1 + rng.randrange(12):02d}-{1 + rng.randrange(28):02d}",
+               "tasks": _paper_tasks(rng, tasks, task_cum),
+               "date": (_archive_date(i, papers, rng) if shape.archive else
+                        f"20{10 + (i // 90000) // 12 % 15:02d}-{1 + rng.randrange(12):02d}-{1 + rng.randrange(28):02d}"),
                "methods": [{"name": m} for m in rng.sample(methods, rng.randint(0, 3))]})
     w.close()
     counts["papers"] = papers
 
-    w = _ArrayWriter(out / "links-between-papers-and-code.json")
-    for i in range(0, papers, 2):
+    w = _ArrayWriter(out / "links-between-papers-and-code.json", compress)
+    link_papers = (range(0, papers, 2) if shape.links is None
+                   else (rng.randrange(papers) for _ in range(shape.links)))
+    counts["links"] = 0
+    for n, i in enumerate(link_papers):
         w.add({"paper_url": f"https://paperswithcode.com/paper/synthetic-{i}", "paper_arxiv_id": _arxiv_id(i),
-               "paper_title": None, "repo_url": f"https://github.com/org{i % 997}/repo{i}",
+               "paper_title": None,
+               "repo_url": f"https://github.com/org{i % 997}/repo{i if shape.links is None else n}",
                "is_official": rng.random() < 0.5, "framework": rng.choice(("pytorch", "tf", "jax", "none"))})
+        counts["links"] += 1
     w.close()
-    counts["links"] = (papers + 1) // 2
 
-    w = _ArrayWriter(out / "methods.json")
+    w = _ArrayWriter(out / "methods.json", compress)
     for name in methods:
         w.add({"url": None, "name": name, "full_name": name, "description": _title(rng),
                "introduced_year": rng.randint(1990, 2024),
                "collections": [{"collection": "C", "area": rng.choice(AREAS)}]})
     w.close()
-    w = _ArrayWriter(out / "datasets.json")
+    w = _ArrayWriter(out / "datasets.json", compress)
     for name in datasets:
         w.add({"url": None, "name": name, "full_name": name, "description": _title(rng),
                "modalities": [], "tasks": []})
     w.close()
     counts["methods"], counts["datasets"] = len(methods), len(datasets)
 
-    w = _ArrayWriter(out / "evaluation-tables.json")
-    per_dataset = max(1, evaluations // N_DATASETS)
+    w = _ArrayWriter(out / "evaluation-tables.json", compress)
+    boards = _boards(rng, shape, tasks, datasets)
+    per_board = max(1, evaluations // max(1, sum(len(own) for _, own in boards)))
     remaining = evaluations
-    for t, task in enumerate(tasks):
-        own = datasets[t * (N_DATASETS // N_TASKS):(t + 1) * (N_DATASETS // N_TASKS)]
+    for t, (task, own) in enumerate(boards):
         entries = []
         for name in own:
-            n = min(per_dataset, remaining)
+            n = min(per_board if not shape.archive else rng.randint(1, 2 * per_board - 1), remaining)
             remaining -= n
             rows: list[dict[str, Any]] = [{"model_name": f"Model-{rng.randrange(10**6)}",
                      "metrics": {"Accuracy": f"{rng.uniform(10, 99):.2f}", "F1": f"{rng.uniform(10, 99):.1f}%"},
@@ -190,16 +265,37 @@ def generate(papers: int, evaluations: int, out: Path, seed: int,
     return counts
 
 
+def _boards(rng: random.Random, shape: Shape, tasks: list[str],
+            datasets: list[str]) -> list[tuple[str, list[str]]]:
+    """(task, dataset names with a leaderboard) per evaluation-tables record."""
+    if not shape.archive:  # every task owns the next N_DATASETS / N_TASKS datasets
+        step = len(datasets) // len(tasks)
+        return [(task, datasets[t * step:(t + 1) * step]) for t, task in enumerate(tasks)]
+    out = [(tasks[0], rng.sample(datasets, min(shape.heavy_task_datasets, len(datasets))))]
+    for task in tasks[1:shape.evaluation_tasks]:
+        out.append((task, rng.sample(datasets, rng.randint(1, 9))))
+    return out
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--papers", type=int, default=100_000)
-    parser.add_argument("--evaluations", type=int, default=500_000)
+    parser.add_argument("--preset", choices=sorted(PRESETS), default="small",
+                        help="entity counts and distributions (see the module docstring)")
+    parser.add_argument("--papers", type=int, help="papers (default: the preset's)")
+    parser.add_argument("--evaluations", type=int, help="leaderboard rows (default: the preset's)")
+    parser.add_argument("--links", type=int, help="code links (default: the preset's)")
+    parser.add_argument("--gzip", action="store_true", help="write .json.gz dumps, as published")
     parser.add_argument("--out", type=Path, required=True)
     parser.add_argument("--seed", type=int, default=7)
     parser.add_argument("--vocabulary", choices=("realistic", "tiny"), default="realistic",
                         help="title/abstract word distribution (see the module docstring)")
     args = parser.parse_args()
-    counts = generate(args.papers, args.evaluations, args.out, args.seed, args.vocabulary)
+    shape = PRESETS[args.preset]
+    if args.links is not None:
+        shape = replace(shape, links=args.links)
+    counts = generate(args.papers if args.papers is not None else shape.papers,
+                      args.evaluations if args.evaluations is not None else shape.evaluations,
+                      args.out, args.seed, args.vocabulary, shape, args.gzip)
     print(json.dumps(counts))
 
 

@@ -2,13 +2,15 @@
 
 Usage::
 
-    pwc-catalog serve (--db FILE | --sample) [--host 127.0.0.1] [--port 8000]
+    pwc-catalog serve (--db FILE | --sample) [--host 127.0.0.1] [--port 8000] [--processes N]
     pwc-catalog import --db FILE SOURCE...
 
 ``--sample`` builds the bundled sample into a temporary file with
-``catalog.sample.build_sample_db`` and serves it. ``import`` delegates to
-``catalog.importer.run_import``. Errors print one ``pwc-catalog: <message>``
-line to stderr and exit non-zero (2 for usage, 1 otherwise); never a traceback.
+``catalog.sample.build_sample_db`` and serves it. ``--processes N`` (N > 1)
+serves from N processes under gunicorn (``catalog.serving``). ``import``
+delegates to ``catalog.importer.run_import``. Errors print one line and exit
+non-zero, never with a traceback: 2 for usage and for an unusable source
+(missing, corrupt or truncated dump: ``error: <file>: ...``), 1 otherwise.
 """
 
 from __future__ import annotations
@@ -35,6 +37,8 @@ def build_parser() -> argparse.ArgumentParser:
     source.add_argument("--sample", action="store_true", help="serve the bundled sample catalog")
     serve.add_argument("--host", default="127.0.0.1", help="bind address (default 127.0.0.1)")
     serve.add_argument("--port", type=int, default=8000, help="TCP port (default 8000)")
+    serve.add_argument("--processes", type=int, default=1,
+                       help="serving processes (default 1; more under gunicorn, e.g. one per core)")
     imp = commands.add_parser("import", help="import dump files into a catalog database")
     imp.add_argument("--db", type=Path, required=True, help="catalog SQLite file (created if missing)")
     imp.add_argument("sources", type=Path, nargs="+", metavar="SOURCE", help="dump files or folders")
@@ -42,12 +46,12 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def _serve(args: argparse.Namespace) -> int:
-    from aiohttp import web
-
-    from catalog.server import create_app
+    from catalog.serving import run_catalog
 
     if not 0 < args.port < 65536:
         raise ValueError("--port must be 1-65535")
+    if not 1 <= args.processes <= 64:
+        raise ValueError("--processes must be 1-64")
     with tempfile.TemporaryDirectory(prefix="pwc-catalog-") as tmp:
         db = args.db
         if args.sample:
@@ -55,9 +59,7 @@ def _serve(args: argparse.Namespace) -> int:
 
             db = Path(tmp) / "sample.db"
             build_sample_db(db)
-        app = create_app(db)
-        logger.info("catalog serving on %s:%d", args.host, args.port)
-        web.run_app(app, host=args.host, port=args.port, print=None, access_log=None)
+        run_catalog(db, args.host, args.port, processes=args.processes)
     return 0
 
 

@@ -15,7 +15,8 @@ Conventions shared by the importer (the only writer) and the store (reader):
   (``1706.03762``, ``math.GT/0309136``); the store strips ``vN`` from
   references before looking them up.
 * Derived columns (``papers.code_repository_count``,
-  ``papers.has_official_implementation``, ``organizations.*_paper_year``)
+  ``papers.has_official_implementation``, ``papers.trend``,
+  ``organizations.*_paper_year``)
   are maintained by the importer; counts shown by the API for tasks,
   methods, datasets and organizations are computed by the store at query time.
 * Full-text search: ``papers_fts`` is an external-content FTS5 table over
@@ -25,6 +26,8 @@ Conventions shared by the importer (the only writer) and the store (reader):
   re-creates them and calls :func:`rebuild_fts` before the copy is swapped in.
 * Migration 2 (``catalog.schema_v2``) adds the indexes the hot read paths
   need (case-insensitive arXiv ids and slugs, covering link indexes).
+* Migration 3 (``catalog.schema_v3``) adds the derived ``papers.trend`` and
+  the covering indexes of paper lists and task benchmarks at archive size.
 * Titles used for exact matching go through :func:`normalize_title`; the
   external-metadata "Name:" prefix through :func:`title_prefix`; Markdown
   versions through :func:`content_version`. Import these helpers instead of
@@ -41,12 +44,14 @@ import unicodedata
 from pathlib import Path
 
 from catalog.schema_v2 import V2
+from catalog.schema_v3 import V3
 
 logger = logging.getLogger(__name__)
 
 __all__ = [
     "MIGRATIONS",
     "SCHEMA_VERSION",
+    "analyze",
     "content_version",
     "create_db",
     "migrate",
@@ -352,7 +357,7 @@ END;
 """
 
 # MIGRATIONS[i] takes the database from user_version i to i + 1.
-MIGRATIONS: tuple[str, ...] = (_V1, V2)
+MIGRATIONS: tuple[str, ...] = (_V1, V2, V3)
 SCHEMA_VERSION = len(MIGRATIONS)
 
 
@@ -394,6 +399,16 @@ def create_db(path: Path) -> sqlite3.Connection:
     conn.execute("PRAGMA foreign_keys=ON")
     migrate(conn)
     return conn
+
+
+def analyze(conn: sqlite3.Connection) -> None:
+    """Refresh the query planner's statistics (``sqlite_stat1``) after a load.
+
+    ``analysis_limit`` samples each index instead of reading it whole, so this
+    takes seconds even at the archive's size.
+    """
+    conn.execute("PRAGMA analysis_limit = 1000")
+    conn.execute("ANALYZE")
 
 
 def rebuild_fts(conn: sqlite3.Connection) -> None:

@@ -12,8 +12,8 @@ it; a failed import discards it and the old database stays untouched):
 3. :meth:`BulkLoad.restore_indexes` re-creates the indexes (one sorted build
    each) before queries that need them run.
 4. :meth:`BulkLoad.finish` rebuilds ``papers_fts`` from ``papers`` (when
-   papers changed) and re-creates the triggers, all in the importer's last
-   transaction, before the atomic swap.
+   papers changed), re-creates the triggers and runs ``ANALYZE``, all in the
+   importer's last transaction, before the atomic swap.
 
 Triggers and indexes are re-created from their own ``sqlite_master`` text,
 so the result is exactly the migrated schema.
@@ -24,7 +24,7 @@ from __future__ import annotations
 import logging
 import sqlite3
 
-from catalog.schema import rebuild_fts
+from catalog.schema import analyze, rebuild_fts
 
 __all__ = ["BULK_TABLES", "BulkLoad", "is_empty"]
 
@@ -77,10 +77,12 @@ class BulkLoad:
             self.conn.execute(sql)
 
     def finish(self, *, rebuild: bool) -> None:
-        """Restore indexes, rebuild ``papers_fts`` if ``rebuild``, re-create the triggers."""
+        """Restore indexes, rebuild ``papers_fts`` if ``rebuild``, re-create the triggers,
+        and refresh the planner's statistics (:func:`catalog.schema.analyze`)."""
         self.restore_indexes()
         if rebuild:
             rebuild_fts(self.conn)
         triggers, self._triggers = self._triggers, []
         for _, sql in triggers:
             self.conn.execute(sql)
+        analyze(self.conn)

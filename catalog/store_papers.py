@@ -7,7 +7,14 @@ database, never the wall clock, so results are stable)::
     velocity    = (popularity + citation_count) / (age_days + 30)
     trend_score = velocity
 
-``order_by=trending`` sorts by ``trend_score`` (ties: citations, id).
+``order_by=trending`` sorts by ``trend_score`` (ties: citations, id). The
+importer stores the score as ``papers.trend`` (schema v3), so ``papers/`` and
+task paper pages read it from the covering ``papers_list_*`` indexes, deep
+pages included; an older database falls back to the expression.
+
+``papers/?search=`` runs on ``papers_fts``: the words and quoted phrases of
+:func:`catalog.search.keyword_parts` must all occur in the title or abstract
+(whole words, case- and accent-insensitive), as in keyword search.
 """
 
 from __future__ import annotations
@@ -16,12 +23,13 @@ import sqlite3
 from typing import Any
 
 from catalog.schema import normalize_title
+from catalog.search import keyword_parts
 from catalog.store import (
     PAPER_COLUMNS, Conflict, Invalid, NotFound, Page, envelope, newest_paper_date,
     paper_summaries, paper_summary, resolve_paper,
 )
 
-__all__ = ["list_papers", "recent_papers", "related_papers", "resolve_authors", "task_papers",
+__all__ = ["fts_filter", "has_stored_trend", "list_papers", "order_clause", "recent_papers", "related_papers", "resolve_authors", "task_papers",
            "trending_papers"]
 
 _AGE = "(julianday(:newest) - julianday(coalesce(p.published, date(:newest, '-3650 days'))))"
@@ -34,10 +42,32 @@ _ORDER = {
 }
 
 
-def order_clause(order_by: str, order_dir: str) -> str:
-    """SQL ORDER BY body for the paper orderings of ``docs/cli-contract.md`` §2.5."""
+_STORED_TREND = "p.trend {dir}, p.citation_count {dir}, p.id {dir}"
+
+
+def order_clause(order_by: str, order_dir: str, *, stored_trend: bool = False) -> str:
+    """SQL ORDER BY body for the paper orderings of ``docs/cli-contract.md`` §2.5.
+
+    ``stored_trend`` sorts ``trending`` by the stored ``papers.trend`` (equal
+    values, indexed) instead of computing the expression."""
     direction = "DESC" if order_dir == "desc" else "ASC"
+    if order_by == "trending" and stored_trend:
+        return _STORED_TREND.format(dir=direction)
     return _ORDER[order_by].format(dir=direction)
+
+
+def has_stored_trend(conn: sqlite3.Connection) -> bool:
+    """True when the database has the importer-maintained ``papers.trend`` (schema v3+)."""
+    return int(conn.execute("PRAGMA user_version").fetchone()[0]) >= 3
+
+
+def fts_filter(text: str) -> str | None:
+    """FTS5 query for ``papers/?search=``: all keyword parts in title or abstract; None
+    when the text has no word (nothing can match)."""
+    parts = keyword_parts(text)
+    if not parts:
+        return None
+    return "{title abstract} : (" + " AND ".join(parts) + ")"
 
 
 def _resolve_named(conn: sqlite3.Connection, table: str, fields: tuple[str, ...], value: str,
@@ -97,6 +127,15 @@ def resolve_authors(conn: sqlite3.Connection, refs: list[str]) -> list[dict[str,
     return out
 
 
+_PUBLISHED = "@published@"  # placeholder: the date column term differs between count and page
+_LINKED = ("task", "method", "framework", "organization", "search")
+# Ordered covering index of each ordering (schema v3) and how much cheaper walking one
+# index entry is than looking up and sorting one matching paper.
+_ORDER_INDEX = {"trending": "papers_list_trend", "date_published": "papers_list_date",
+                "citation_count": "papers_list_citations"}
+_WALK_FACTOR = 4
+
+
 def list_papers(conn: sqlite3.Connection, page: Page, filters: dict[str, Any], *,
                 order_by: str, order_dir: str, latest_only: bool,
                 authors: list[str]) -> dict[str, Any]:
@@ -132,13 +171,15 @@ def list_papers(conn: sqlite3.Connection, page: Page, filters: dict[str, Any], *
         where.append("p.conference_id = :conference")
         applied["conference"] = filters["conference"]
     if "search" in filters:
-        args["search"] = f"%{filters['search']}%"
-        where.append("(p.title LIKE :search OR p.abstract LIKE :search)")
+        match = fts_filter(filters["search"])
+        args["search"] = match
+        where.append("0" if match is None else
+                     "p.id IN (SELECT rowid FROM papers_fts WHERE papers_fts MATCH :search)")
         applied["search"] = filters["search"]
     for key, op in (("start_date", ">="), ("end_date", "<=")):
         if key in filters:
             args[key] = filters[key]
-            where.append(f"p.published {op} :{key}")
+            where.append(f"{_PUBLISHED} {op} :{key}")
             applied[key] = filters[key]
     if filters.get("has_official_implementation") is not None:
         flag = filters["has_official_implementation"]
@@ -154,11 +195,27 @@ def list_papers(conn: sqlite3.Connection, page: Page, filters: dict[str, Any], *
         where.append("p.is_latest = 1")
     applied["latest_only"] = "true" if latest_only else "false"
     sql_where = " AND ".join(where)
-    count = conn.execute(f"SELECT count(*) FROM papers p WHERE {sql_where}", args).fetchone()[0]
-    args.update(limit=page.size, offset=page.offset)
+    # A date range drives the count (an index range), but a page only when ordering by
+    # date; otherwise ("+" keeps the term off the index) the ordered index is walked: a
+    # wide range would sort most of the catalog for every page.
+    count_where = sql_where.replace(_PUBLISHED, "p.published")
+    page_where = sql_where.replace(_PUBLISHED, "p.published" if order_by == "date_published" else "+p.published")
+    stored = has_stored_trend(conn)
+    order = order_clause(order_by, order_dir, stored_trend=stored)
+    page_args = {**args, "limit": page.size, "offset": page.offset}
+    count = conn.execute(f"SELECT count(*) FROM papers p WHERE {count_where}", args).fetchone()[0]
+    source = "papers p"
+    if stored and latest_only and (any(key in filters for key in _LINKED) or authors):
+        # Papers reached from a link table or the FTS index: the planner sorts them all
+        # (cost ~ matches). When they are a large share of the catalog, walking the list's
+        # ordered index and keeping the matches reaches the page sooner (cost ~ position
+        # of the page / share of matches), e.g. page 1 of a task with 78,000 papers.
+        total = conn.execute("SELECT max(id) FROM papers").fetchone()[0] or 0
+        if count and (page.offset + page.size) * total < _WALK_FACTOR * count * count:
+            source = f"papers p INDEXED BY {_ORDER_INDEX[order_by]}"
     ids = [r[0] for r in conn.execute(
-        f"SELECT p.id FROM papers p WHERE {sql_where} ORDER BY {order_clause(order_by, order_dir)} "
-        f"LIMIT :limit OFFSET :offset", args)]
+        f"SELECT p.id FROM {source} WHERE {page_where} ORDER BY {order} LIMIT :limit OFFSET :offset",
+        page_args)]
     return envelope(paper_summaries(conn, ids), count, page, applied_filters=applied)
 
 
@@ -235,7 +292,7 @@ def task_papers(conn: sqlite3.Connection, task: str, page: Page, *, order_by: st
             "limit": page.size, "offset": page.offset}
     where = "p.id IN (SELECT paper_id FROM paper_tasks WHERE task_id = :task)"
     count = conn.execute(f"SELECT count(*) FROM papers p WHERE {where}", args).fetchone()[0]
+    order = order_clause(order_by, order_dir, stored_trend=has_stored_trend(conn))
     ids = [r[0] for r in conn.execute(
-        f"SELECT p.id FROM papers p WHERE {where} ORDER BY {order_clause(order_by, order_dir)} "
-        "LIMIT :limit OFFSET :offset", args)]
+        f"SELECT p.id FROM papers p WHERE {where} ORDER BY {order} LIMIT :limit OFFSET :offset", args)]
     return envelope(paper_summaries(conn, ids, with_methods=True), count, page)

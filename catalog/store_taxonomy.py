@@ -189,15 +189,14 @@ def task_page(conn: sqlite3.Connection, ref: str) -> dict[str, Any]:
         frameworks.append({"id": str(repo["id"]), "url": repo["url"],
                            "owner": parts[-2] if len(parts) >= 2 else None, "name": parts[-1],
                            "num_stars": repo["stars"]})
-    benchmarks = []
-    for bench in _dataset_eval_counts(conn, task_id):
-        best = conn.execute("SELECT model_name FROM evaluations WHERE dataset_id = ? AND task_id = ? "
-                            "AND best_rank IS NOT NULL ORDER BY best_rank, id LIMIT 1",
-                            (bench["id"], task_id)).fetchone()
-        benchmarks.append({"id": str(bench["id"]), "slug": bench["slug"], "name": bench["name"],
-                           "paper_count": bench["paper_count"],
-                           "evaluation_count": bench["evaluation_count"],
-                           "best_model_name": best[0] if best else None})
+    # One grouped query for every benchmark's best row (a task can have 4,000 datasets).
+    best = dict(conn.execute(
+        "SELECT dataset_id, model_name FROM (SELECT dataset_id, model_name, row_number() OVER "
+        "(PARTITION BY dataset_id ORDER BY best_rank, id) AS n FROM evaluations "
+        "WHERE task_id = ? AND best_rank IS NOT NULL) WHERE n = 1", (task_id,)).fetchall())
+    benchmarks = [{"id": str(b["id"]), "slug": b["slug"], "name": b["name"], "paper_count": b["paper_count"],
+                   "evaluation_count": b["evaluation_count"], "best_model_name": best.get(b["id"])}
+                  for b in _dataset_eval_counts(conn, task_id)]
     benchmarks.sort(key=lambda b: (-b["evaluation_count"], b["name"].casefold()))
     subtask_benchmarks = []
     for child in children:
@@ -226,32 +225,51 @@ def trending_benchmarks(conn: sqlite3.Connection, ref: str, *, limit: int, min_r
     marks = ",".join("?" * len(task_ids))
     newest = newest_paper_date(conn) or "1970-01-01"
     open_sql = "" if is_open is None else f" AND e.is_open = {1 if is_open else 0}"
+    # One grouped query for all datasets (the heaviest task links 4,084): per-dataset
+    # distinct papers (all time, recent) and the best row, from one evaluations range.
+    # Rows reach their paper's date through papers_id_cover; only the best rows' titles
+    # read paper rows.
     rows = conn.execute(
-        f"SELECT DISTINCT d.id, d.slug, d.name, d.description, d.hf_url FROM dataset_tasks dt "
-        f"JOIN datasets d ON d.id = dt.dataset_id WHERE dt.task_id IN ({marks})", task_ids).fetchall()
+        f"""
+        WITH ds AS (
+            SELECT DISTINCT d.id, d.slug, d.name, d.description, d.hf_url FROM dataset_tasks dt
+            JOIN datasets d ON d.id = dt.dataset_id WHERE dt.task_id IN ({marks})
+        ), ev AS (
+            SELECT e.id, e.dataset_id, e.best_rank, e.model_name, e.code_url, e.paper_title, e.paper_id,
+                   coalesce(CAST(e.paper_id AS TEXT), e.paper_title) AS k,
+                   coalesce(p.published, e.paper_published_date) AS published
+            FROM evaluations e LEFT JOIN papers p ON p.id = e.paper_id
+            WHERE e.task_id IN ({marks}) AND e.dataset_id IN (SELECT id FROM ds){open_sql}
+        ), stats AS (
+            SELECT dataset_id, count(DISTINCT k) AS all_time,
+                   count(DISTINCT CASE WHEN published >= date(?, '-{RECENT_DAYS} days') THEN k END) AS recent
+            FROM ev GROUP BY dataset_id
+        ), best AS (
+            SELECT dataset_id, model_name, paper_id, paper_title, code_url,
+                   row_number() OVER (PARTITION BY dataset_id ORDER BY best_rank IS NULL, best_rank, id) AS n
+            FROM ev
+        )
+        SELECT ds.id, ds.slug, ds.name, ds.description, ds.hf_url, coalesce(s.all_time, 0) AS all_time,
+               coalesce(s.recent, 0) AS recent, b.model_name, coalesce(bp.title, b.paper_title) AS title,
+               b.code_url, b.dataset_id AS best_of
+        FROM ds LEFT JOIN stats s ON s.dataset_id = ds.id
+        LEFT JOIN best b ON b.dataset_id = ds.id AND b.n = 1
+        LEFT JOIN papers bp ON bp.id = b.paper_id
+        """, [*task_ids, *task_ids, newest]).fetchall()
     results = []
     for d in rows:
-        scope = f"e.dataset_id = ? AND e.task_id IN ({marks}){open_sql}"
-        stats = conn.execute(
-            f"SELECT count(DISTINCT coalesce(CAST(e.paper_id AS TEXT), e.paper_title)), "
-            f"count(DISTINCT CASE WHEN coalesce(p.published, e.paper_published_date) >= date(?, '-{RECENT_DAYS} days') "
-            f"THEN coalesce(CAST(e.paper_id AS TEXT), e.paper_title) END) "
-            f"FROM evaluations e LEFT JOIN papers p ON p.id = e.paper_id WHERE {scope}",
-            [newest, d["id"], *task_ids]).fetchone()
-        all_time, recent = stats[0], stats[1]
+        all_time, recent = d["all_time"], d["recent"]
         if recent < min_recent_papers:
             continue
-        best = conn.execute(
-            f"SELECT e.model_name, coalesce(p.title, e.paper_title), e.code_url FROM evaluations e "
-            f"LEFT JOIN papers p ON p.id = e.paper_id WHERE {scope} "
-            f"ORDER BY e.best_rank IS NULL, e.best_rank, e.id LIMIT 1", [d["id"], *task_ids]).fetchone()
+        found = d["best_of"] is not None
         results.append({
             "id": str(d["id"]), "slug": d["slug"], "name": d["name"], "description": d["description"],
             "hf_url": d["hf_url"], "recent_paper_count": recent, "all_time_paper_count": all_time,
             "trend_score": round(recent / (all_time + 1), 6),
             "support_weighted_score": round(recent * all_time / (all_time + SUPPORT_PRIOR), 6),
-            "best_model_name": best[0] if best else None, "best_paper_title": best[1] if best else None,
-            "best_code_url": best[2] if best else None})
+            "best_model_name": d["model_name"] if found else None,
+            "best_paper_title": d["title"] if found else None,
+            "best_code_url": d["code_url"] if found else None})
     results.sort(key=lambda r: (-r["support_weighted_score"], -r["all_time_paper_count"], r["name"].casefold()))
     return {"task_id": str(task_id), "task_slug": slug, "recent_days": RECENT_DAYS,
             "support_prior_papers": SUPPORT_PRIOR, "count": len(results[:limit]), "results": results[:limit]}

@@ -4,12 +4,16 @@ from __future__ import annotations
 
 import sqlite3
 
-__all__ = ["update_derived"]
+from catalog.store import newest_paper_date
+from catalog.store_papers import TREND_SQL
+
+__all__ = ["update_derived", "update_trend"]
 
 
 def update_derived(conn: sqlite3.Connection) -> None:
     """Recompute ``papers.code_repository_count`` / ``has_official_implementation``,
-    framework links from repository frameworks, and organization paper years.
+    ``papers.trend``, framework links from repository frameworks, and organization
+    paper years.
 
     Runs inside the importer's last transaction; idempotent.
     """
@@ -30,3 +34,14 @@ def update_derived(conn: sqlite3.Connection) -> None:
                  "NULL), latest_paper_year = (SELECT max(CAST(substr(p.published, 1, 4) AS "
                  "INTEGER)) FROM paper_organizations po JOIN papers p ON p.id = po.paper_id "
                  "WHERE po.organization_id = organizations.id AND p.published IS NOT NULL)")
+    update_trend(conn)
+
+
+def update_trend(conn: sqlite3.Connection) -> None:
+    """Store ``papers.trend``: the store's ``TREND_SQL`` at the newest paper date.
+
+    Ordering by the (indexed) column then equals ordering by the expression.
+    Only rows whose score changes are rewritten; papers without signals keep 0.
+    """
+    conn.execute(f"UPDATE papers AS p SET trend = {TREND_SQL} WHERE p.trend IS NOT {TREND_SQL}",
+                 {"newest": newest_paper_date(conn) or "1970-01-01"})

@@ -100,9 +100,11 @@ def _remove(path: Path) -> None:
 def run_import(db: Path, sources: list[Path], *, out: TextIO) -> int:
     """Import ``sources`` into the catalog database ``db``; return the exit code.
 
-    0 on success (a summary line per source is printed to ``out``); 1 when a
-    source is unusable or the database cannot be written: one ``error:`` line
-    names the file and position, and ``db`` is left exactly as it was.
+    0 on success (a summary line per source is printed to ``out``); 2 when a
+    source is unusable (missing, corrupt or truncated gzip, invalid JSON, not a
+    dump) and 1 when the database cannot be written: one ``error:`` line names
+    the file and position, and ``db`` is left exactly as it was (the import
+    builds a temporary copy beside it and renames it over ``db`` only at the end).
     Sources are imported in dependency order (papers, methods, datasets,
     evaluation tables, links, arXiv metadata, Markdown, extras), each in one
     transaction, into a temporary copy that replaces ``db`` atomically.
@@ -133,7 +135,7 @@ def _run_import(db: Path, sources: list[Path], out: TextIO) -> int:
                           key=lambda s: srcs.KIND_ORDER[s.kind])
         if not detected:
             print("error: no sources given", file=out)
-            return 1
+            return 2
         db = Path(db)
         temp = _prepare_temp(db)
         conn = sqlite3.connect(str(temp), isolation_level=None)
@@ -170,7 +172,7 @@ def _run_import(db: Path, sources: list[Path], out: TextIO) -> int:
         temp = None
     except srcs.SourceError as exc:
         print(f"error: {exc}", file=out)
-        return 1
+        return 2
     except (sqlite3.Error, OSError) as exc:
         print(f"error: cannot write catalog database {db}: {exc}", file=out)
         return 1

@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from catalog import schema
+from catalog.importer.derived import update_trend
 
 MARKDOWN = "# Attention\n\nEncoder — décodeur ∑ 中文 😀\n" + "".join(
     f"\n## Section {i}\n\nThe Transformer relies on attention — naïve façade {i}.\n" for i in range(40))
@@ -121,8 +122,11 @@ def build_test_db(path: Path) -> Path:
                         (mid, source, arxiv, doi, hf, title, schema.normalize_title(title), schema.title_prefix(title),
                          _J(authors), abstract, published, links))
                 continue
+            if table == "papers":  # the derived trend column (schema v3) is filled below
+                rows = [(*row, 0.0) for row in rows]
             marks = ",".join("?" * len(rows[0]))
             conn.executemany(f"INSERT INTO {table} VALUES ({marks})", rows)
+        update_trend(conn)
         conn.execute("INSERT INTO paper_markdown VALUES (?, ?, ?)", (1, MARKDOWN, schema.content_version(MARKDOWN)))
     conn.close()
     return path

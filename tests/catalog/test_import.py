@@ -9,7 +9,7 @@ import json
 import sqlite3
 import subprocess
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -171,19 +171,42 @@ def _truncated_gz(tmp_path: Path, tables: Path) -> Path:
     return path
 
 
-def test_truncated_gzip_fails_cleanly_and_leaves_the_database_untouched(tmp_path: Path,
-                                                                          tables: Path) -> None:
+def _corrupt_gz(tmp_path: Path, tables: Path) -> Path:
+    data = bytearray(gzip.compress(tables.read_bytes()))
+    data[len(data) // 2:len(data) // 2 + 64] = bytes(64)  # a zeroed run inside the deflate stream
+    path = tmp_path / "evaluation-tables.json.gz"
+    path.write_bytes(bytes(data))
+    return path
+
+
+def _invalid_json_gz(tmp_path: Path, tables: Path) -> Path:
+    text = tables.read_text(encoding="utf-8")
+    cut = text.index("},", len(text) // 2) + 2  # between two values: outside any string
+    path = tmp_path / "evaluation-tables.json.gz"
+    path.write_bytes(gzip.compress((text[:cut] + "@" + text[cut:]).encode()))
+    return path
+
+
+@pytest.mark.parametrize("make_bad", [
+    pytest.param(_truncated_gz, id="truncated-gzip"),
+    pytest.param(_corrupt_gz, id="corrupt-gzip"),
+    pytest.param(_invalid_json_gz, id="invalid-json"),
+])
+def test_a_bad_dump_is_one_error_line_exit_2_and_the_database_stays_untouched(
+        tmp_path: Path, tables: Path, make_bad: Callable[[Path, Path], Path]) -> None:
     db = tmp_path / "c.db"
     assert _import(db, tables)[0] == 0
     before = db.read_bytes()
-    bad = _truncated_gz(tmp_path, tables)
+    bad = make_bad(tmp_path, tables)
     code, output = _import(db, bad)
-    assert code == 1
+    assert code == 2
     errors = [line for line in output.splitlines() if line.startswith("error: ")]
     assert len(errors) == 1 and output.strip().endswith(errors[0])
     assert str(bad) in errors[0] and "byte" in errors[0] and "record" in errors[0]
+    assert "Traceback" not in output
     assert db.read_bytes() == before
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["c.db", bad.name]
+    left = sorted(p.name for p in tmp_path.iterdir() if ".vectors" not in p.name)  # search vectors: their own tests
+    assert left == ["c.db", bad.name]  # no temporary copy left
 
 
 def test_gzipped_dump_imports_like_the_plain_file(tmp_path: Path, tables: Path) -> None:
@@ -204,7 +227,7 @@ def test_a_malformed_file_gives_one_error_line_naming_it(tmp_path: Path, content
     path = tmp_path / "evaluation-tables.json"
     path.write_bytes(content)
     code, output = _import(tmp_path / "c.db", path)
-    assert code == 1
+    assert code == 2
     errors = [line for line in output.splitlines() if line.startswith("error: ")]
     assert len(errors) == 1 and str(path) in errors[0] and needle in errors[0]
     assert "Traceback" not in output
@@ -269,11 +292,11 @@ def test_cli_import_succeeds_and_fails_with_exit_codes_and_no_traceback(tmp_path
     assert "inserted" in ok.stdout + ok.stderr
     bad = _truncated_gz(tmp_path, tables)
     failed = _cli("--db", str(db), str(bad))
-    assert failed.returncode == 1
+    assert failed.returncode == 2
     assert "Traceback" not in failed.stdout + failed.stderr
     assert str(bad) in failed.stdout + failed.stderr
     missing = _cli("--db", str(db), str(tmp_path / "nope.json"))
-    assert missing.returncode == 1 and "Traceback" not in missing.stdout + missing.stderr
+    assert missing.returncode == 2 and "Traceback" not in missing.stdout + missing.stderr
 
 
 class _Terminal(io.StringIO):

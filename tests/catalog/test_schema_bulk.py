@@ -107,7 +107,7 @@ def test_a_failed_import_leaves_the_previous_database_and_its_fts_untouched(tmp_
     bad.parent.mkdir()
     bad.write_text('[{"title": "Wombat", "arxiv_id": "2401.20000"}, {"title": ')
     out = io.StringIO()
-    assert run_import(db, [bad], out=out) == 1
+    assert run_import(db, [bad], out=out) == 2
     conn = sqlite3.connect(db)
     try:
         assert len(_fts(conn, "quokka")) == 1

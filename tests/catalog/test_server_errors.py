@@ -54,7 +54,19 @@ BAD = [
     pytest.param("areas/with-task-benchmarks/", {"benchmarks_per_task": "11"}, 422, id="per-task"),
     pytest.param("papers/search", {"q": "\" AND OR NEAR( *"}, 200, id="fts-syntax-is-inert"),
     pytest.param("papers/search", {"q": "'; DROP TABLE papers; --", "mode": "semantic"}, 200, id="sql-is-inert"),
+    pytest.param("papers/", {"search": "\" AND OR NEAR( * {title}:"}, 200, id="list-search-fts-syntax-is-inert"),
+    pytest.param("papers/", {"search": "😀 ∑"}, 200, id="list-search-without-words"),
+    pytest.param("papers/", {"search": "x" * 501}, 422, id="list-search-too-long"),
 ]
+
+
+@pytest.mark.parametrize(("search", "found"), [("attention", True), ("ATTENTION is all", True), ("atten", False),
+                                               ("😀", False)])
+async def test_the_list_search_filter_matches_whole_words_of_title_or_abstract(api, search: str,
+                                                                               found: bool) -> None:
+    body = await (await api.get(f"{BASE}/papers/", params={"search": search})).json()
+    assert (body["count"] > 0) == found, body
+    assert body["applied_filters"]["search"] == search
 
 
 @pytest.mark.parametrize(("path", "params", "status"), BAD)

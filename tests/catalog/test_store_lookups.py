@@ -123,3 +123,42 @@ def test_trending_papers_keep_the_reference_ranking_and_scores(conn: sqlite3.Con
     assert [(p["id"], p["trend_score"]) for p in body["results"]] == [
         (str(pid), round(trend, 6)) for pid, trend in reference]
     assert all(p["title"] and p["velocity"] == p["trend_score"] for p in body["results"])
+
+
+def test_paper_lists_order_by_the_stored_trend_exactly_as_by_the_expression(conn: sqlite3.Connection) -> None:
+    def ids(stored: bool) -> list[int]:
+        order = store_papers.order_clause("trending", "desc", stored_trend=stored)
+        return [r[0] for r in conn.execute(f"SELECT p.id FROM papers p ORDER BY {order}",
+                                           {"newest": store.newest_paper_date(conn)})]
+
+    assert store_papers.has_stored_trend(conn)
+    assert ids(stored=True) == ids(stored=False)
+
+
+def test_a_schema_v2_database_still_lists_and_searches_papers() -> None:
+    from catalog import schema
+
+    old = sqlite3.connect(":memory:")
+    old.row_factory = sqlite3.Row
+    for version, script in enumerate(schema.MIGRATIONS[:2], start=1):
+        old.executescript(f"BEGIN;\n{script}\nPRAGMA user_version = {version};\nCOMMIT;")
+    old.execute("INSERT INTO papers (id, title, published, citation_count) VALUES "
+                "(1, 'Old cited', '2020-01-01', 3), (2, 'New cited', '2021-01-01', 1)")
+    assert not store_papers.has_stored_trend(old)
+    body = store_papers.list_papers(old, Page(1, 20), {}, order_by="trending", order_dir="desc",
+                                    latest_only=True, authors=[])
+    assert [p["id"] for p in body["results"]] == ["2", "1"]  # 1/30 before 3/396
+    found = store_papers.list_papers(old, Page(1, 20), {"search": "old"}, order_by="trending", order_dir="desc",
+                                     latest_only=True, authors=[])
+    assert [p["id"] for p in found["results"]] == ["1"]
+
+
+@pytest.mark.parametrize("filters", [{"search": "attention"}, {"task": "20"}, {}])
+def test_a_page_past_the_end_still_counts_every_match(conn: sqlite3.Connection, filters: dict[str, str]) -> None:
+    def body(page: int) -> dict:
+        return store_papers.list_papers(conn, Page(page, 1), filters, order_by="trending", order_dir="desc",
+                                        latest_only=True, authors=[])
+
+    first, past = body(1), body(500)
+    assert first["count"] > 0 and first["results"]
+    assert past["count"] == first["count"] and past["results"] == []

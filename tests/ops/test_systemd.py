@@ -17,7 +17,7 @@ def _render(directory: Path) -> list[Path]:
     """Copy the units with the install prefix pointed at this checkout (ExecStart must exist)."""
     env_file = directory / "pwc-mcp.env"
     env_file.write_text((UNITS / "pwc-mcp.env.example").read_text(encoding="utf-8"), encoding="utf-8")
-    for unit in UNITS.glob("pwc-mcp*"):
+    for unit in [*UNITS.glob("pwc-mcp*"), UNITS / "pwc-catalog.service"]:
         if unit.suffix not in (".service", ".target"):
             continue
         text = unit.read_text(encoding="utf-8")
@@ -27,7 +27,8 @@ def _render(directory: Path) -> list[Path]:
     instances = [directory / "pwc-mcp-worker@1.service", directory / "pwc-mcp-worker@2.service"]
     for instance in instances:
         shutil.copy(template, instance)
-    return [directory / "pwc-mcp-gateway.service", *instances, directory / "pwc-mcp.target"]
+    return [directory / "pwc-mcp-gateway.service", *instances, directory / "pwc-mcp.target",
+            directory / "pwc-catalog.service"]
 
 
 def test_every_unit_verifies_without_warnings(tmp_path: Path) -> None:
@@ -49,6 +50,16 @@ def test_every_unit_verifies_without_warnings(tmp_path: Path) -> None:
 )
 def test_services_carry_the_hardening_and_lifecycle_directives(unit: str, directive: str) -> None:
     assert directive in (UNITS / unit).read_text(encoding="utf-8")
+
+
+@pytest.mark.parametrize(
+    "directive",
+    ["NoNewPrivileges=yes", "ProtectSystem=strict", "PrivateTmp=yes", "RestrictAddressFamilies=", "MemoryMax=",
+     "DynamicUser=yes", "StateDirectory=pwc-catalog", "KillSignal=SIGTERM", "TimeoutStopSec=", "Restart=",
+     "--db /var/lib/pwc-catalog/catalog.db", "--processes "],
+)
+def test_the_catalog_service_serves_its_state_directory_from_several_processes(directive: str) -> None:
+    assert directive in (UNITS / "pwc-catalog.service").read_text(encoding="utf-8")
 
 
 def test_services_start_after_redis() -> None:

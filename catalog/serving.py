@@ -1,0 +1,81 @@
+"""Running the catalog: one aiohttp process, or several under gunicorn (``pwc-catalog serve``).
+
+The catalog database is read-only while it is served (an import builds a new
+file and renames it over the old one), so any number of processes can read
+it at once. ``--processes N`` starts gunicorn with aiohttp's worker class:
+N processes accept on the one listening socket, each with its own read-only
+SQLite connections, so throughput grows with cores. gunicorn restarts a
+process that dies and stops them all on SIGTERM after in-flight requests.
+
+An import that replaces the file is picked up by restarting the service
+(``systemctl restart pwc-catalog``); until then every process keeps reading
+the file it opened.
+"""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+from typing import Any
+
+from aiohttp import web
+
+__all__ = ["WORKER_CLASS", "bind_address", "run_catalog"]
+
+logger = logging.getLogger(__name__)
+
+WORKER_CLASS = "aiohttp.GunicornWebWorker"
+PROCESS_TIMEOUT_S = 60  # gunicorn restarts a process whose event loop stalls longer
+GRACEFUL_S = 30
+
+
+def bind_address(host: str, port: int) -> str:
+    """``host:port`` for gunicorn, with IPv6 hosts bracketed."""
+    return f"[{host}]:{port}" if ":" in host and not host.startswith("[") else f"{host}:{port}"
+
+
+def run_catalog(db: Path, host: str, port: int, *, processes: int = 1) -> None:
+    """Serve the catalog database ``db`` on ``host:port`` until SIGTERM/SIGINT.
+
+    Raises:
+        FileNotFoundError: ``db`` does not exist (checked before any process starts).
+    """
+    from catalog.server import create_app
+
+    if processes <= 1:
+        app = create_app(db)
+        logger.info("catalog serving on %s", bind_address(host, port))
+        web.run_app(app, host=host, port=port, print=None, access_log=None)
+        return
+    create_app(db)  # fail here, once, with a clear error instead of in every process
+    logger.info("catalog serving on %s with %d processes", bind_address(host, port), processes)
+    _gunicorn_app(db, {
+        "bind": bind_address(host, port),
+        "workers": processes,
+        "worker_class": WORKER_CLASS,
+        "accesslog": None,
+        "timeout": PROCESS_TIMEOUT_S,
+        "graceful_timeout": GRACEFUL_S,
+        "keepalive": 75,  # above nginx's upstream keep-alive (60 s): the proxy closes first
+    }).run()
+
+
+def _gunicorn_app(db: Path, options: dict[str, Any]) -> Any:
+    from gunicorn.app.base import BaseApplication
+
+    class CatalogApplication(BaseApplication):  # type: ignore[misc]
+        """gunicorn running :func:`catalog.server.create_app` with aiohttp's worker class."""
+
+        def load_config(self) -> None:
+            for key, value in options.items():
+                self.cfg.set(key, value)
+
+        def load(self) -> Any:
+            async def factory() -> web.Application:
+                from catalog.server import create_app
+
+                return create_app(db)
+
+            return factory
+
+    return CatalogApplication()
