@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from catalog import schema
+from catalog import schema, vectors
 
 MARKDOWN = "# Attention\n\nEncoder — décodeur ∑ 中文 😀\n" + "".join(
     f"\n## Section {i}\n\nThe Transformer relies on attention — naïve façade {i}.\n" for i in range(40))
@@ -124,6 +124,8 @@ def build_test_db(path: Path) -> Path:
             marks = ",".join("?" * len(rows[0]))
             conn.executemany(f"INSERT INTO {table} VALUES ({marks})", rows)
         conn.execute("INSERT INTO paper_markdown VALUES (?, ?, ?)", (1, MARKDOWN, schema.content_version(MARKDOWN)))
+    conn.isolation_level = None
+    vectors.build_vectors(conn, path).publish()  # the semantic index, as an import builds it
     conn.close()
     return path
 
