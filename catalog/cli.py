@@ -49,6 +49,7 @@ def build_parser() -> argparse.ArgumentParser:
 def _serve(args: argparse.Namespace) -> int:
     from aiohttp import web
 
+    from catalog.routes_params import REQUEST_LINE_LIMIT
     from catalog.server import create_app
 
     if not 0 < args.port < 65536:
@@ -62,7 +63,8 @@ def _serve(args: argparse.Namespace) -> int:
             build_sample_db(db)
         app = create_app(db)
         logger.info("catalog serving on %s:%d", args.host, args.port)
-        web.run_app(app, host=args.host, port=args.port, print=None, access_log=None)
+        web.run_app(app, host=args.host, port=args.port, print=None, access_log=None,
+                    max_line_size=REQUEST_LINE_LIMIT)
     return 0
 
 

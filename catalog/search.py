@@ -37,21 +37,28 @@ import sqlite3
 from typing import Any
 
 from catalog import vectors
-from catalog.store import Invalid, Page, StoreError, envelope, find_by_arxiv, paper_summaries, strip_arxiv_version
+from catalog.store import (
+    Invalid,
+    Page,
+    StoreError,
+    envelope,
+    find_by_arxiv,
+    paper_summaries,
+    strip_arxiv_version,
+)
 
 __all__ = ["CANDIDATES", "MODES", "SemanticUnavailable", "keyword_parts", "rrf", "search_papers", "searchable"]
 
 MODES = ("hybrid", "keyword", "semantic")
 CANDIDATES = 500
 COUNT_CAP = 10_000
-MIN_COSINE = 0.2
+MIN_COSINE = 0.15
 RRF_K = 60
 _BM25 = "bm25(papers_fts, 10.0, 1.0, 3.0)"
 _TOKEN = re.compile(r'"([^"]*)"|(\S+)')
 _WORD = re.compile(r"\w+", re.UNICODE)
 STOP_WORDS = frozenset(
-    "a an and are as at be by for from in into is it of on or that the this to with via using we our its their "
-    "than not no near".split())
+    ["a", "an", "and", "are", "as", "at", "be", "by", "for", "from", "in", "into", "is", "it", "of", "on", "or", "that", "the", "this", "to", "with", "via", "using", "we", "our", "its", "their", "than", "not", "no", "near"])
 
 
 class SemanticUnavailable(StoreError):

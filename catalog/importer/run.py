@@ -9,7 +9,7 @@ import secrets
 import sqlite3
 import time
 from collections.abc import Iterator
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, TextIO
 
@@ -162,7 +162,7 @@ def _run_import(db: Path, sources: list[Path], out: TextIO) -> int:
         writer.finish()
         bulk.finish(rebuild=writer.fts_dirty)
         conn.execute("INSERT OR REPLACE INTO catalog_meta (key, value) VALUES ('imported_at', ?)",
-                      (datetime.now(timezone.utc).isoformat(timespec="seconds"),))
+                      (datetime.now(UTC).isoformat(timespec="seconds"),))
         conn.execute("COMMIT")
         pending = vectors.build_vectors(conn, db, out=out)  # semantic index, stamped into the copy
         conn.execute("PRAGMA journal_mode=DELETE")
