@@ -29,6 +29,7 @@ import os
 import secrets
 import sqlite3
 import threading
+import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TextIO
@@ -243,6 +244,7 @@ def build_vectors(conn: sqlite3.Connection, db: Path, *, out: TextIO | None = No
     database and the vectors name each other. Memory stays at one batch of
     texts plus the int8 matrix.
     """
+    started = time.perf_counter()
     embedder = embedder or get_embedder(DEFAULT_EMBEDDER)
     stamp = secrets.token_hex(8)
     count = int(conn.execute("SELECT count(*) FROM papers").fetchone()[0])
@@ -288,7 +290,9 @@ def build_vectors(conn: sqlite3.Connection, db: Path, *, out: TextIO | None = No
         pending.discard()
         raise
     if out is not None:
-        print(f"embedded {count} papers with {embedder.name}", file=out, flush=True)
+        elapsed = time.perf_counter() - started
+        print(f"embedded {count} papers with {embedder.name} in {elapsed:.1f} s "
+              f"({count / elapsed if elapsed > 0 else 0:.0f} papers/s)", file=out, flush=True)
     return pending
 
 

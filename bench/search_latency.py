@@ -1,0 +1,122 @@
+"""In-process latency of ``papers/search`` per mode and of the bare vector scan, on a built catalog.
+
+Usage::
+
+    uv run python bench/search_latency.py --db FILE [--rounds 3] [--threads 1]
+
+Runs the function behind ``papers/search`` (``catalog.search.search_papers``,
+page size 10) on a read-only connection, without HTTP, for three query sets:
+2-3 word queries, one common word (the most frequent title word of the
+catalog's first 20,000 titles) and queries with filters. Prints p50/p99 in ms
+per mode and set, then the vector scan alone (``VectorIndex.search``: query
+embedding + int8 scan + top 500) and, with ``--threads N``, hybrid searches/s
+from N threads sharing the process (one connection each).
+"""
+
+from __future__ import annotations
+
+import argparse
+import collections
+import re
+import sqlite3
+import statistics
+import sys
+import threading
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from catalog import search, vectors  # noqa: E402
+from catalog.store import Page  # noqa: E402
+
+QUERIES = ("attention transformer", "graph neural network", "speech recognition", "contrastive learning",
+           "object detection", "reinforcement learning policy", "diffusion generation", "question answering",
+           "federated learning", "sparse mixture of experts")
+
+
+def _connect(db: Path) -> sqlite3.Connection:
+    conn = sqlite3.connect(f"file:{db}?mode=ro", uri=True, check_same_thread=False)
+    conn.row_factory = sqlite3.Row
+    return conn
+
+
+def _common_word(conn: sqlite3.Connection) -> str:
+    counts: collections.Counter[str] = collections.Counter()
+    for (title,) in conn.execute("SELECT title FROM papers ORDER BY id LIMIT 20000"):
+        counts.update(w for w in set(re.findall(r"[a-z]{4,}", (title or "").casefold()))
+                      if w not in search.STOP_WORDS)
+    return counts.most_common(1)[0][0]
+
+
+def _percentiles(samples: list[float]) -> str:
+    ordered = sorted(samples)
+    p99 = ordered[min(len(ordered) - 1, int(len(ordered) * 0.99))]
+    return f"{statistics.median(ordered):7.1f} / {p99:7.1f}"
+
+
+def _time(conn: sqlite3.Connection, query: str, mode: str, **filters: object) -> float:
+    started = time.perf_counter()
+    search.search_papers(conn, query, Page(1, 10), mode=mode, start_date=filters.get("start_date"),  # type: ignore[arg-type]
+                         end_date=None, has_official_implementation=filters.get("official"))  # type: ignore[arg-type]
+    return (time.perf_counter() - started) * 1000
+
+
+def main() -> int:
+    """Print the latency table (see module doc)."""
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--db", type=Path, required=True)
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--threads", type=int, default=0)
+    args = parser.parse_args()
+    conn = _connect(args.db)
+    count = conn.execute("SELECT count(*) FROM papers").fetchone()[0]
+    started = time.perf_counter()
+    index = vectors.INDEXES.get(conn)
+    print(f"{count} papers; semantic index loaded in {(time.perf_counter() - started) * 1000:.0f} ms "
+          f"({index.matrix.nbytes / 2**20:.0f} MiB int8)")
+    common = _common_word(conn)
+    sets = {"2-3 words": [(q, {}) for q in QUERIES],
+            f"one common word ({common!r})": [(common, {})],
+            "2-3 words + filters": [(q, {"start_date": "2020-01-01", "official": True}) for q in QUERIES]}
+    for mode in search.MODES:
+        _time(conn, QUERIES[0], mode)  # warm: embedder, index, page cache
+    print("\n| query set | mode | p50 / p99 (ms) |\n|---|---|---|")
+    for name, items in sets.items():
+        for mode in ("keyword", "semantic", "hybrid"):
+            samples = [_time(conn, q, mode, **f) for _ in range(args.rounds * (10 if len(items) == 1 else 1))
+                       for q, f in items]
+            print(f"| {name} | {mode} | {_percentiles(samples)} |")
+    scans = []
+    for _ in range(args.rounds):
+        for q in QUERIES:
+            t0 = time.perf_counter()
+            index.search(q, search.CANDIDATES)
+            scans.append((time.perf_counter() - t0) * 1000)
+    print(f"| vector scan alone (embed + int8 scan + top 500) | - | {_percentiles(scans)} |")
+    if args.threads:
+        done = [0]
+        lock = threading.Lock()
+        deadline = time.perf_counter() + 10.0
+
+        def worker() -> None:
+            own = _connect(args.db)
+            i = 0
+            while time.perf_counter() < deadline:
+                _time(own, QUERIES[i % len(QUERIES)], "hybrid")
+                i += 1
+            with lock:
+                done[0] += i
+
+        threads = [threading.Thread(target=worker) for _ in range(args.threads)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        print(f"\nhybrid, {args.threads} threads in one process: {done[0] / 10.0:.1f} searches/s")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
