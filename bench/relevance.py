@@ -36,10 +36,10 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from catalog import search  # noqa: E402
-from catalog.importer import run_import  # noqa: E402
-from catalog.sample import SAMPLE_DIR  # noqa: E402
-from catalog.store import Page  # noqa: E402
+from catalog import search
+from catalog.importer import run_import
+from catalog.sample import SAMPLE_DIR
+from catalog.store import Page
 
 FIXTURE = ROOT / "tests" / "fixtures" / "pwc-archive" / "evaluation-tables.json"
 SHARED = Path("/work/shared/data/pwc-archive/evaluation-tables.json")
