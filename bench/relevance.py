@@ -32,6 +32,7 @@ import sys
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
@@ -53,7 +54,7 @@ def _key(title: str) -> str:
     return " ".join(title.casefold().split())
 
 
-def _walk(task: dict) -> Iterator[tuple[str, str, dict]]:
+def _walk(task: dict[str, Any]) -> Iterator[tuple[str, str, dict[str, Any]]]:
     """(task name, dataset name, row) for every leaderboard row under ``task``."""
     for dataset in task.get("datasets") or []:
         for row in (dataset.get("sota") or {}).get("rows") or []:
@@ -62,9 +63,9 @@ def _walk(task: dict) -> Iterator[tuple[str, str, dict]]:
         yield from _walk(sub)
 
 
-def load_benchmark(tables: list[Path], min_relevant: int) -> tuple[dict[str, dict], dict[str, set[str]]]:
+def load_benchmark(tables: list[Path], min_relevant: int) -> tuple[dict[str, dict[str, Any]], dict[str, set[str]]]:
     """Papers by title key, and relevant title keys by query."""
-    papers: dict[str, dict] = {}
+    papers: dict[str, dict[str, Any]] = {}
     relevant: dict[str, set[str]] = {}
     for path in tables:
         for task in json.loads(path.read_text(encoding="utf-8")):
@@ -80,7 +81,7 @@ def load_benchmark(tables: list[Path], min_relevant: int) -> tuple[dict[str, dic
     return papers, queries
 
 
-def _write_corpus(papers: dict[str, dict], folder: Path) -> Path:
+def _write_corpus(papers: dict[str, dict[str, Any]], folder: Path) -> Path:
     records = []
     for index, paper in enumerate(papers.values()):
         records.append({"paper_url": f"https://paperswithcode.com/paper/leaderboard-{index}", "arxiv_id": None,
@@ -104,7 +105,7 @@ def _metrics(ranked: list[str], relevant: set[str]) -> tuple[float, float]:
     return sum(hits) / ideal, dcg / idcg
 
 
-def run(tables: list[Path], min_relevant: int) -> dict[str, object]:
+def run(tables: list[Path], min_relevant: int) -> dict[str, Any]:
     """Import the corpus, run every query in every mode, return the averaged metrics."""
     papers, queries = load_benchmark(tables, min_relevant)
     with tempfile.TemporaryDirectory(prefix="relevance-") as tmp:

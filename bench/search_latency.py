@@ -77,7 +77,7 @@ def main() -> int:
     print(f"{count} papers; semantic index loaded in {(time.perf_counter() - started) * 1000:.0f} ms "
           f"({index.matrix.nbytes / 2**20:.0f} MiB int8)")
     common = _common_word(conn)
-    sets = {"2-3 words": [(q, {}) for q in QUERIES],
+    sets: dict[str, list[tuple[str, dict[str, object]]]] = {"2-3 words": [(q, {}) for q in QUERIES],
             f"one common word ({common!r})": [(common, {})],
             "2-3 words + filters": [(q, {"start_date": "2020-01-01", "official": True}) for q in QUERIES]}
     for mode in search.MODES:

@@ -76,7 +76,8 @@ def keyword_parts(query: str) -> list[str]:
 
     Single stop words are dropped when anything else is left.
     """
-    parts, stops = [], []
+    parts: list[str] = []
+    stops: list[str] = []
     for phrase, word in _TOKEN.findall(query):
         if phrase:
             words = _WORD.findall(phrase)
@@ -208,7 +209,7 @@ def search_papers(conn: sqlite3.Connection, query: str, page: Page, *, mode: str
         match = _keyword_match(conn, query, where, args)
         if pinned is None:
             count = _count(conn, match, where, args) if match else 0
-            ids = _match_ids(conn, match, where, args, page.size, page.offset) if page.offset < count else []
+            ids = _match_ids(conn, match, where, args, page.size, page.offset) if match and page.offset < count else []
         else:
             # An arXiv-id query pins that paper first; the rest is capped at CANDIDATES.
             rest = _match_ids(conn, match, where, args, CANDIDATES) if match else []
