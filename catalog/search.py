@@ -9,8 +9,10 @@ Modes (all deterministic; ties broken by paper id):
   nothing and has several parts, the parts are OR-ed instead. A query that is
   an arXiv id also matches that paper's ``arxiv_id`` (ranked first). Keyword
   mode pages over the full result set; ``count`` is exact up to
-  :data:`COUNT_CAP` matches and capped there (a very common word is not
-  counted to the end).
+  :data:`COUNT_CAP` matches and capped there. A query matching that many
+  papers (a very common word) is ranked by BM25 within its
+  :data:`RANK_WINDOW` most recently imported matches: neither counting nor
+  ranking walks every match.
 * ``semantic``: cosine similarity between the query's embedding and each
   paper's (title + start of abstract), by an exact scan over the int8 vectors
   of :mod:`catalog.vectors` (embedder: :mod:`catalog.embeddings`). The best
@@ -52,6 +54,7 @@ __all__ = ["CANDIDATES", "MODES", "SemanticUnavailable", "keyword_parts", "rrf",
 MODES = ("hybrid", "keyword", "semantic")
 CANDIDATES = 500
 COUNT_CAP = 10_000
+RANK_WINDOW = 20_000
 MIN_COSINE = 0.15
 RRF_K = 60
 _BM25 = "bm25(papers_fts, 10.0, 1.0, 3.0)"
@@ -135,11 +138,16 @@ def _fts_from(where: str) -> str:
 
 
 def _match_ids(conn: sqlite3.Connection, match: str, where: str, args: list[Any], limit: int,
-               offset: int = 0) -> list[int]:
+               offset: int = 0, *, common: bool = False) -> list[int]:
+    """Ids by BM25 (ties by id). ``common``: rank only the RANK_WINDOW newest matches, so a
+    word in a large part of the catalog costs a bounded number of BM25 evaluations."""
     # papers_fts.rowid is papers.id, so the tie-break is the paper id.
-    rows = conn.execute(f"SELECT papers_fts.rowid {_fts_from(where)} ORDER BY {_BM25}, papers_fts.rowid "
-                        f"LIMIT ? OFFSET ?", [match, *args, limit, offset]).fetchall()
-    return [r[0] for r in rows]
+    if common:
+        sql = (f"SELECT id FROM (SELECT papers_fts.rowid AS id, {_BM25} AS score {_fts_from(where)} "
+               f"ORDER BY papers_fts.rowid DESC LIMIT {RANK_WINDOW}) ORDER BY score, id LIMIT ? OFFSET ?")
+    else:
+        sql = f"SELECT papers_fts.rowid {_fts_from(where)} ORDER BY {_BM25}, papers_fts.rowid LIMIT ? OFFSET ?"
+    return [r[0] for r in conn.execute(sql, [match, *args, limit, offset]).fetchall()]
 
 
 def _match_exists(conn: sqlite3.Connection, match: str, where: str, args: list[Any]) -> bool:
@@ -209,10 +217,13 @@ def search_papers(conn: sqlite3.Connection, query: str, page: Page, *, mode: str
         match = _keyword_match(conn, query, where, args)
         if pinned is None:
             count = _count(conn, match, where, args) if match else 0
-            ids = _match_ids(conn, match, where, args, page.size, page.offset) if match and page.offset < count else []
+            common = count >= COUNT_CAP
+            ids = (_match_ids(conn, match, where, args, page.size, page.offset, common=common)
+                   if match and page.offset < count else [])
         else:
             # An arXiv-id query pins that paper first; the rest is capped at CANDIDATES.
-            rest = _match_ids(conn, match, where, args, CANDIDATES) if match else []
+            rest = _match_ids(conn, match, where, args, CANDIDATES,
+                              common=_count(conn, match, where, args) >= COUNT_CAP) if match else []
             ranked = [pinned] + [i for i in rest if i != pinned]
             count = len(ranked)
             ids = ranked[page.offset: page.offset + page.size]
@@ -222,7 +233,8 @@ def search_papers(conn: sqlite3.Connection, query: str, page: Page, *, mode: str
             ranked = semantic
         else:
             match = _keyword_match(conn, query, where, args)
-            keyword = _match_ids(conn, match, where, args, CANDIDATES) if match else []
+            keyword = _match_ids(conn, match, where, args, CANDIDATES,
+                                 common=_count(conn, match, where, args) >= COUNT_CAP) if match else []
             ranked = rrf([keyword, semantic])
         if pinned is not None:
             ranked = [pinned] + [i for i in ranked if i != pinned]

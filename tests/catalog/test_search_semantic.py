@@ -195,3 +195,21 @@ async def test_sample_catalog_serves_real_semantic_search(aiohttp_client, tmp_pa
     assert "2010.11929" in _arxiv(body, 3)  # ViT: "Image Recognition"
     body = await _search(client, "chatbot", "hybrid")
     assert body["results"][0]["arxiv_id"] == "2307.09288"  # Llama 2: "Chat Models"
+
+
+async def test_a_very_common_word_is_ranked_within_a_bounded_window(api, synonyms_db: Path, monkeypatch) -> None:
+    from catalog import search
+
+    # Scaled down: "speech" matches 4 papers here as a common word matches 10,000+ in the archive.
+    monkeypatch.setattr(search, "COUNT_CAP", 2)
+    monkeypatch.setattr(search, "RANK_WINDOW", 2)
+    conn = sqlite3.connect(synonyms_db)
+    matches = [r[0] for r in conn.execute(
+        "SELECT rowid FROM papers_fts WHERE papers_fts MATCH 'speech' ORDER BY rowid DESC")]
+    conn.close()
+    assert len(matches) > 2
+    keyword = await _search(api, "speech", "keyword")
+    assert keyword["count"] == 2  # capped, not counted to the end
+    assert sorted(int(r["id"]) for r in keyword["results"]) == sorted(matches[:2])  # the newest two, ranked
+    hybrid = await _search(api, "speech", "hybrid")
+    assert {int(r["id"]) for r in hybrid["results"]} >= set(matches[:2])
