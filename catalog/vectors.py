@@ -120,8 +120,8 @@ class VectorIndex:
         q, qscale = quantize(vector)
         if qscale[0] == 0:
             return []  # nothing embeddable (e.g. only unknown symbols)
-        dots = np.asarray(simsimd.cdist(q, self.matrix, metric="dot", dtype="int8"), dtype=np.float32)[0]
-        scores = dots * self.scale * qscale[0]
+        dots = np.asarray(simsimd.cdist(q, self.matrix, metric="dot", dtype="int8", out_dtype="float32"))[0]
+        scores = dots * (self.scale * qscale[0])  # zero rows (nothing embeddable) score 0
         mask: npt.NDArray[np.bool_] | None = None
         if start_date:
             mask = self.published >= _date_key(start_date)
@@ -133,7 +133,6 @@ class VectorIndex:
             mask = flag if mask is None else mask & flag
         if mask is not None:
             scores[~mask] = -np.inf
-        scores[self.scale == 0] = -np.inf
         return top_k(scores, self.ids, k)
 
 
