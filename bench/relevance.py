@@ -3,6 +3,7 @@
 Usage::
 
     uv run python bench/relevance.py [--tables FILE ...] [--min-relevant 3] [--json]
+        [--baseline FILE]   # e.g. git show 71eb608:catalog/search.py > /tmp/old_search.py
 
 Queries are the task names and dataset names of the evaluation tables (the
 public dump format); the relevant answers of a query are the papers on that
@@ -17,6 +18,10 @@ Default tables: ``tests/fixtures/pwc-archive/evaluation-tables.json`` (57
 papers, 10 queries) and, when present, the larger real file
 ``/work/shared/data/pwc-archive/evaluation-tables.json``.
 
+``--baseline FILE`` also scores another ``search_papers`` implementation (a
+module file with the same signature, e.g. the code before the semantic index)
+on the same database, as ``baseline-<mode>`` rows.
+
 Metrics, averaged over queries: recall@10 = relevant papers in the top 10 /
 min(10, relevant papers); nDCG@10 with binary gains.
 """
@@ -24,7 +29,9 @@ min(10, relevant papers); nDCG@10 with binary gains.
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import io
+import itertools
 import json
 import math
 import sqlite3
@@ -105,7 +112,16 @@ def _metrics(ranked: list[str], relevant: set[str]) -> tuple[float, float]:
     return sum(hits) / ideal, dcg / idcg
 
 
-def run(tables: list[Path], min_relevant: int) -> dict[str, Any]:
+def _load_module(path: Path) -> Any:
+    spec = importlib.util.spec_from_file_location("baseline_search", path)
+    if spec is None or spec.loader is None:
+        raise SystemExit(f"cannot load {path}")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def run(tables: list[Path], min_relevant: int, baseline: Path | None = None) -> dict[str, Any]:
     """Import the corpus, run every query in every mode, return the averaged metrics."""
     papers, queries = load_benchmark(tables, min_relevant)
     with tempfile.TemporaryDirectory(prefix="relevance-") as tmp:
@@ -117,15 +133,18 @@ def run(tables: list[Path], min_relevant: int) -> dict[str, Any]:
         conn = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
         conn.row_factory = sqlite3.Row
         count = conn.execute("SELECT count(*) FROM papers").fetchone()[0]
-        totals = {mode: [0.0, 0.0] for mode in MODES}
+        engines: list[tuple[str, Any]] = [("", search)]
+        if baseline is not None:
+            engines.append(("baseline-", _load_module(baseline)))
+        totals = {prefix + mode: [0.0, 0.0] for prefix, _ in engines for mode in MODES}
         for query, rel in sorted(queries.items()):
-            for mode in MODES:
-                body = search.search_papers(conn, query, Page(1, K), mode=mode, start_date=None, end_date=None,
+            for (prefix, engine), mode in itertools.product(engines, MODES):
+                body = engine.search_papers(conn, query, Page(1, K), mode=mode, start_date=None, end_date=None,
                                             has_official_implementation=None)
                 ranked = [_key(r["title"]) for r in body["results"]]
                 recall, ndcg = _metrics(ranked, rel)
-                totals[mode][0] += recall
-                totals[mode][1] += ndcg
+                totals[prefix + mode][0] += recall
+                totals[prefix + mode][1] += ndcg
         conn.close()
     n = len(queries)
     return {"tables": [str(t) for t in tables], "papers": count, "leaderboard_papers": len(papers),
@@ -140,9 +159,10 @@ def main() -> int:
     parser.add_argument("--tables", type=Path, action="append", help="evaluation-tables.json (repeatable)")
     parser.add_argument("--min-relevant", type=int, default=3, help="skip queries with fewer relevant papers")
     parser.add_argument("--json", action="store_true")
+    parser.add_argument("--baseline", type=Path, help="another search module file to score alongside")
     args = parser.parse_args()
     tables = args.tables or [FIXTURE] + ([SHARED] if SHARED.is_file() else [])
-    result = run(tables, args.min_relevant)
+    result = run(tables, args.min_relevant, args.baseline)
     if args.json:
         print(json.dumps(result, indent=1))
         return 0
