@@ -2,7 +2,7 @@
 
 Usage::
 
-    uv run python bench/search_latency.py --db FILE [--rounds 3] [--threads 1]
+    uv run python bench/search_latency.py --db FILE [--rounds 3] [--threads 1] [--random-vectors]
 
 Runs the function behind ``papers/search`` (``catalog.search.search_papers``,
 page size 10) on a read-only connection, without HTTP, for three query sets:
@@ -28,8 +28,11 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from catalog import search, vectors
-from catalog.store import Page
+import numpy as np  # noqa: E402
+
+from catalog import search, vectors  # noqa: E402
+from catalog.embeddings import get_embedder  # noqa: E402
+from catalog.store import Page  # noqa: E402
 
 QUERIES = ("attention transformer", "graph neural network", "speech recognition", "contrastive learning",
            "object detection", "reinforcement learning policy", "diffusion generation", "question answering",
@@ -48,6 +51,15 @@ def _common_word(conn: sqlite3.Connection) -> str:
         counts.update(w for w in set(re.findall(r"[a-z]{4,}", (title or "").casefold()))
                       if w not in search.STOP_WORDS)
     return counts.most_common(1)[0][0]
+
+
+def _random_index(conn: sqlite3.Connection) -> vectors.VectorIndex:
+    ids = np.array([r[0] for r in conn.execute("SELECT id FROM papers ORDER BY id")], dtype=np.int64)
+    embedder = get_embedder()
+    matrix = np.random.default_rng(7).integers(-127, 128, size=(len(ids), embedder.dimension), dtype=np.int8)
+    scale = np.full(len(ids), 1 / (127 * 16), dtype=np.float32)
+    return vectors.VectorIndex("random", embedder, matrix, ids, scale, np.full(len(ids), 20210101, np.int32),
+                               np.ones(len(ids), np.int8))
 
 
 def _percentiles(samples: list[float]) -> str:
@@ -69,11 +81,16 @@ def main() -> int:
     parser.add_argument("--db", type=Path, required=True)
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--threads", type=int, default=0)
+    parser.add_argument("--random-vectors", action="store_true", help="time a db without vectors (see doc)")
     args = parser.parse_args()
     conn = _connect(args.db)
     count = conn.execute("SELECT count(*) FROM papers").fetchone()[0]
     started = time.perf_counter()
-    index = vectors.INDEXES.get(conn)
+    if args.random_vectors:
+        index = _random_index(conn)
+        vectors.INDEXES.get = lambda _conn: index  # type: ignore[method-assign,assignment]
+    else:
+        index = vectors.INDEXES.get(conn)
     print(f"{count} papers; semantic index loaded in {(time.perf_counter() - started) * 1000:.0f} ms "
           f"({index.matrix.nbytes / 2**20:.0f} MiB int8)")
     common = _common_word(conn)
