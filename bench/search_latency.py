@@ -28,11 +28,11 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-import numpy as np  # noqa: E402
+import numpy as np
 
-from catalog import search, vectors  # noqa: E402
-from catalog.embeddings import get_embedder  # noqa: E402
-from catalog.store import Page  # noqa: E402
+from catalog import search, vectors
+from catalog.embeddings import get_embedder
+from catalog.store import Page
 
 QUERIES = ("attention transformer", "graph neural network", "speech recognition", "contrastive learning",
            "object detection", "reinforcement learning policy", "diffusion generation", "question answering",
