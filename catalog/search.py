@@ -53,8 +53,8 @@ __all__ = ["CANDIDATES", "MODES", "SemanticUnavailable", "keyword_parts", "rrf",
 
 MODES = ("hybrid", "keyword", "semantic")
 CANDIDATES = 500
-COUNT_CAP = 5_000
-RANK_WINDOW = 5_000
+COUNT_CAP = 2_000
+RANK_WINDOW = 2_000
 MIN_COSINE = 0.15
 RRF_K = 60
 _BM25 = "bm25(papers_fts, 10.0, 1.0, 3.0)"

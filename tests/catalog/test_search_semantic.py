@@ -200,7 +200,7 @@ async def test_sample_catalog_serves_real_semantic_search(aiohttp_client, tmp_pa
 async def test_a_very_common_word_is_ranked_within_a_bounded_window(api, synonyms_db: Path, monkeypatch) -> None:
     from catalog import search
 
-    # Scaled down: "speech" matches 4 papers here as a common word matches 5,000+ in the archive.
+    # Scaled down: "speech" matches 4 papers here as a common word matches 2,000+ in the archive.
     monkeypatch.setattr(search, "COUNT_CAP", 2)
     monkeypatch.setattr(search, "RANK_WINDOW", 2)
     conn = sqlite3.connect(synonyms_db)
