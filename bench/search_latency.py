@@ -3,6 +3,7 @@
 Usage::
 
     uv run python bench/search_latency.py --db FILE [--rounds 3] [--threads 1] [--random-vectors]
+        [--baseline FILE]   # e.g. git show 71eb608:catalog/search.py > /tmp/old_search.py
 
 Runs the function behind ``papers/search`` (``catalog.search.search_papers``,
 page size 10) on a read-only connection, without HTTP, for three query sets:
@@ -17,6 +18,7 @@ from __future__ import annotations
 
 import argparse
 import collections
+import importlib.util
 import re
 import sqlite3
 import statistics
@@ -24,6 +26,7 @@ import sys
 import threading
 import time
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
@@ -68,10 +71,10 @@ def _percentiles(samples: list[float]) -> str:
     return f"{statistics.median(ordered):7.1f} / {p99:7.1f}"
 
 
-def _time(conn: sqlite3.Connection, query: str, mode: str, **filters: object) -> float:
+def _time(conn: sqlite3.Connection, query: str, mode: str, engine: Any = search, **filters: object) -> float:
     started = time.perf_counter()
-    search.search_papers(conn, query, Page(1, 10), mode=mode, start_date=filters.get("start_date"),  # type: ignore[arg-type]
-                         end_date=None, has_official_implementation=filters.get("official"))  # type: ignore[arg-type]
+    engine.search_papers(conn, query, Page(1, 10), mode=mode, start_date=filters.get("start_date"),
+                         end_date=None, has_official_implementation=filters.get("official"))
     return (time.perf_counter() - started) * 1000
 
 
@@ -81,6 +84,7 @@ def main() -> int:
     parser.add_argument("--db", type=Path, required=True)
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--threads", type=int, default=0)
+    parser.add_argument("--baseline", type=Path, help="another search module file to time alongside")
     parser.add_argument("--random-vectors", action="store_true", help="time a db without vectors (see doc)")
     args = parser.parse_args()
     conn = _connect(args.db)
@@ -100,11 +104,22 @@ def main() -> int:
     for mode in search.MODES:
         _time(conn, QUERIES[0], mode)  # warm: embedder, index, page cache
     print("\n| query set | mode | p50 / p99 (ms) |\n|---|---|---|")
+    engines: list[tuple[str, Any]] = [("", search)]
+    if args.baseline is not None:
+        spec = importlib.util.spec_from_file_location("baseline_search", args.baseline)
+        assert spec is not None and spec.loader is not None
+        baseline = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(baseline)
+        engines.append(("baseline ", baseline))
     for name, items in sets.items():
         for mode in ("keyword", "semantic", "hybrid"):
-            samples = [_time(conn, q, mode, **f) for _ in range(args.rounds * (10 if len(items) == 1 else 1))
-                       for q, f in items]
-            print(f"| {name} | {mode} | {_percentiles(samples)} |")
+            samples: dict[str, list[float]] = {label: [] for label, _ in engines}
+            for _ in range(args.rounds * (10 if len(items) == 1 else 1)):
+                for q, f in items:
+                    for label, engine in engines:
+                        samples[label].append(_time(conn, q, mode, engine, **f))
+            for label, _ in engines:
+                print(f"| {name} | {label}{mode} | {_percentiles(samples[label])} |")
     scans = []
     for _ in range(args.rounds):
         for q in QUERIES:
