@@ -65,6 +65,11 @@ def _random_index(conn: sqlite3.Connection) -> vectors.VectorIndex:
                                np.ones(len(ids), np.int8))
 
 
+CPU_MS: list[float] = []
+"""CPU time of each timed search (this process, all threads): what the wall time would be on
+an otherwise idle core, whatever the machine's load."""
+
+
 def _percentiles(samples: list[float]) -> str:
     ordered = sorted(samples)
     p99 = ordered[min(len(ordered) - 1, int(len(ordered) * 0.99))]
@@ -73,8 +78,10 @@ def _percentiles(samples: list[float]) -> str:
 
 def _time(conn: sqlite3.Connection, query: str, mode: str, engine: Any = search, **filters: object) -> float:
     started = time.perf_counter()
+    cpu = time.process_time()
     engine.search_papers(conn, query, Page(1, 10), mode=mode, start_date=filters.get("start_date"),
                          end_date=None, has_official_implementation=filters.get("official"))
+    CPU_MS.append((time.process_time() - cpu) * 1000)
     return (time.perf_counter() - started) * 1000
 
 
@@ -103,7 +110,7 @@ def main() -> int:
             "2-3 words + filters": [(q, {"start_date": "2020-01-01", "official": True}) for q in QUERIES]}
     for mode in search.MODES:
         _time(conn, QUERIES[0], mode)  # warm: embedder, index, page cache
-    print("\n| query set | mode | p50 / p99 (ms) |\n|---|---|---|")
+    print("\n| query set | mode | p50 / p99 (ms) | CPU p50 (ms) |\n|---|---|---|---|")
     engines: list[tuple[str, Any]] = [("", search)]
     if args.baseline is not None:
         spec = importlib.util.spec_from_file_location("baseline_search", args.baseline)
@@ -114,19 +121,24 @@ def main() -> int:
     for name, items in sets.items():
         for mode in ("keyword", "semantic", "hybrid"):
             samples: dict[str, list[float]] = {label: [] for label, _ in engines}
+            cpu: dict[str, list[float]] = {label: [] for label, _ in engines}
             for _ in range(args.rounds * (10 if len(items) == 1 else 1)):
                 for q, f in items:
                     for label, engine in engines:
                         samples[label].append(_time(conn, q, mode, engine, **f))
+                        cpu[label].append(CPU_MS[-1])
             for label, _ in engines:
-                print(f"| {name} | {label}{mode} | {_percentiles(samples[label])} |")
+                print(f"| {name} | {label}{mode} | {_percentiles(samples[label])} | "
+                      f"{statistics.median(cpu[label]):7.1f} |")
     scans = []
     for _ in range(args.rounds):
         for q in QUERIES:
-            t0 = time.perf_counter()
+            t0, c0 = time.perf_counter(), time.process_time()
             index.search(q, search.CANDIDATES)
             scans.append((time.perf_counter() - t0) * 1000)
-    print(f"| vector scan alone (embed + int8 scan + top 500) | - | {_percentiles(scans)} |")
+            CPU_MS.append((time.process_time() - c0) * 1000)
+    print(f"| vector scan alone (embed + int8 scan + top 500) | - | {_percentiles(scans)} | "
+          f"{statistics.median(CPU_MS[-len(scans):]):7.1f} |")
     if args.threads:
         done = [0]
         lock = threading.Lock()
