@@ -172,14 +172,26 @@ def _keyword_match(conn: sqlite3.Connection, query: str, where: str, args: list[
     return match
 
 
-def _semantic_ids(conn: sqlite3.Connection, query: str, start_date: str | None, end_date: str | None,
-                  official: bool | None) -> list[int]:
+def _index(conn: sqlite3.Connection) -> vectors.VectorIndex:
     try:
-        index = vectors.INDEXES.get(conn)
+        return vectors.INDEXES.get(conn)
     except vectors.VectorsUnavailable as exc:
         raise SemanticUnavailable(str(exc)) from None
-    hits = index.search(query, CANDIDATES, start_date=start_date, end_date=end_date, official=official)
-    return [pid for pid, cosine in hits if cosine >= MIN_COSINE]
+
+
+def _hybrid_keyword(conn: sqlite3.Connection, index: vectors.VectorIndex, query: str, start_date: str | None,
+                    end_date: str | None, official: bool | None) -> list[int]:
+    """BM25 candidates for hybrid mode. Filters apply to the ranked matches through the
+    index's per-row columns, not by joining a large ``papers`` row per FTS match."""
+    match = _keyword_match(conn, query, "", [])
+    if not match:
+        return []
+    filtered = bool(start_date or end_date or official is not None)
+    limit = RANK_WINDOW if filtered else CANDIDATES
+    pool = _match_ids(conn, match, "", [], limit, common=_count(conn, match, "", []) >= COUNT_CAP)
+    if filtered:
+        pool = index.allowed(pool, start_date=start_date, end_date=end_date, official=official)
+    return pool[:CANDIDATES]
 
 
 def _count(conn: sqlite3.Connection, match: str, where: str, args: list[Any]) -> int:
@@ -228,13 +240,14 @@ def search_papers(conn: sqlite3.Connection, query: str, page: Page, *, mode: str
             count = len(ranked)
             ids = ranked[page.offset: page.offset + page.size]
     else:
-        semantic = _semantic_ids(conn, query, start_date, end_date, has_official_implementation)
+        index = _index(conn)
+        hits = index.search(query, CANDIDATES, start_date=start_date, end_date=end_date,
+                            official=has_official_implementation)
+        semantic = [pid for pid, cosine in hits if cosine >= MIN_COSINE]
         if mode == "semantic":
             ranked = semantic
         else:
-            match = _keyword_match(conn, query, where, args)
-            keyword = _match_ids(conn, match, where, args, CANDIDATES,
-                                 common=_count(conn, match, where, args) >= COUNT_CAP) if match else []
+            keyword = _hybrid_keyword(conn, index, query, start_date, end_date, has_official_implementation)
             ranked = rrf([keyword, semantic])
         if pinned is not None:
             ranked = [pinned] + [i for i in ranked if i != pinned]

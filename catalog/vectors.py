@@ -111,6 +111,36 @@ class VectorIndex:
     published: npt.NDArray[np.int32]
     official: npt.NDArray[np.int8]
 
+    def _mask(self, start_date: str | None, end_date: str | None,
+              official: bool | None) -> npt.NDArray[np.bool_] | None:
+        """Rows passing the filters (None: no filter)."""
+        mask: npt.NDArray[np.bool_] | None = None
+        if start_date:
+            mask = self.published >= _date_key(start_date)
+        if end_date:
+            upper = self.published <= _date_key(end_date)
+            mask = upper if mask is None else mask & upper
+        if official is not None:
+            flag = self.official == (1 if official else 0)
+            mask = flag if mask is None else mask & flag
+        return mask
+
+    def allowed(self, ids: list[int], *, start_date: str | None = None, end_date: str | None = None,
+                official: bool | None = None) -> list[int]:
+        """The ``ids`` (order kept) whose paper passes the filters; unknown ids are dropped."""
+        if not ids:
+            return []
+        wanted = np.asarray(ids, dtype=np.int64)
+        rows = np.clip(np.searchsorted(self.ids, wanted), 0, len(self.ids) - 1)
+        ok = self.ids[rows] == wanted
+        if start_date:
+            ok &= self.published[rows] >= _date_key(start_date)
+        if end_date:
+            ok &= self.published[rows] <= _date_key(end_date)
+        if official is not None:
+            ok &= self.official[rows] == (1 if official else 0)
+        return [int(i) for i in wanted[ok]]
+
     def search(self, query: str, k: int, *, start_date: str | None = None, end_date: str | None = None,
                official: bool | None = None) -> list[tuple[int, float]]:
         """Paper ids nearest to ``query`` by cosine, best first, with their cosines (at most ``k``)."""
@@ -122,15 +152,7 @@ class VectorIndex:
             return []  # nothing embeddable (e.g. only unknown symbols)
         dots = np.asarray(simsimd.cdist(q, self.matrix, metric="dot", dtype="int8", out_dtype="float32"))[0]
         scores = dots * (self.scale * qscale[0])  # zero rows (nothing embeddable) score 0
-        mask: npt.NDArray[np.bool_] | None = None
-        if start_date:
-            mask = self.published >= _date_key(start_date)
-        if end_date:
-            upper = self.published <= _date_key(end_date)
-            mask = upper if mask is None else mask & upper
-        if official is not None:
-            flag = self.official == (1 if official else 0)
-            mask = flag if mask is None else mask & flag
+        mask = self._mask(start_date, end_date, official)
         if mask is not None:
             scores[~mask] = -np.inf
         return top_k(scores, self.ids, k)

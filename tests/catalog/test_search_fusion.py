@@ -46,3 +46,16 @@ def test_reciprocal_rank_fusion(rankings: list[list[int]], expected: list[int]) 
 def test_date_keys_compare_like_dates() -> None:
     assert vectors._date_key("2020-01-31") < vectors._date_key("2020-02-01") < vectors._date_key("2021")
     assert vectors._date_key(None) == 0 == vectors._date_key("n/a")
+
+
+def test_allowed_keeps_order_and_drops_filtered_or_unknown_ids() -> None:
+    from catalog.embeddings import get_embedder
+
+    index = vectors.VectorIndex(
+        "s", get_embedder(), np.zeros((3, 256), dtype=np.int8), np.array([2, 5, 9], dtype=np.int64),
+        np.ones(3, dtype=np.float32), np.array([20190101, 20200601, 20210101], dtype=np.int32),
+        np.array([1, 0, 1], dtype=np.int8))
+    assert index.allowed([9, 7, 2, 5]) == [9, 2, 5]
+    assert index.allowed([9, 2, 5], start_date="2020-01-01") == [9, 5]
+    assert index.allowed([9, 2, 5], start_date="2020-01-01", official=True) == [9]
+    assert index.allowed([9, 2, 5], end_date="2020-12-31", official=False) == [5]

@@ -213,3 +213,9 @@ async def test_a_very_common_word_is_ranked_within_a_bounded_window(api, synonym
     assert sorted(int(r["id"]) for r in keyword["results"]) == sorted(matches[:2])  # the newest two, ranked
     hybrid = await _search(api, "speech", "hybrid")
     assert {int(r["id"]) for r in hybrid["results"]} >= set(matches[:2])
+
+
+async def test_hybrid_filters_apply_to_both_candidate_lists(api) -> None:
+    body = await _search(api, "speech recognition", "hybrid", start_date="2020-01-01", end_date="2020-12-31")
+    assert body["results"] and all("2020-01-01" <= r["published"] <= "2020-12-31" for r in body["results"])
+    assert body["results"][0]["arxiv_id"] == "2006.11477"
