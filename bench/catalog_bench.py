@@ -36,7 +36,7 @@ import httpx
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-from tests.helpers import free_port, stop_process, wait_http  # noqa: E402
+from tests.helpers import free_port, stop_process, wait_http
 
 
 def _cpu_model() -> str:

@@ -4,13 +4,16 @@ Usage::
 
     pwc-catalog serve (--db FILE | --sample) [--host 127.0.0.1] [--port 8000] [--processes N]
     pwc-catalog import --db FILE SOURCE...
+    pwc-catalog embed --db FILE
 
 ``--sample`` builds the bundled sample into a temporary file with
 ``catalog.sample.build_sample_db`` and serves it. ``--processes N`` (N > 1)
 serves from N processes under gunicorn (``catalog.serving``). ``import``
-delegates to ``catalog.importer.run_import``. Errors print one line and exit
-non-zero, never with a traceback: 2 for usage and for an unusable source
-(missing, corrupt or truncated dump: ``error: <file>: ...``), 1 otherwise.
+delegates to ``catalog.importer.run_import`` (which also builds the semantic
+index); ``embed`` rebuilds only the semantic index of an existing database
+(``catalog.vectors.embed_database``). Errors print one line and exit non-zero,
+never with a traceback: 2 for usage and for an unusable source (missing, corrupt
+or truncated dump: ``error: <file>: ...``), 1 otherwise.
 """
 
 from __future__ import annotations
@@ -42,6 +45,8 @@ def build_parser() -> argparse.ArgumentParser:
     imp = commands.add_parser("import", help="import dump files into a catalog database")
     imp.add_argument("--db", type=Path, required=True, help="catalog SQLite file (created if missing)")
     imp.add_argument("sources", type=Path, nargs="+", metavar="SOURCE", help="dump files or folders")
+    embed = commands.add_parser("embed", help="rebuild the semantic index of a catalog database")
+    embed.add_argument("--db", type=Path, required=True, help="catalog SQLite file")
     return parser
 
 
@@ -69,12 +74,19 @@ def _import(args: argparse.Namespace) -> int:
     return int(run_import(args.db, list(args.sources), out=sys.stdout))
 
 
+def _embed(args: argparse.Namespace) -> int:
+    from catalog.vectors import embed_database
+
+    return embed_database(args.db, out=sys.stdout)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the CLI and return the exit code (see module doc)."""
     args = build_parser().parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     try:
-        return _serve(args) if args.command == "serve" else _import(args)
+        commands = {"serve": _serve, "import": _import, "embed": _embed}
+        return commands[args.command](args)
     except KeyboardInterrupt:
         return 130
     except (OSError, ValueError, ImportError, RuntimeError) as exc:

@@ -15,6 +15,11 @@ _TRUE = frozenset({"true", "1", "yes"})
 _FALSE = frozenset({"false", "0", "no"})
 
 
+REQUEST_LINE_LIMIT = 32 * 1024
+"""Longest request line the server reads (aiohttp's own default is 8,190 bytes and answers
+longer ones with a plain-text 400): a too-long ``q`` then reaches :meth:`Params.text` and
+gets the JSON 422 that names the limit."""
+
 class Params:
     """Typed accessors over a request's query (a multidict, or any mapping).
 

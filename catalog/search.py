@@ -1,25 +1,35 @@
-"""``papers/search``: keyword, semantic (offline stand-in) and hybrid paper search.
+"""``papers/search``: keyword (BM25), semantic (embedding) and hybrid (rank fusion) paper search.
 
 Modes (all deterministic; ties broken by paper id):
 
 * ``keyword``: SQLite FTS5 BM25 over ``title`` (weight 10), ``abstract`` (1)
   and ``authors`` (3). Double-quoted parts of the query are phrases; other
-  words are individual terms; all must match (AND). If the AND query finds
-  nothing and has several parts, the parts are OR-ed instead. A query that
-  is an arXiv id also matches that paper's ``arxiv_id`` (ranked first).
-  Keyword mode pages over the full result set.
-* ``semantic``: an offline stand-in for embedding search. Every query word
-  (minus a small stop-word list) is reduced to a crude stem (common English
-  suffixes stripped, at least 4 letters kept) and searched as an FTS5 prefix
-  term ``stem*``, OR-ed, over title and abstract. The best 500 BM25
-  candidates are re-ranked by *coverage* (distinct query stems the paper
-  matches / query stems), then BM25.
+  words are individual terms; all must match (AND). Stop words outside
+  phrases are dropped when the query has other words. If the AND query finds
+  nothing and has several parts, the parts are OR-ed instead. A query that is
+  an arXiv id also matches that paper's ``arxiv_id`` (ranked first). Keyword
+  mode pages over the full result set; ``count`` is exact up to
+  :data:`COUNT_CAP` matches and capped there. A query matching that many
+  papers (a very common word) is ranked by BM25 within its
+  :data:`RANK_WINDOW` most recently imported matches: neither counting nor
+  ranking walks every match.
+* ``semantic``: cosine similarity between the query's embedding and each
+  paper's (title + start of abstract), by an exact scan over the int8 vectors
+  of :mod:`catalog.vectors` (embedder: :mod:`catalog.embeddings`). The best
+  :data:`CANDIDATES` papers whose cosine is at least :data:`MIN_COSINE` are
+  the result.
 * ``hybrid``: reciprocal-rank fusion ``sum(1 / (60 + rank))`` of the keyword
-  and semantic candidate lists (500 each).
+  and semantic candidate lists (:data:`CANDIDATES` each).
 
-Semantic and hybrid results are capped at 500 candidates (``count`` is then
+Semantic and hybrid results are capped at :data:`CANDIDATES` (``count`` is then
 the candidate count). Filters: ``start_date``/``end_date`` (inclusive, on
 ``published``) and ``has_official_implementation``.
+
+Queries are checked before any work: one without a letter or digit is a 422
+naming the problem; one made only of stop words finds nothing (an empty page). FTS5 syntax in the query
+(quotes aside: ``*``, ``NEAR``, ``AND``/``OR``/``NOT``, parentheses, ``title:``)
+is searched as plain words. When the semantic index is missing or belongs to
+another database, semantic and hybrid searches are a 503 naming the fix.
 """
 
 from __future__ import annotations
@@ -28,19 +38,36 @@ import re
 import sqlite3
 from typing import Any
 
-from catalog.store import Page, envelope, find_by_arxiv, paper_summaries, strip_arxiv_version
+from catalog import vectors
+from catalog.store import (
+    Invalid,
+    Page,
+    StoreError,
+    envelope,
+    find_by_arxiv,
+    paper_summaries,
+    strip_arxiv_version,
+)
 
-__all__ = ["MODES", "search_papers"]
+__all__ = ["CANDIDATES", "MODES", "SemanticUnavailable", "keyword_parts", "rrf", "search_papers", "searchable"]
 
 MODES = ("hybrid", "keyword", "semantic")
 CANDIDATES = 500
+COUNT_CAP = 2_000
+RANK_WINDOW = 2_000
+MIN_COSINE = 0.15
 RRF_K = 60
 _BM25 = "bm25(papers_fts, 10.0, 1.0, 3.0)"
 _TOKEN = re.compile(r'"([^"]*)"|(\S+)')
 _WORD = re.compile(r"\w+", re.UNICODE)
-_STOP = frozenset("a an and are as at be by for from in into is it of on or that the this to with via using "
-                  "we our its their than".split())
-_SUFFIXES = ("ations", "ation", "ings", "ing", "ers", "er", "ies", "es", "ed", "ly", "s")
+STOP_WORDS = frozenset(
+    ["a", "an", "and", "are", "as", "at", "be", "by", "for", "from", "in", "into", "is", "it", "of", "on", "or", "that", "the", "this", "to", "with", "via", "using", "we", "our", "its", "their", "than", "not", "no", "near"])
+
+
+class SemanticUnavailable(StoreError):
+    """Semantic or hybrid search without a usable semantic index (503)."""
+
+    status = 503
 
 
 def _fts_phrase(words: list[str]) -> str:
@@ -48,34 +75,42 @@ def _fts_phrase(words: list[str]) -> str:
 
 
 def keyword_parts(query: str) -> list[str]:
-    """Split a query into FTS5-safe parts: quoted phrases and single words, each double-quoted."""
-    parts = []
+    """Split a query into FTS5-safe parts: quoted phrases and single words, each double-quoted.
+
+    Single stop words are dropped when anything else is left.
+    """
+    parts: list[str] = []
+    stops: list[str] = []
     for phrase, word in _TOKEN.findall(query):
-        words = _WORD.findall(phrase if phrase else word)
-        if words:
-            parts.append(_fts_phrase(words))
-    return parts
-
-
-def stem(word: str) -> str:
-    """A crude English stem: strip one common suffix while keeping at least 4 letters."""
-    word = word.casefold()
-    for suffix in _SUFFIXES:
-        if word.endswith(suffix) and len(word) - len(suffix) >= 4:
-            return word[: -len(suffix)]
-    return word
-
-
-def semantic_stems(query: str) -> list[str]:
-    """Distinct stems of the non-stop-words of ``query``, in order."""
-    stems: list[str] = []
-    for word in _WORD.findall(query.casefold()):
-        if word in _STOP:
+        if phrase:
+            words = _WORD.findall(phrase)
+            if words:
+                parts.append(_fts_phrase(words))
             continue
-        item = stem(word)
-        if item not in stems:
-            stems.append(item)
-    return stems
+        for item in _WORD.findall(word):
+            (stops if item.casefold() in STOP_WORDS else parts).append(_fts_phrase([item]))
+    return parts or stops
+
+
+def searchable(query: str) -> bool:
+    """Whether ``query`` has a word that is not a stop word (only then is anything searched).
+
+    Raises:
+        Invalid: the query has no letter or digit at all (e.g. only emoji or punctuation).
+    """
+    words = _WORD.findall(query)
+    if not words:
+        raise Invalid("q has no letters or digits to search for")
+    return not all(w.casefold() in STOP_WORDS for w in words)
+
+
+def rrf(rankings: list[list[int]], k: int = RRF_K) -> list[int]:
+    """Reciprocal-rank fusion: ids by ``sum(1 / (k + rank))`` (rank from 1), ties by smaller id."""
+    scores: dict[int, float] = {}
+    for ranking in rankings:
+        for index, pid in enumerate(ranking):
+            scores[pid] = scores.get(pid, 0.0) + 1.0 / (k + index + 1)
+    return sorted(scores, key=lambda pid: (-scores[pid], pid))
 
 
 def _filters(start_date: str | None, end_date: str | None, official: bool | None) -> tuple[str, list[Any]]:
@@ -103,15 +138,16 @@ def _fts_from(where: str) -> str:
 
 
 def _match_ids(conn: sqlite3.Connection, match: str, where: str, args: list[Any], limit: int,
-               offset: int = 0) -> list[int]:
+               offset: int = 0, *, common: bool = False) -> list[int]:
+    """Ids by BM25 (ties by id). ``common``: rank only the RANK_WINDOW newest matches, so a
+    word in a large part of the catalog costs a bounded number of BM25 evaluations."""
     # papers_fts.rowid is papers.id, so the tie-break is the paper id.
-    rows = conn.execute(f"SELECT papers_fts.rowid {_fts_from(where)} ORDER BY {_BM25}, papers_fts.rowid "
-                        f"LIMIT ? OFFSET ?", [match, *args, limit, offset]).fetchall()
-    return [r[0] for r in rows]
-
-
-def _match_count(conn: sqlite3.Connection, match: str, where: str, args: list[Any]) -> int:
-    return conn.execute(f"SELECT count(*) {_fts_from(where)}", [match, *args]).fetchone()[0]
+    if common:
+        sql = (f"SELECT id FROM (SELECT papers_fts.rowid AS id, {_BM25} AS score {_fts_from(where)} "
+               f"ORDER BY papers_fts.rowid DESC LIMIT {RANK_WINDOW}) ORDER BY score, id LIMIT ? OFFSET ?")
+    else:
+        sql = f"SELECT papers_fts.rowid {_fts_from(where)} ORDER BY {_BM25}, papers_fts.rowid LIMIT ? OFFSET ?"
+    return [r[0] for r in conn.execute(sql, [match, *args, limit, offset]).fetchall()]
 
 
 def _match_exists(conn: sqlite3.Connection, match: str, where: str, args: list[Any]) -> bool:
@@ -136,31 +172,32 @@ def _keyword_match(conn: sqlite3.Connection, query: str, where: str, args: list[
     return match
 
 
-def _semantic_ids(conn: sqlite3.Connection, query: str, where: str, args: list[Any]) -> list[int]:
-    stems = semantic_stems(query)
-    if not stems:
+def _index(conn: sqlite3.Connection) -> vectors.VectorIndex:
+    try:
+        return vectors.INDEXES.get(conn)
+    except vectors.VectorsUnavailable as exc:
+        raise SemanticUnavailable(str(exc)) from None
+
+
+def _hybrid_keyword(conn: sqlite3.Connection, index: vectors.VectorIndex, query: str, start_date: str | None,
+                    end_date: str | None, official: bool | None) -> list[int]:
+    """BM25 candidates for hybrid mode. Filters apply to the ranked matches through the
+    index's per-row columns, not by joining a large ``papers`` row per FTS match."""
+    match = _keyword_match(conn, query, "", [])
+    if not match:
         return []
-    match = " OR ".join(f'{{title abstract}} : "{s}" *' for s in stems)
-    candidates = _match_ids(conn, match, where, args, CANDIDATES)
-    if not candidates:
-        return []
-    marks = ",".join("?" * len(candidates))
-    texts = {r[0]: f"{r[1]} {r[2] or ''}".casefold() for r in conn.execute(
-        f"SELECT id, title, abstract FROM papers WHERE id IN ({marks})", candidates)}
-    # stem(w) is a prefix of w, so only words starting with a query stem can match:
-    # stemming just those (a C-level startswith filter) gives the same coverage as
-    # stemming every word of 500 abstracts, at a fraction of the cost.
-    prefixes = tuple(stems)
-    coverage = {}
-    for pid in candidates:
-        matched: set[str] = set()
-        for word in set(_WORD.findall(texts.get(pid, ""))):
-            if word.startswith(prefixes):
-                word_stem = stem(word)
-                matched.update(s for s in stems if word_stem.startswith(s))
-        coverage[pid] = len(matched) / len(stems)
-    bm25_rank = {pid: index for index, pid in enumerate(candidates)}
-    return sorted(candidates, key=lambda pid: (-coverage[pid], bm25_rank[pid]))
+    filtered = bool(start_date or end_date or official is not None)
+    limit = RANK_WINDOW if filtered else CANDIDATES
+    pool = _match_ids(conn, match, "", [], limit, common=_count(conn, match, "", []) >= COUNT_CAP)
+    if filtered:
+        pool = index.allowed(pool, start_date=start_date, end_date=end_date, official=official)
+    return pool[:CANDIDATES]
+
+
+def _count(conn: sqlite3.Connection, match: str, where: str, args: list[Any]) -> int:
+    # Counting stops at COUNT_CAP: a very common word must not be counted to the end.
+    sql = f"SELECT count(*) FROM (SELECT 1 {_fts_from(where)} LIMIT {COUNT_CAP})"
+    return int(conn.execute(sql, [match, *args]).fetchone()[0])
 
 
 def search_papers(conn: sqlite3.Connection, query: str, page: Page, *, mode: str,
@@ -171,7 +208,12 @@ def search_papers(conn: sqlite3.Connection, query: str, page: Page, *, mode: str
     ``applied_filters`` echoes exactly the filters applied: ``start_date``,
     ``end_date`` (ISO strings) and ``has_official_implementation``
     (``"true"``/``"false"``), each only when given.
+
+    Raises:
+        Invalid: the query has no letter or digit (see module doc).
+        SemanticUnavailable: semantic/hybrid mode without a matching semantic index.
     """
+    nothing = not searchable(query)
     where, args = _filters(start_date, end_date, has_official_implementation)
     applied: dict[str, Any] = {}
     if start_date:
@@ -180,30 +222,33 @@ def search_papers(conn: sqlite3.Connection, query: str, page: Page, *, mode: str
         applied["end_date"] = end_date
     if has_official_implementation is not None:
         applied["has_official_implementation"] = "true" if has_official_implementation else "false"
+    if nothing:  # only stop words: every paper would match and none better than another
+        return envelope([], 0, page, applied_filters=applied, mode=mode)
     pinned = _arxiv_hit(conn, query, where, args)
     if mode == "keyword":
         match = _keyword_match(conn, query, where, args)
         if pinned is None:
-            count = _match_count(conn, match, where, args) if match else 0
-            ids = _match_ids(conn, match, where, args, page.size, page.offset) if page.offset < count else []
+            count = _count(conn, match, where, args) if match else 0
+            common = count >= COUNT_CAP
+            ids = (_match_ids(conn, match, where, args, page.size, page.offset, common=common)
+                   if match and page.offset < count else [])
         else:
             # An arXiv-id query pins that paper first; the rest is capped at CANDIDATES.
-            rest = _match_ids(conn, match, where, args, CANDIDATES) if match else []
+            rest = _match_ids(conn, match, where, args, CANDIDATES,
+                              common=_count(conn, match, where, args) >= COUNT_CAP) if match else []
             ranked = [pinned] + [i for i in rest if i != pinned]
             count = len(ranked)
             ids = ranked[page.offset: page.offset + page.size]
     else:
-        semantic = _semantic_ids(conn, query, where, args)
+        index = _index(conn)
+        hits = index.search(query, CANDIDATES, start_date=start_date, end_date=end_date,
+                            official=has_official_implementation)
+        semantic = [pid for pid, cosine in hits if cosine >= MIN_COSINE]
         if mode == "semantic":
             ranked = semantic
         else:
-            match = _keyword_match(conn, query, where, args)
-            keyword = _match_ids(conn, match, where, args, CANDIDATES) if match else []
-            scores: dict[int, float] = {}
-            for ranking in (keyword, semantic):
-                for index, pid in enumerate(ranking):
-                    scores[pid] = scores.get(pid, 0.0) + 1.0 / (RRF_K + index + 1)
-            ranked = sorted(scores, key=lambda pid: (-scores[pid], pid))
+            keyword = _hybrid_keyword(conn, index, query, start_date, end_date, has_official_implementation)
+            ranked = rrf([keyword, semantic])
         if pinned is not None:
             ranked = [pinned] + [i for i in ranked if i != pinned]
         count = len(ranked)

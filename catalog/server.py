@@ -82,8 +82,16 @@ def create_app(db_path: Path, *, workers: int = 4) -> web.Application:
     routes_papers.register(app.router)
     routes_catalog.register(app.router)
 
+    async def warm(app: web.Application) -> None:
+        # Load the embedder before the first semantic search needs it (about 1 s, once per
+        # process), off the event loop so that other requests are served meanwhile.
+        from catalog.embeddings import get_embedder
+
+        asyncio.get_running_loop().run_in_executor(app[EXECUTOR_KEY], get_embedder)
+
     async def shutdown(app: web.Application) -> None:
         app[EXECUTOR_KEY].shutdown(wait=False, cancel_futures=True)
 
+    app.on_startup.append(warm)
     app.on_cleanup.append(shutdown)
     return app

@@ -25,11 +25,14 @@ import pytest
 ROOT = Path(__file__).resolve().parent.parent
 CORE = ROOT / "pwc_mcp_core"
 
+SEARCH_STACK = {"numpy", "wordllama", "simsimd", "tokenizers", "safetensors", "pydantic"}
+"""The catalog's semantic-search libraries (compiled, some Rust): the catalog's alone."""
+
 FORBIDDEN = {
-    "pwc": {"redis", "aiohttp", "orjson", "asyncio", "pwc_mcp_core", "workers", "gateway", "catalog"},
-    "pwc_mcp_core": {"workers", "gateway", "catalog", "aiohttp", "orjson"},
-    "workers": {"gateway", "catalog", "aiohttp", "orjson"},
-    "gateway": {"pwc", "workers", "catalog"},
+    "pwc": {"redis", "aiohttp", "orjson", "asyncio", "pwc_mcp_core", "workers", "gateway", "catalog"} | SEARCH_STACK,
+    "pwc_mcp_core": {"workers", "gateway", "catalog", "aiohttp", "orjson"} | SEARCH_STACK,
+    "workers": {"gateway", "catalog", "aiohttp", "orjson"} | SEARCH_STACK,
+    "gateway": {"pwc", "workers", "catalog"} | SEARCH_STACK,
     "catalog": {"pwc", "pwc_mcp_core", "workers", "gateway"},
 }
 

@@ -9,11 +9,11 @@ import secrets
 import sqlite3
 import time
 from collections.abc import Iterator
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, TextIO
 
-from catalog import schema
+from catalog import schema, vectors
 from catalog.importer import dumps, others
 from catalog.importer import sources as srcs
 from catalog.importer.extras import load_extras
@@ -130,6 +130,7 @@ def _run_import(db: Path, sources: list[Path], out: TextIO) -> int:
     started = time.perf_counter()
     temp: Path | None = None
     conn: sqlite3.Connection | None = None
+    pending: vectors.PendingVectors | None = None
     try:
         detected = sorted((srcs.detect(Path(p)) for p in sources),
                           key=lambda s: srcs.KIND_ORDER[s.kind])
@@ -163,13 +164,15 @@ def _run_import(db: Path, sources: list[Path], out: TextIO) -> int:
         writer.finish()
         bulk.finish(rebuild=writer.fts_dirty)
         conn.execute("INSERT OR REPLACE INTO catalog_meta (key, value) VALUES ('imported_at', ?)",
-                      (datetime.now(timezone.utc).isoformat(timespec="seconds"),))
+                      (datetime.now(UTC).isoformat(timespec="seconds"),))
         conn.execute("COMMIT")
+        pending = vectors.build_vectors(conn, db, out=out)  # semantic index, stamped into the copy
         conn.execute("PRAGMA journal_mode=DELETE")
         conn.close()
         conn = None
         os.replace(temp, db)
         temp = None
+        pending.publish()
     except srcs.SourceError as exc:
         print(f"error: {exc}", file=out)
         return 2
@@ -181,6 +184,8 @@ def _run_import(db: Path, sources: list[Path], out: TextIO) -> int:
             conn.close()
         if temp is not None:
             _remove(temp)
+        if pending is not None:
+            pending.discard()
     elapsed = time.perf_counter() - started
     total = sum(s.read for s in all_stats)
     for stats in all_stats:

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from catalog import schema
+from catalog import schema, vectors
 from catalog.importer.derived import update_trend
 
 MARKDOWN = "# Attention\n\nEncoder — décodeur ∑ 中文 😀\n" + "".join(
@@ -128,6 +128,8 @@ def build_test_db(path: Path) -> Path:
             conn.executemany(f"INSERT INTO {table} VALUES ({marks})", rows)
         update_trend(conn)
         conn.execute("INSERT INTO paper_markdown VALUES (?, ?, ?)", (1, MARKDOWN, schema.content_version(MARKDOWN)))
+    conn.isolation_level = None
+    vectors.build_vectors(conn, path).publish()  # the semantic index, as an import builds it
     conn.close()
     return path
 

@@ -40,12 +40,12 @@ def test_resolve_paper_errors_carry_an_http_status(catalog_db: Path, ref: str, e
 
 @pytest.mark.parametrize(("query", "parts"), [
     pytest.param('"a b" c', ['"a b"', '"c"'], id="phrase-and-word"),
-    pytest.param('NEAR( "x', ['"NEAR"', '"x"'], id="syntax-neutralized"),
+    pytest.param('NEAR( "x', ['"x"'], id="syntax-neutralized"),
+    pytest.param('NEAR( "AND', ['"NEAR"', '"AND"'], id="only-stop-words-kept"),
+    pytest.param('the attention', ['"attention"'], id="stop-word-dropped"),
     pytest.param('""', [], id="empty-phrase"),
 ])
 def test_keyword_parts_are_fts_safe(query: str, parts: list[str]) -> None:
     assert search.keyword_parts(query) == parts
 
 
-def test_semantic_stems_drop_stop_words_and_suffixes() -> None:
-    assert search.semantic_stems("The translating of Transformers") == ["translat", "transform"]

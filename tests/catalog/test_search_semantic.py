@@ -1,0 +1,221 @@
+"""Semantic and hybrid search over HTTP on imported catalogs (real vectors), bad queries, index versioning."""
+
+from __future__ import annotations
+
+import io
+import json
+import shutil
+import sqlite3
+from pathlib import Path
+
+import pytest
+
+from catalog import vectors
+from catalog.importer import run_import
+
+BASE = "/api/v1"
+FIXTURE = Path(__file__).resolve().parent.parent / "fixtures" / "search" / "papers-with-abstracts.json"
+SPEECH = {"1512.02595", "2006.11477", "2212.04356"}
+NLI = {"1508.05326", "1704.05426"}
+
+
+@pytest.fixture(scope="module")
+def synonyms_db(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """13 real titles: speech, NLI and dialogue papers among "Text ..." and other distractors.
+
+    No NLI abstract contains the word "entailment" and no speech paper says "transcription".
+    """
+    path = tmp_path_factory.mktemp("search") / "s.db"
+    out = io.StringIO()
+    assert run_import(path, [FIXTURE], out=out) == 0, out.getvalue()
+    return path
+
+
+@pytest.fixture
+async def api(aiohttp_client, aiohttp_server, synonyms_db: Path):  # type: ignore[no-untyped-def]
+    from catalog.routes_params import REQUEST_LINE_LIMIT
+    from catalog.server import create_app
+
+    # The request-line limit `pwc-catalog serve` sets, so a 10 KB q reaches the 422.
+    server = await aiohttp_server(create_app(synonyms_db), max_line_size=REQUEST_LINE_LIMIT)
+    return await aiohttp_client(server)
+
+
+async def _search(client, q: str, mode: str, **extra: str) -> dict:  # type: ignore[no-untyped-def]
+    response = await client.get(f"{BASE}/papers/search", params={"q": q, "mode": mode, **extra})
+    assert response.status == 200, await response.text()
+    return await response.json()
+
+
+def _arxiv(body: dict, n: int) -> list[str]:
+    return [r["arxiv_id"] for r in body["results"][:n]]
+
+
+def test_import_writes_vectors_named_by_the_database(synonyms_db: Path) -> None:
+    manifest = json.loads(vectors.manifest_path(synonyms_db).read_text())
+    conn = sqlite3.connect(synonyms_db)
+    stamp = conn.execute("SELECT value FROM catalog_meta WHERE key = 'vectors_stamp'").fetchone()[0]
+    count = conn.execute("SELECT count(*) FROM papers").fetchone()[0]
+    conn.close()
+    assert manifest["stamp"] == stamp and manifest["count"] == count == 13
+    assert manifest["embedder"] == "wordllama-l2_supercat-256" and manifest["dimension"] == 256
+
+
+async def test_semantic_speech_query_ranks_speech_papers_before_text_papers(api) -> None:
+    body = await _search(api, "speech to text transcription", "semantic")
+    assert set(_arxiv(body, 3)) == SPEECH
+
+
+async def test_hybrid_speech_query_puts_a_speech_paper_first(api) -> None:
+    body = await _search(api, "speech to text transcription", "hybrid")
+    assert body["results"][0]["arxiv_id"] in SPEECH
+    assert len(SPEECH & set(_arxiv(body, 5))) == 3
+
+
+async def test_entailment_finds_the_inference_papers_that_never_say_it(api) -> None:
+    assert (await _search(api, "entailment", "keyword"))["count"] == 0
+    assert set(_arxiv(await _search(api, "entailment", "semantic"), 2)) == NLI
+    assert (await _search(api, "entailment", "hybrid"))["results"][0]["arxiv_id"] in NLI
+
+
+async def test_semantic_filters_apply_inside_the_scan(api) -> None:
+    body = await _search(api, "speech recognition", "semantic", start_date="2020-01-01")
+    assert set(_arxiv(body, 2)) == {"2006.11477", "2212.04356"}
+    assert all(r["published"] >= "2020-01-01" for r in body["results"])
+
+
+async def test_semantic_search_of_nonsense_finds_nothing(api) -> None:
+    body = await _search(api, "zzzz qqqq", "semantic")
+    assert body["count"] == 0 and body["results"] == []
+
+
+@pytest.mark.parametrize("mode", ["keyword", "semantic", "hybrid"])
+@pytest.mark.parametrize(("q", "status"), [
+    pytest.param("", 422, id="empty"),
+    pytest.param("   ", 422, id="blank"),
+    pytest.param("x" * 10_240, 422, id="10-kb"),
+    pytest.param("😀🚀", 422, id="emoji-only"),
+    pytest.param("*** ((( ))) :::", 422, id="syntax-only"),
+    pytest.param("the of and", 200, id="stop-words-only"),
+    pytest.param("AND OR NOT NEAR", 200, id="fts-operators"),
+    pytest.param('"unbalanced quote speech', 200, id="unbalanced-quote"),
+    pytest.param("speech*", 200, id="star"),
+    pytest.param("title:speech abstract:audio", 200, id="column-filter"),
+    pytest.param("NEAR(speech audio, 2)", 200, id="near"),
+    pytest.param("(speech OR audio) NOT text", 200, id="boolean"),
+    pytest.param("语音识别 端到端", 200, id="chinese"),
+    pytest.param("распознавание речи", 200, id="cyrillic"),
+    pytest.param("speech 😀 recognition", 200, id="emoji-in-words"),
+])
+async def test_bad_queries_get_a_clear_422_or_results_never_a_500(api, mode: str, q: str, status: int) -> None:
+    response = await api.get(f"{BASE}/papers/search", params={"q": q, "mode": mode})
+    assert response.status == status, await response.text()
+    body = await response.json()
+    if status == 422:
+        assert isinstance(body["detail"], str) and "q " in body["detail"]
+    else:
+        assert body["mode"] == mode and isinstance(body["results"], list)
+
+
+async def test_stop_words_only_is_an_empty_page(api) -> None:
+    body = await _search(api, "the of and", "hybrid")
+    assert body["count"] == 0 and body["results"] == []
+
+
+async def test_fts_syntax_is_searched_as_words(api) -> None:
+    body = await _search(api, "title:speech NEAR(recognition*)", "keyword")
+    assert set(_arxiv(body, 3)) >= {"1512.02595", "2212.04356"}
+
+
+@pytest.fixture
+def copied_db(synonyms_db: Path, tmp_path: Path) -> Path:
+    """A private copy of the imported database and its vector files."""
+    for item in synonyms_db.parent.iterdir():
+        shutil.copy(item, tmp_path / item.name)
+    return tmp_path / synonyms_db.name
+
+
+async def _status(aiohttp_client, db: Path, mode: str) -> tuple[int, dict]:  # type: ignore[no-untyped-def]
+    from catalog.server import create_app
+
+    client = await aiohttp_client(create_app(db))
+    response = await client.get(f"{BASE}/papers/search", params={"q": "speech", "mode": mode})
+    return response.status, await response.json()
+
+
+@pytest.mark.parametrize("breakage", ["stamp", "manifest", "embedder", "matrix"])
+async def test_vectors_of_another_database_are_a_clear_503_and_embed_repairs_it(
+        aiohttp_client, copied_db: Path, breakage: str) -> None:
+    manifest_file = vectors.manifest_path(copied_db)
+    manifest = json.loads(manifest_file.read_text())
+    if breakage == "stamp":  # e.g. an old database restored beside newer vectors
+        conn = sqlite3.connect(copied_db)
+        conn.execute("UPDATE catalog_meta SET value = 'other' WHERE key = 'vectors_stamp'")
+        conn.commit()
+        conn.close()
+    elif breakage == "manifest":
+        manifest_file.unlink()
+    elif breakage == "embedder":
+        manifest["embedder_version"] = "0.0.0+other-weights"
+        manifest_file.write_text(json.dumps(manifest))
+    else:
+        copied_db.with_name(manifest["matrix"]).write_bytes(b"not a matrix")
+    for mode in ("semantic", "hybrid"):
+        status, body = await _status(aiohttp_client, copied_db, mode)
+        assert status == 503 and "pwc-catalog embed" in body["detail"], body
+    status, body = await _status(aiohttp_client, copied_db, "keyword")
+    assert status == 200 and body["count"] >= 3
+    out = io.StringIO()
+    assert vectors.embed_database(copied_db, out=out) == 0, out.getvalue()
+    status, body = await _status(aiohttp_client, copied_db, "semantic")
+    assert status == 200 and body["results"][0]["arxiv_id"] in SPEECH
+    leftovers = sorted(p.name for p in copied_db.parent.iterdir() if ".vectors-" in p.name)
+    assert len(leftovers) == 2  # the superseded matrix and columns are gone
+
+
+async def test_a_running_server_follows_a_rebuilt_index(aiohttp_client, copied_db: Path) -> None:
+    from catalog.server import create_app
+
+    client = await aiohttp_client(create_app(copied_db))
+    before = await _search(client, "speech recognition", "semantic")
+    assert vectors.embed_database(copied_db, out=io.StringIO()) == 0
+    after = await _search(client, "speech recognition", "semantic")
+    assert after["results"] == before["results"]
+
+
+async def test_sample_catalog_serves_real_semantic_search(aiohttp_client, tmp_path: Path) -> None:
+    from catalog.sample import build_sample_db
+    from catalog.server import create_app
+
+    db = tmp_path / "sample.db"
+    build_sample_db(db)
+    client = await aiohttp_client(create_app(db))
+    assert (await _search(client, "picture categorization", "keyword"))["count"] == 0
+    body = await _search(client, "picture categorization", "semantic")
+    assert "2010.11929" in _arxiv(body, 3)  # ViT: "Image Recognition"
+    body = await _search(client, "chatbot", "hybrid")
+    assert body["results"][0]["arxiv_id"] == "2307.09288"  # Llama 2: "Chat Models"
+
+
+async def test_a_very_common_word_is_ranked_within_a_bounded_window(api, synonyms_db: Path, monkeypatch) -> None:
+    from catalog import search
+
+    # Scaled down: "speech" matches 4 papers here as a common word matches 2,000+ in the archive.
+    monkeypatch.setattr(search, "COUNT_CAP", 2)
+    monkeypatch.setattr(search, "RANK_WINDOW", 2)
+    conn = sqlite3.connect(synonyms_db)
+    matches = [r[0] for r in conn.execute(
+        "SELECT rowid FROM papers_fts WHERE papers_fts MATCH 'speech' ORDER BY rowid DESC")]
+    conn.close()
+    assert len(matches) > 2
+    keyword = await _search(api, "speech", "keyword")
+    assert keyword["count"] == 2  # capped, not counted to the end
+    assert sorted(int(r["id"]) for r in keyword["results"]) == sorted(matches[:2])  # the newest two, ranked
+    hybrid = await _search(api, "speech", "hybrid")
+    assert {int(r["id"]) for r in hybrid["results"]} >= set(matches[:2])
+
+
+async def test_hybrid_filters_apply_to_both_candidate_lists(api) -> None:
+    body = await _search(api, "speech recognition", "hybrid", start_date="2020-01-01", end_date="2020-12-31")
+    assert body["results"] and all("2020-01-01" <= r["published"] <= "2020-12-31" for r in body["results"])
+    assert body["results"][0]["arxiv_id"] == "2006.11477"
