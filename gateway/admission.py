@@ -147,10 +147,10 @@ class Admission:
         """Checks 2 and 3: Host (421) then Origin (403)."""
         if not self.policy.host_allowed(request.headers.get("Host")):
             metrics.record_rejection("host")
-            return web.Response(status=421, text="Invalid Host header")
+            return refusal_response("invalid_host")
         if not self.policy.origin_allowed(request.headers.get("Origin")):
             metrics.record_rejection("origin")
-            return web.Response(status=403, text="Invalid Origin header")
+            return refusal_response("invalid_origin")
         return None
 
     async def check_limits(self, request: web.Request, *, semantic: bool, lease: bool = True,

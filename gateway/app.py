@@ -5,7 +5,7 @@ core's ``LocalExecutor`` with its ``MemoryCache``); set → ``RedisLimiter`` and
 ``RedisExecutor`` (workers). Routes: ``POST|GET|DELETE|OPTIONS /mcp``, ``GET /health``,
 ``GET /.well-known/mcp``, ``GET /docs``, ``GET /metrics``, the HTTP+SSE transport
 (``GET /sse``, ``POST /messages``, :mod:`gateway.sse_routes`), REST (``/v1/tools``,
-:mod:`gateway.rest`) and ``GET /openapi.json``; anything else 404.
+:mod:`gateway.rest`) and ``GET /openapi.json``; anything else a JSON 404 or 405 (:mod:`gateway.route_errors`).
 """
 
 from __future__ import annotations
@@ -32,6 +32,7 @@ from gateway.public_url import PublicUrl
 from gateway.security import SecurityPolicy
 from gateway.openapi import OpenApiDocument
 from gateway.rest import RestApi, add_rest_routes
+from gateway.route_errors import route_errors_middleware
 from gateway.settings import GatewaySettings
 from gateway.sse_routes import add_sse_routes
 from gateway.sse_sessions import SessionHub, build_session_store
@@ -94,7 +95,8 @@ def create_app(settings: GatewaySettings, *, executor: Any = None, limiter: Limi
                            max_response_bytes=settings.max_body_bytes, defer_admission=defer)
 
     # client_max_size bounds any body aiohttp itself reads; /mcp counts its own bytes.
-    app = web.Application(client_max_size=settings.max_body_bytes, middlewares=[cors_middleware(policy=policy)])
+    app = web.Application(client_max_size=settings.max_body_bytes,
+                          middlewares=[cors_middleware(policy=policy), route_errors_middleware(admission)])
     app[EXECUTOR] = executor
     app[LIMITER] = limiter
     app[HEALTH] = health

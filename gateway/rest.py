@@ -26,6 +26,7 @@ bytes, protocol ``rest``, version).
 from __future__ import annotations
 
 import logging
+import math
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -69,6 +70,8 @@ _REFUSAL_PREFIX: Final = {
     "limits_unavailable": "unavailable",
     "response_too_large": "response_too_large",
 }
+_INT_MIN: Final = -(2**63)
+_UINT_MAX: Final = 2**64 - 1
 _TRANSPORT_REFUSALS: Final = {
     421: "invalid_host: the Host header is not allowed",
     403: "invalid_origin: the Origin header is not allowed",
@@ -115,10 +118,13 @@ def _coerce(value: str, schema: Mapping[str, Any]) -> Any:
     kind = _scalar_type(schema)
     try:
         if kind == "integer":
-            return int(value)
+            number = int(value)
+            # Beyond 64 bits JSON tools read it as a float, as orjson does in a POST body.
+            return number if _INT_MIN <= number <= _UINT_MAX else float(number)
         if kind == "number":
-            return float(value)
-    except ValueError:
+            real = float(value)
+            return real if math.isfinite(real) else value  # not JSON: passed on as text
+    except (ValueError, OverflowError):
         return value
     if kind == "boolean":
         lowered = value.strip().lower()
@@ -217,9 +223,11 @@ class RestApi:
                 arguments = None
         name = request.match_info["name"]
         if not isinstance(arguments, dict):
-            response = self.admission.check_transport_security(request) or _error(
-                400, "invalid_argument: the body must be a JSON object of the tool's arguments")
-            return self._record(self._label(name), response, started)
+            refused = self.admission.check_transport_security(request)
+            if refused is not None:
+                return self._record(self._label(name), refused, started)
+            return await self._counted(request, self._label(name), started, _error(
+                400, "invalid_argument: the body must be a JSON object of the tool's arguments"))
         return await self._call(request, name, arguments, started)
 
     async def call_get(self, request: web.Request) -> web.Response:
@@ -236,10 +244,14 @@ class RestApi:
         if refused is not None:
             return self._record(label, refused, started)
         if name not in self._by_name:
-            response = _error(404, "not_found: no such tool; GET /v1/tools lists them")
-            return self._record(label, response, started)
+            return await self._counted(request, label, started,
+                                       _error(404, "not_found: no such tool; GET /v1/tools lists them"))
         message = {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": name, "arguments": arguments}}
-        body = orjson.dumps(message)
+        try:
+            body = orjson.dumps(message)
+        except orjson.JSONEncodeError:  # a value JSON cannot carry: the client's fault, still counted
+            return await self._counted(request, label, started, _error(
+                422, "invalid_argument: an argument is not a JSON value; send numbers within 64 bits"))
         info = self.server.classify(body, {})
         lease = await self.admission.check_limits(request, semantic=info.is_semantic_search, lease=True)
         if isinstance(lease, web.Response):
@@ -251,6 +263,15 @@ class RestApi:
             if lease is not None and ticket is not None and not ticket.released_by_worker:
                 await self.admission.limiter.release(lease)
         return self._record(label, _answer(reply.status, reply.body), started)
+
+    async def _counted(self, request: web.Request, label: str, started: float,
+                       response: web.Response) -> web.Response:
+        """Answer ``response`` to a request that failed before dispatch, counted like every
+        request (so guessing tool names or sending junk is metered): a limit refusal wins."""
+        counted = await self.admission.check_limits(request, semantic=False, lease=False)
+        if isinstance(counted, web.Response):
+            response = self._refused(counted)
+        return self._record(label, response, started)
 
     def _label(self, name: str) -> str:
         return name if name in self._by_name else "unknown"

@@ -12,6 +12,7 @@ import pytest
 from gateway.app import create_app
 from gateway.sse_sessions import SseSettings
 from tests.gateway.conftest import FAKE_TOOLS, FakeExecutor, make_settings, rpc, tool_call
+from tests.helpers import refusal_error
 
 POST_HEADERS = {"Content-Type": "application/json"}
 
@@ -107,11 +108,12 @@ async def test_stream_caps_per_client_and_global(client) -> None:
     a1, _ = await open_stream(client, **{"X-PwC-MCP-Client": "a"})
     a2, _ = await open_stream(client, **{"X-PwC-MCP-Client": "a"})
     refused = await client.get("/sse", headers={"X-PwC-MCP-Client": "a"})
-    assert (refused.status, (await refused.json())["error"]) == (429, "too_many_streams")
+    assert (refused.status, refusal_error(await refused.read())) == (429, "too_many_streams")
     assert int(refused.headers["Retry-After"]) >= 1
     b1, _ = await open_stream(client, **{"X-PwC-MCP-Client": "b"})
     saturated = await client.get("/sse", headers={"X-PwC-MCP-Client": "c"})
     assert saturated.status == 503 and "Retry-After" in saturated.headers
+    assert refusal_error(await saturated.read()) == "too_many_streams"
     for stream in (a1, a2, b1):
         stream.close()
 
