@@ -113,7 +113,7 @@ def create_app(settings: GatewaySettings, *, executor: Any = None, limiter: Limi
     add_sse_routes(app, admission=admission, endpoint=endpoint, policy=policy,
                    hub=SessionHub(build_session_store(core.redis_url), settings.sse))
     add_rest_routes(app, RestApi(admission, server, tools), policy)
-    app.router.add_get("/openapi.json", OpenApiDocument(tools).handle, allow_head=False)
+    app.router.add_get("/openapi.json", OpenApiDocument(tools, public_url).handle, allow_head=False)
     return app
 
 

@@ -21,8 +21,10 @@ shows the sum of all of them; a dead process's files are marked dead on exit.
 
 from __future__ import annotations
 
+import errno
 import logging
 import os
+import socket
 import sys
 import tempfile
 from collections.abc import Mapping
@@ -32,7 +34,7 @@ from pwc_mcp_core.errors import ConfigError
 
 from gateway.settings import GatewaySettings
 
-__all__ = ["IDLE_TIMEOUT_S", "bind_address", "config_error", "run_gateway", "gunicorn_logger_class",
+__all__ = ["IDLE_TIMEOUT_S", "bind_address", "check_listen", "config_error", "run_gateway", "gunicorn_logger_class",
            "serve_from_env", "server_options"]
 
 logger = logging.getLogger(__name__)
@@ -140,6 +142,28 @@ def run_gateway(settings: GatewaySettings, *, processes: int = 1) -> None:
     }).run()
 
 
+def check_listen(host: str, port: int) -> None:
+    """Fail before anything starts when ``host:port`` cannot be listened on (e.g. a busy port).
+
+    Raises:
+        ConfigError: one line naming the address and what to do.
+    """
+    try:
+        infos = socket.getaddrinfo(host or None, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE)
+    except OSError as exc:
+        raise ConfigError(f"cannot listen on {bind_address(host, port)}: {exc.strerror or exc}; "
+                          "set PWC_MCP_HOST to an address of this machine") from None
+    for family, kind, proto, _, address in infos:
+        with socket.socket(family, kind, proto) as probe:
+            probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as the servers bind
+            try:
+                probe.bind(address)
+            except OSError as exc:
+                reason = "the port is in use" if exc.errno == errno.EADDRINUSE else (exc.strerror or str(exc))
+                raise ConfigError(f"cannot listen on {bind_address(host, port)}: {reason}; "
+                                  "stop the other server or set PORT to a free port") from None
+
+
 def config_error(command: str, exc: ConfigError) -> int:
     """Print one clear line for a configuration error and return exit status 2."""
     print(f"pwc-mcp {command}: {exc}", file=sys.stderr)
@@ -153,8 +177,11 @@ def serve_from_env(command: str, environ: Mapping[str, str], processes: int, *,
 
     try:
         settings = GatewaySettings.from_env(environ, allow_ephemeral_cursor_key=allow_ephemeral_cursor_key)
+        check_listen(settings.core.host, settings.core.port)
         configure_logging(settings.core.log_level)
         run_gateway(settings, processes=processes)
     except ConfigError as exc:
         return config_error(command, exc)
+    except OSError as exc:  # the port was taken between the check and the bind
+        return config_error(command, ConfigError(f"cannot listen: {exc.strerror or exc}"))
     return 0
