@@ -139,6 +139,9 @@ def run_gateway(settings: GatewaySettings, *, processes: int = 1) -> None:
         "graceful_timeout": int(core.call_deadline_s) + 5,
         "timeout": settings.process_timeout_s,  # PWC_MCP_GATEWAY_TIMEOUT
         "child_exit": child_exit,
+        # gunicorn >= 25 opens a control socket at one shared per-user path by default; two
+        # instances (or two services) would fight over it, and nothing here uses it.
+        "control_socket_disable": True,
     }).run()
 
 
