@@ -57,7 +57,7 @@ def json_error(status: int, code: str, *, retry_after: int | None = None) -> web
 
 
 _JSON_HEADERS: Final = {"Content-Type": "application/json"}
-BODY_TIMEOUT_S: Final = 30.0
+BODY_TIMEOUT_S: Final = 10.0
 """Seconds a request body may take to arrive in full (then 400 ``request_incomplete``, connection closed)."""
 
 

@@ -21,6 +21,7 @@ from pwc_mcp_core.mcp_server.server import McpServer
 
 from gateway import metrics
 from gateway.admission import Admission
+from gateway.connection import GatewayRunner, request_started_middleware
 from gateway.cors import cors_middleware, preflight_handler
 from gateway.docs import DocsPage
 from gateway.executors import build_executor
@@ -96,7 +97,8 @@ def create_app(settings: GatewaySettings, *, executor: Any = None, limiter: Limi
 
     # client_max_size bounds any body aiohttp itself reads; /mcp counts its own bytes.
     app = web.Application(client_max_size=settings.max_body_bytes,
-                          middlewares=[cors_middleware(policy=policy), route_errors_middleware(admission)])
+                          middlewares=[request_started_middleware, cors_middleware(policy=policy),
+                                       route_errors_middleware(admission)])
     app[EXECUTOR] = executor
     app[LIMITER] = limiter
     app[HEALTH] = health
@@ -148,12 +150,13 @@ async def _settle_heap(app: web.Application) -> None:
     settle_after_startup()
 
 
-async def app_factory() -> web.AppRunner:
+async def app_factory() -> GatewayRunner:
     """Entry point for gunicorn (``gateway.app:app_factory``): settings from the environment.
 
     Returns a runner, not the bare app, so gunicorn's aiohttp worker serves with the
     gateway's own server settings (``gateway.serving.server_options``: no request
-    decompression, the idle timeout above the proxy's, the content-free server logger).
+    decompression, the idle timeout above the proxy's, the content-free server logger)
+    and connections (:mod:`gateway.connection`: header deadline, JSON parse errors).
     """
     from pwc_mcp_core.runtime.logs import configure_logging
 
@@ -162,4 +165,4 @@ async def app_factory() -> web.AppRunner:
     settings = GatewaySettings.from_env(os.environ)
     configure_logging(settings.core.log_level)
     graceful_s = int(settings.core.call_deadline_s) + 5
-    return web.AppRunner(serving_app(settings), shutdown_timeout=graceful_s * 0.95, **server_options())
+    return GatewayRunner(serving_app(settings), shutdown_timeout=graceful_s * 0.95, **server_options())

@@ -21,9 +21,11 @@ shows the sum of all of them; a dead process's files are marked dead on exit.
 
 from __future__ import annotations
 
+import asyncio
 import errno
 import logging
 import os
+import signal
 import socket
 import sys
 import tempfile
@@ -109,6 +111,25 @@ def _gunicorn_app(options: dict[str, Any]) -> Any:
     return GatewayApplication()
 
 
+async def _serve_one(app: Any, host: str, port: int) -> None:
+    """One process: the app on ``host:port`` through `GatewayRunner` until SIGTERM/SIGINT."""
+    from aiohttp import web
+
+    from gateway.connection import GatewayRunner
+
+    runner = GatewayRunner(app, **server_options())
+    await runner.setup()
+    try:
+        await web.TCPSite(runner, host, port).start()
+        stop = asyncio.Event()
+        loop = asyncio.get_running_loop()
+        for sig in (signal.SIGTERM, signal.SIGINT):
+            loop.add_signal_handler(sig, stop.set)
+        await stop.wait()
+    finally:
+        await runner.cleanup()
+
+
 def run_gateway(settings: GatewaySettings, *, processes: int = 1) -> None:
     """Serve until SIGTERM/SIGINT on ``PWC_MCP_HOST:PORT``.
 
@@ -117,13 +138,11 @@ def run_gateway(settings: GatewaySettings, *, processes: int = 1) -> None:
     """
     core = settings.core
     if processes <= 1:
-        from aiohttp import web
-
         from gateway.app import serving_app
 
         app = serving_app(settings)
         logger.info("pwc-mcp gateway listening on %s", bind_address(core.host, core.port))
-        web.run_app(app, host=core.host, port=core.port, print=None, **server_options())
+        asyncio.run(_serve_one(app, core.host, core.port))
         return
     if not os.environ.get("PROMETHEUS_MULTIPROC_DIR"):
         os.environ["PROMETHEUS_MULTIPROC_DIR"] = tempfile.mkdtemp(prefix="pwc-mcp-metrics-")
