@@ -146,6 +146,7 @@ class OpenApiDocument:
         """``GET /openapi.json``."""
         body, etag = self._body(self._public_url.base(request))
         headers = {"Cache-Control": "public, max-age=3600", "ETag": etag, "Vary": "Host"}
-        if etag in {tag.strip() for tag in request.headers.get("If-None-Match", "").split(",")}:
+        # Weak comparison (RFC 9110 §13.1.2): nginx marks the tag weak when it compresses the body.
+        if etag in {tag.strip().removeprefix("W/") for tag in request.headers.get("If-None-Match", "").split(",")}:
             return web.Response(status=304, headers=headers)
         return web.Response(body=body, content_type="application/json", headers=headers)

@@ -201,7 +201,7 @@ class RestApi:
     async def list_tools(self, request: web.Request) -> web.Response:
         """``GET /v1/tools``."""
         started = time.perf_counter()
-        response = self.admission.check_transport_security(request)
+        response = self._transport_refusal(request)
         if response is None:
             counted = await self.admission.check_limits(request, semantic=False, lease=False)
             response = self._refused(counted) if isinstance(counted, web.Response) else \
@@ -223,7 +223,7 @@ class RestApi:
                 arguments = None
         name = request.match_info["name"]
         if not isinstance(arguments, dict):
-            refused = self.admission.check_transport_security(request)
+            refused = self._transport_refusal(request)
             if refused is not None:
                 return self._record(self._label(name), refused, started)
             return await self._counted(request, self._label(name), started, _error(
@@ -240,7 +240,7 @@ class RestApi:
 
     async def _call(self, request: web.Request, name: str, arguments: dict[str, Any], started: float) -> web.Response:
         label = self._label(name)
-        refused = self.admission.check_transport_security(request)
+        refused = self._transport_refusal(request)
         if refused is not None:
             return self._record(label, refused, started)
         if name not in self._by_name:
@@ -272,6 +272,11 @@ class RestApi:
         if isinstance(counted, web.Response):
             response = self._refused(counted)
         return self._record(label, response, started)
+
+    def _transport_refusal(self, request: web.Request) -> web.Response | None:
+        """Host/Origin (421/403) in REST words, or None."""
+        refused = self.admission.check_transport_security(request)
+        return None if refused is None else self._refused(refused)
 
     def _label(self, name: str) -> str:
         return name if name in self._by_name else "unknown"
