@@ -592,3 +592,58 @@ def test_langchain_mcp_adapters_over_sse_through_nginx(prod: Prod, tmp_path: Pat
         pytest.skip("langchain-mcp-adapters could not be installed")
     assert run.returncode == 0, run.stderr[-3000:]
     assert "calls=10 ok" in run.stdout
+
+
+# --- item 8: a client generated from /openapi.json reads every refusal ------------------------------
+
+GENERATED_CLIENT_SCRIPT = textwrap.dedent("""
+    import json, sys
+    import httpx
+    from pwc_rest import Client
+    from pwc_rest.api.tools import list_tasks_get, search_papers_get
+    from pwc_rest.models import Error
+
+    edge, direct, address = sys.argv[1], sys.argv[2], sys.argv[3]
+    seen = {}
+
+    def error_of(response):
+        assert isinstance(response.parsed, Error), (response.status_code, response.content[:200])
+        return [response.status_code, response.parsed.error]
+
+    foreign = Client(base_url=direct, headers={"Host": "evil.example"})
+    seen["host"] = error_of(list_tasks_get.sync_detailed(client=foreign))
+    origin = Client(base_url=direct, headers={"Origin": "https://evil.example"})
+    seen["origin"] = error_of(list_tasks_get.sync_detailed(client=origin))
+    plain = Client(base_url=direct, headers={"X-PwC-MCP-Client": "generated"})
+    seen["overflow"] = error_of(search_papers_get.sync_detailed(client=plain, query="x", limit=2**64))
+    edge_client = Client(base_url=edge, verify_ssl=False, httpx_args={
+        "transport": httpx.HTTPTransport(local_address=address, verify=False)})
+    for _ in range(80):
+        response = list_tasks_get.sync_detailed(client=edge_client, limit=1)
+        if response.status_code == 429:
+            seen["edge_429"] = error_of(response)
+            break
+    print(json.dumps(seen))
+""")
+
+
+def test_a_generated_openapi_client_reads_every_refusal(prod: Prod, tmp_path: Path) -> None:
+    document = tmp_path / "openapi.json"
+    document.write_bytes(httpx.get(f"{prod.direct}/openapi.json").content)
+    tool = ["uv", "run", "--no-project", "--with", "openapi-python-client==0.29.1"]
+    generated = subprocess.run([*tool, "openapi-python-client", "generate", "--path", str(document), "--meta", "none",
+                                "--output-path", str(tmp_path / "pwc_rest")], capture_output=True, text=True,
+                               timeout=300, check=False, cwd=tmp_path)
+    if generated.returncode != 0 and "No solution found" in generated.stderr:
+        pytest.skip("openapi-python-client could not be installed")
+    assert generated.returncode == 0, generated.stderr[-2000:]
+    script = tmp_path / "use_client.py"
+    script.write_text(GENERATED_CLIENT_SCRIPT, encoding="utf-8")
+    run = subprocess.run([*tool, "python", str(script), prod.edge.url, prod.direct, ip(70)], capture_output=True,
+                         text=True, timeout=300, check=False, cwd=tmp_path)
+    assert run.returncode == 0, run.stderr[-3000:]
+    seen = json.loads(run.stdout.strip().splitlines()[-1])
+    assert seen["host"][0] == 421 and seen["host"][1].startswith("invalid_host:")
+    assert seen["origin"][0] == 403 and seen["origin"][1].startswith("invalid_origin:")
+    assert seen["overflow"][0] == 422 and seen["overflow"][1].startswith("invalid_argument:")
+    assert seen["edge_429"][0] == 429 and seen["edge_429"][1].startswith("rate_limited:")
