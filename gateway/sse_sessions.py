@@ -38,7 +38,7 @@ from pwc_mcp_core.cluster import redis_keys, scripts
 from pwc_mcp_core.cluster.redis_backoff import REDIS_BACKOFF
 from pwc_mcp_core.cluster.redis_pipe import RedisPipe, ScriptRunner
 from pwc_mcp_core.runtime.core_settings import env_int, env_number
-from redis.exceptions import RedisError
+from redis.exceptions import RedisError, ResponseError
 
 from gateway.background import stop_tasks
 from gateway.limits import LimitsUnavailable
@@ -213,13 +213,20 @@ class RedisSessionStore:
             holder, client, conn = await self._pipe.execute("HMGET", record, "holder", "client", "conn")
             if holder is None or client is None:
                 return None
-            if holder.decode() != self.holder_id and conn and not await self._pipe.execute("CLIENT", "LIST", "ID", conn):
+            if holder.decode() != self.holder_id and conn and not await self._holder_present(conn):
                 # The holder's inbox connection is gone: the process died with the stream.
                 await self.close(session_id, client.decode())
                 return None
         except (RedisError, OSError) as exc:
             raise LimitsUnavailable("redis unreachable") from exc
         return holder.decode(), client.decode()
+
+    async def _holder_present(self, conn: bytes) -> bool:
+        """Whether the Redis client ``conn`` (a holder's inbox connection) is still connected."""
+        try:
+            return bool(await self._pipe.execute("CLIENT", "LIST", "ID", conn))
+        except ResponseError:  # CLIENT not allowed here: presence unknown, assume the holder lives
+            return True
 
     async def forward(self, holder_id: str, session_id: str, body: bytes) -> None:
         inbox = redis_keys.sse_inbox(holder_id)
@@ -263,7 +270,9 @@ class RedisSessionStore:
                 conn_id, item = await self._inbox_pipe.execute_many([("CLIENT", "ID"), ("BLPOP", inbox, _INBOX_BLOCK_S)])
                 if isinstance(item, Exception):
                     raise item
-                self._conn_id = str(conn_id)  # the next renewal writes a new one into the records
+                # The next renewal writes a new id into the records; where CLIENT is not allowed
+                # (some managed Redis), "" leaves the sessions to their expiry alone.
+                self._conn_id = "" if isinstance(conn_id, Exception) else str(conn_id)
             except (RedisError, OSError) as exc:
                 failures += 1
                 if failures == 1:  # once per outage, not at every retry
