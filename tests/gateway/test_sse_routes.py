@@ -166,3 +166,20 @@ def test_sse_settings_come_from_the_environment_and_bad_values_name_the_variable
     assert (settings.max_streams, settings.idle_timeout_s) == (9, 300.0)
     with pytest.raises(ConfigError, match="PWC_MCP_SSE_HEARTBEAT_S"):
         SseSettings.from_env({"PWC_MCP_SSE_HEARTBEAT_S": "soon"})
+
+
+async def test_a_refused_message_is_also_answered_on_the_stream(aiohttp_client, fake_executor: FakeExecutor) -> None:
+    settings = dataclasses.replace(make_settings(request_limit=3), sse=SseSettings(heartbeat_s=5))
+    client = await aiohttp_client(create_app(settings, executor=fake_executor, tools=FAKE_TOOLS))
+    stream, endpoint = await open_stream(client)  # counted: 1
+    for _ in range(2):
+        assert (await client.post(endpoint, data=rpc("ping"), headers=POST_HEADERS)).status == 202
+        await next_event(stream)
+    refused = await client.post(endpoint, data=rpc("tools/call", {"name": "list_tasks", "arguments": {}},
+                                                   request_id=42), headers=POST_HEADERS)
+    assert refused.status == 429 and refusal_error(await refused.read()) == "rate_limit_exceeded"
+    event, data = await next_event(stream)  # SSE clients wait on the stream for id 42
+    assert event == "message" and json.loads(data)["id"] == 42
+    assert refusal_error(data) == "rate_limit_exceeded"
+    stream.close()
+
