@@ -69,7 +69,7 @@ def test_a_busy_port_is_one_line_and_exit_2(command: list[str], redis_url: str) 
         for extra in ({}, {"PWC_MCP_REDIS_URL": redis_url}) if command == ["serve"] else ({},):
             env = base_env(PORT=str(port), PWC_MCP_CURSOR_KEY_CURRENT="k", **extra)
             result = subprocess.run([sys.executable, "-m", "gateway", *command], cwd=REPO, env=env,
-                                    capture_output=True, text=True, timeout=60)
+                                    capture_output=True, text=True, timeout=60, check=False)
             assert result.returncode == 2, result.stderr
             lines = result.stderr.strip().splitlines()
             assert len(lines) == 1 and f"127.0.0.1:{port}" in lines[0] and "in use" in lines[0], lines

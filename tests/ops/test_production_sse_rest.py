@@ -160,14 +160,14 @@ def test_non_finite_numbers_get_the_embedded_modes_invalid_argument(prod: Prod, 
 
 def test_non_finite_numbers_over_sse_messages(prod: Prod) -> None:
     async def scenario() -> str:
-        async with httpx2.AsyncClient(timeout=30, headers={"X-PwC-MCP-Client": "nonfinite-sse"}) as http:
-            async with http.stream("GET", f"{prod.direct}/sse") as stream:
-                events = stream.aiter_lines()
-                endpoint = await _endpoint(events)
-                posted = await http.post(f"{prod.direct}{endpoint}", headers=JSON_HEADERS,
-                                         content=tool_call("list_trending_papers", '{"min_velocity":NaN}', 5))
-                assert posted.status_code == 202
-                return json.loads(await _next_data(events))["result"]["content"][0]["text"]
+        async with httpx2.AsyncClient(timeout=30, headers={"X-PwC-MCP-Client": "nonfinite-sse"}) as http, \
+                http.stream("GET", f"{prod.direct}/sse") as stream:
+            events = stream.aiter_lines()
+            endpoint = await _endpoint(events)
+            posted = await http.post(f"{prod.direct}{endpoint}", headers=JSON_HEADERS,
+                                     content=tool_call("list_trending_papers", '{"min_velocity":NaN}', 5))
+            assert posted.status_code == 202
+            return json.loads(await _next_data(events))["result"]["content"][0]["text"]
 
     assert asyncio.run(asyncio.wait_for(scenario(), 60)).startswith("invalid_argument: min_velocity must")
 
