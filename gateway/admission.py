@@ -9,8 +9,8 @@ Fixed order (docs/tool-contract.md §1.1, §2.3; the first failing check answers
 1. Body at most ``max_body_bytes`` (2 MiB): ``Content-Length`` checked first, then the
    bytes actually read are counted (chunked bodies) → 413 ``request_too_large``; a body
    that ends early (the client aborted) → 400 ``request_incomplete``, logged as one line.
-2. ``Host`` allowlist → 421 ``Invalid Host header``.
-3. ``Origin`` allowlist (absent allowed, ``null`` refused) → 403 ``Invalid Origin header``.
+2. ``Host`` allowlist → 421 ``invalid_host`` ("Invalid Host header: …").
+3. ``Origin`` allowlist (absent allowed, ``null`` refused) → 403 ``invalid_origin``.
 4. Client identity (:mod:`gateway.identity`), hashed with a key derived from the cursor secret.
 5. Limits, checked and recorded atomically (:mod:`gateway.limits`):
    global concurrency → 503 ``server_saturated``, ``Retry-After: 1``;
@@ -21,7 +21,7 @@ Fixed order (docs/tool-contract.md §1.1, §2.3; the first failing check answers
 
 Then :mod:`gateway.http_mcp` checks Accept (406) and Content-Type (415) and runs the MCP
 server; a dispatched call's answer over the bound is 503 ``response_too_large``.
-Every refusal above (0, 1, 5 and the response bound) is a JSON-RPC error object with the
+Every refusal above (0, 1, 2, 3, 5 and the response bound) is a JSON-RPC error object with the
 request id (``null`` when the body was not read) and ``data: {"error": <code>,
 "retry_after_s": n}`` (:mod:`pwc_mcp_core.protocol.refusals`). Rejected requests are not recorded.
 Behind Redis, a tool call's check 5 runs inside the script that queues the call
@@ -30,6 +30,7 @@ Behind Redis, a tool call's check 5 runs inside the script that queues the call
 
 from __future__ import annotations
 
+import asyncio
 import socket
 from dataclasses import dataclass
 from typing import Final
@@ -59,6 +60,8 @@ def json_error(status: int, code: str, *, retry_after: int | None = None) -> web
 
 
 _JSON_HEADERS: Final = {"Content-Type": "application/json"}
+BODY_TIMEOUT_S: Final = 10.0
+"""Seconds a request body may take to arrive in full (then 400 ``request_incomplete``, connection closed)."""
 
 
 def refusal_response(error: str, *, id_json: bytes = b"null", retry_after: int | None = None,
@@ -91,9 +94,21 @@ class BodyIncomplete(Exception):
 async def read_bounded_body(request: web.Request, max_bytes: int) -> bytes | None:
     """Read the request body, or return None as soon as it exceeds ``max_bytes``.
 
+    The whole body must arrive within `BODY_TIMEOUT_S`, so a client that sends part of a body
+    and stalls holds no connection for long even without nginx in front (compose, the Space).
+
     Raises:
-        BodyIncomplete: the body ended early (client abort) or was malformed (bad chunking).
+        BodyIncomplete: the body ended early (client abort), was malformed (bad chunking), or
+            did not arrive in time.
     """
+    try:
+        async with asyncio.timeout(BODY_TIMEOUT_S):
+            return await _read_body(request, max_bytes)
+    except TimeoutError as exc:
+        raise BodyIncomplete from exc
+
+
+async def _read_body(request: web.Request, max_bytes: int) -> bytes | None:
     try:
         length = request.content_length
         if length is not None:
@@ -157,10 +172,10 @@ class Admission:
         """Checks 2 and 3: Host (421) then Origin (403)."""
         if not self.policy.host_allowed(request.headers.get("Host")):
             metrics.record_rejection("host")
-            return web.Response(status=421, text="Invalid Host header")
+            return refusal_response("invalid_host")
         if not self.policy.origin_allowed(request.headers.get("Origin")):
             metrics.record_rejection("origin")
-            return web.Response(status=403, text="Invalid Origin header")
+            return refusal_response("invalid_origin")
         return None
 
     async def check_client_limits(self, client_hash: str, *, semantic: bool, lease: bool = True,

@@ -7,7 +7,7 @@ core's ``LocalExecutor`` with its ``MemoryCache``); set → ``RedisLimiter`` and
 `gateway.dispatching.CallDispatch`. Routes: ``POST|GET|DELETE|OPTIONS /mcp``, ``GET /health``,
 ``GET /.well-known/mcp``, ``GET /docs``, ``GET /metrics``, the HTTP+SSE transport
 (``GET /sse``, ``POST /messages``, :mod:`gateway.sse_routes`), REST (``/v1/tools``,
-:mod:`gateway.rest`) and ``GET /openapi.json``; anything else 404.
+:mod:`gateway.rest`) and ``GET /openapi.json``; anything else a JSON 404 or 405 (:mod:`gateway.route_errors`).
 """
 
 from __future__ import annotations
@@ -23,6 +23,7 @@ from pwc_mcp_core.runtime.dispatch import Dispatcher
 
 from gateway import metrics
 from gateway.admission import Admission
+from gateway.connection import request_started_middleware
 from gateway.cors import cors_middleware, preflight_handler
 from gateway.dispatching import CallDispatch
 from gateway.docs import DocsPage
@@ -35,6 +36,7 @@ from gateway.public_url import PublicUrl
 from gateway.security import SecurityPolicy
 from gateway.openapi import OpenApiDocument
 from gateway.rest import RestApi, add_rest_routes
+from gateway.route_errors import route_errors_middleware
 from gateway.settings import GatewaySettings
 from gateway.sse_routes import add_sse_routes
 from gateway.sse_sessions import SessionHub, build_session_store
@@ -90,7 +92,9 @@ def create_app(settings: GatewaySettings, *, dispatcher: Dispatcher | None = Non
     endpoint = McpEndpoint(admission=admission, server=server, calls=calls)
 
     # client_max_size bounds any body aiohttp itself reads; /mcp counts its own bytes.
-    app = web.Application(client_max_size=settings.max_body_bytes, middlewares=[cors_middleware(policy=policy)])
+    app = web.Application(client_max_size=settings.max_body_bytes,
+                          middlewares=[request_started_middleware, cors_middleware(policy=policy),
+                                       route_errors_middleware(admission)])
     app[DISPATCHER] = dispatcher
     app[LIMITER] = limiter
     app[HEALTH] = health
@@ -107,7 +111,7 @@ def create_app(settings: GatewaySettings, *, dispatcher: Dispatcher | None = Non
     add_sse_routes(app, admission=admission, endpoint=endpoint, policy=policy,
                    hub=SessionHub(build_session_store(core.redis), settings.sse))
     add_rest_routes(app, RestApi(admission, server, calls, tools), policy)
-    app.router.add_get("/openapi.json", OpenApiDocument(tools).handle, allow_head=False)
+    app.router.add_get("/openapi.json", OpenApiDocument(tools, public_url).handle, allow_head=False)
     return app
 
 

@@ -56,12 +56,14 @@ def build_parser() -> argparse.ArgumentParser:
 
 def _serve(args: argparse.Namespace) -> int:
     from pwc_mcp_core.runtime.logs import configure_logging
-    from gateway.serving import config_error, serve_from_env
+    from gateway.serving import check_listen, config_error, serve_from_env
     from gateway.settings import GatewaySettings
     from gateway.supervisor import Child, gateway_argv, supervise, worker_argv
 
     try:
         settings = GatewaySettings.from_env(os.environ)
+        if settings.core.redis_url is not None:
+            check_listen(settings.core.host, settings.core.port)
     except ConfigError as exc:
         return config_error("serve", exc)
     if settings.core.redis is None:

@@ -3,7 +3,7 @@
 Responses to an allowlisted ``Origin`` carry ``Access-Control-Allow-Origin: <origin>``
 (never ``*``), ``Vary: Origin`` and the exposed headers; ``OPTIONS /mcp`` preflight from
 an allowlisted origin → 200 with methods, headers and ``max-age`` 600, from any other
-origin → 400 ``Disallowed CORS origin``. Limit answers (429/503) get the headers too.
+origin → 400 ``{"error": "invalid_origin: Disallowed CORS origin; …"}``. Limit answers (429/503) get the headers too.
 """
 
 from __future__ import annotations
@@ -58,7 +58,8 @@ def preflight_handler(*, policy: SecurityPolicy) -> Handler:
 
     async def handle(request: web.Request) -> web.Response:
         if _allowed_origin(policy, request) is None:
-            return web.Response(status=400, text="Disallowed CORS origin")
+            return web.json_response({"error": "invalid_origin: Disallowed CORS origin; this web origin is not "
+                                               "in PWC_MCP_ALLOWED_ORIGINS"}, status=400)
         return web.Response(status=200, text="OK", headers={
             "Access-Control-Allow-Methods": ALLOW_METHODS,
             "Access-Control-Allow-Headers": ALLOW_HEADERS,

@@ -49,8 +49,14 @@ def _wait_catalog(api_url: str, proc: subprocess.Popen[bytes]) -> bool:
 
 def run_demo(environ: Mapping[str, str]) -> int:
     """Run the demo until SIGTERM/SIGINT; returns the exit status (1 if the catalog would not start)."""
-    from gateway.serving import serve_from_env
+    from gateway.serving import check_listen, config_error, serve_from_env
+    from pwc_mcp_core.errors import ConfigError
+    from pwc_mcp_core.runtime.core_settings import env_int
 
+    try:  # a busy port is one line before the catalog starts (7860 is also Gradio's default)
+        check_listen(environ.get("PWC_MCP_HOST") or "127.0.0.1", env_int(environ, "PORT", 7860, 1, 65535))
+    except ConfigError as exc:
+        return config_error("demo", exc)
     port = free_port()
     catalog = subprocess.Popen([sys.executable, "-m", "catalog", "serve", "--sample", "--host", "127.0.0.1",
                                 "--port", str(port)], stdout=subprocess.DEVNULL)

@@ -11,6 +11,7 @@ OpenAPI 3.1 uses (https://spec.openapis.org/oas/v3.1.0#schema-object).
 from __future__ import annotations
 
 import copy
+import hashlib
 from collections.abc import Mapping, Sequence
 from typing import Final
 
@@ -18,6 +19,8 @@ import orjson
 from aiohttp import web
 from pwc_mcp_core.protocol.json_types import JsonObject, JsonValue
 from pwc_mcp_core.protocol.versions import SERVER_INFO, SERVER_VERSION
+
+from gateway.public_url import PublicUrl
 
 __all__ = ["OpenApiDocument", "build_openapi"]
 
@@ -36,6 +39,7 @@ _ERROR_STATUSES: Final = {
     "504": "upstream_timeout: the catalog or the tool call timed out",
 }
 _QUERY_TYPES: Final = frozenset({"string", "integer", "number", "boolean"})
+_MAX_BASES: Final = 64
 
 
 def _object(value: JsonValue) -> JsonObject:
@@ -127,12 +131,33 @@ def build_openapi(tools: Sequence[Mapping[str, JsonValue]]) -> JsonObject:
 
 
 class OpenApiDocument:
-    """Serves the document, serialized once."""
+    """Serves the document with a ``servers`` entry for the base URL the client used
+    (`PublicUrl`), so a generated client needs no base URL by hand.
 
-    def __init__(self, tools: Sequence[Mapping[str, JsonValue]]) -> None:
-        self._body = orjson.dumps(build_openapi(tools))
+    Each base's body is serialized once (at most `_MAX_BASES` kept) and carries an ``ETag``:
+    a matching ``If-None-Match`` is answered 304 without a body.
+    """
+
+    def __init__(self, tools: Sequence[Mapping[str, JsonValue]], public_url: PublicUrl) -> None:
+        self._document = build_openapi(tools)
+        self._public_url = public_url
+        self._bodies: dict[str, tuple[bytes, str]] = {}
+
+    def _body(self, base: str) -> tuple[bytes, str]:
+        cached = self._bodies.get(base)
+        if cached is None:
+            body = orjson.dumps({**self._document, "servers": [{"url": base}]})
+            cached = body, '"' + hashlib.sha256(body).hexdigest()[:32] + '"'
+            if len(self._bodies) >= _MAX_BASES:
+                self._bodies.clear()
+            self._bodies[base] = cached
+        return cached
 
     async def handle(self, request: web.Request) -> web.Response:
         """``GET /openapi.json``."""
-        return web.Response(body=self._body, content_type="application/json",
-                            headers={"Cache-Control": "public, max-age=3600"})
+        body, etag = self._body(self._public_url.base(request))
+        headers = {"Cache-Control": "public, max-age=3600", "ETag": etag, "Vary": "Host"}
+        # Weak comparison (RFC 9110 §13.1.2): nginx marks the tag weak when it compresses the body.
+        if etag in {tag.strip().removeprefix("W/") for tag in request.headers.get("If-None-Match", "").split(",")}:
+            return web.Response(status=304, headers=headers)
+        return web.Response(body=body, content_type="application/json", headers=headers)

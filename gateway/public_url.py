@@ -7,6 +7,8 @@
   proxy we trust (loopback, a unix socket, or ``PWC_MCP_TRUSTED_PROXY_CIDRS``, the same
   peers `identity` takes ``X-Forwarded-For`` from; our nginx sets it), else the
   connection's own scheme.
+* Port: a trusted proxy's ``X-Forwarded-Port`` (our nginx sends ``$server_port``) when the
+  Host has none and it is not the scheme's default, so a site on e.g. 8443 keeps its port.
 """
 
 from __future__ import annotations
@@ -20,10 +22,17 @@ from aiohttp import web
 from gateway.identity import TrustedNetworks
 from gateway.security import SecurityPolicy
 
-__all__ = ["PROTO_HEADER", "PublicUrl"]
+__all__ = ["PORT_HEADER", "PROTO_HEADER", "PublicUrl"]
 
 PROTO_HEADER: Final = "X-Forwarded-Proto"
+PORT_HEADER: Final = "X-Forwarded-Port"
+_DEFAULT_PORTS: Final = {"http": 80, "https": 443}
 _SCHEMES: Final = frozenset({"http", "https"})
+
+
+def _has_port(host: str) -> bool:
+    """True when ``host`` (``name``, ``name:port``, ``[v6]`` or ``[v6]:port``) names a port."""
+    return host.rsplit("]", 1)[-1].count(":") == 1 if host.startswith("[") else ":" in host
 
 
 def _trusted_peer(peer: str | None, trusted: TrustedNetworks) -> bool:
@@ -63,6 +72,11 @@ class PublicUrl:
             host = self.fallback_host()
         scheme = request.scheme if request.scheme in _SCHEMES else "http"
         forwarded = request.headers.get(PROTO_HEADER, "").strip().lower()
-        if forwarded in _SCHEMES and _trusted_peer(request.remote, self.trusted):
+        trusted = _trusted_peer(request.remote, self.trusted)
+        if forwarded in _SCHEMES and trusted:
             scheme = forwarded
+        port = request.headers.get(PORT_HEADER, "").strip()
+        if trusted and port.isdigit() and 0 < int(port) < 65536 and not _has_port(host) \
+                and int(port) != _DEFAULT_PORTS[scheme]:
+            host = f"{host}:{int(port)}"
         return f"{scheme}://{host.lower()}"

@@ -28,6 +28,7 @@ bytes, protocol ``rest``, version).
 from __future__ import annotations
 
 import logging
+import math
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -76,6 +77,8 @@ _REFUSAL_PREFIX: Final = {
     "limits_unavailable": "unavailable",
     "response_too_large": "response_too_large",
 }
+_INT_MIN: Final = -(2**63)
+_UINT_MAX: Final = 2**64 - 1
 _TRANSPORT_REFUSALS: Final = {
     421: "invalid_host: the Host header is not allowed",
     403: "invalid_origin: the Origin header is not allowed",
@@ -110,10 +113,13 @@ def _coerce(value: str, schema: Mapping[str, Any]) -> Any:
     kind = _scalar_type(schema)
     try:
         if kind == "integer":
-            return int(value)
+            number = int(value)
+            # Beyond 64 bits JSON tools read it as a float, as orjson does in a POST body.
+            return number if _INT_MIN <= number <= _UINT_MAX else float(number)
         if kind == "number":
-            return float(value)
-    except ValueError:
+            real = float(value)
+            return real if math.isfinite(real) else value  # not JSON: passed on as text
+    except (ValueError, OverflowError):
         return value
     if kind == "boolean":
         lowered = value.strip().lower()
@@ -209,7 +215,7 @@ class RestApi:
     async def list_tools(self, request: web.Request) -> web.Response:
         """``GET /v1/tools``."""
         started = time.perf_counter()
-        response = self.admission.check_transport_security(request)
+        response = self._transport_refusal(request)
         if response is None:
             decision = await self.admission.decide(self.admission.client_hash(request), semantic=False)
             if decision.allowed:
@@ -217,8 +223,6 @@ class RestApi:
             else:
                 metrics.record_rejection(decision.kind)
                 response = _refused(decision)
-        else:
-            response = self._transport_refused(response)
         return self._record("unknown", response, started)
 
     async def call_post(self, request: web.Request) -> web.Response:
@@ -236,10 +240,11 @@ class RestApi:
                 arguments = None
         name = request.match_info["name"]
         if not isinstance(arguments, dict):
-            refused = self.admission.check_transport_security(request)
-            response = self._transport_refused(refused) if refused is not None else _error(
-                400, "invalid_argument: the body must be a JSON object of the tool's arguments")
-            return self._record(self._label(name), response, started)
+            refused = self._transport_refusal(request)
+            if refused is not None:
+                return self._record(self._label(name), refused, started)
+            return await self._counted(request, self._label(name), started, _error(
+                400, "invalid_argument: the body must be a JSON object of the tool's arguments"))
         return await self._call(request, name, arguments, started)
 
     async def call_get(self, request: web.Request) -> web.Response:
@@ -252,16 +257,31 @@ class RestApi:
 
     async def _call(self, request: web.Request, name: str, arguments: dict[str, Any], started: float) -> web.Response:
         label = self._label(name)
-        refused = self.admission.check_transport_security(request)
+        refused = self._transport_refusal(request)
         if refused is not None:
-            return self._record(label, self._transport_refused(refused), started)
+            return self._record(label, refused, started)
         if name not in self._by_name:
-            response = _error(404, "not_found: no such tool; GET /v1/tools lists them")
-            return self._record(label, response, started)
+            return await self._counted(request, label, started,
+                                       _error(404, "not_found: no such tool; GET /v1/tools lists them"))
         call = self.server.tool_call(name, arguments)
         outcome = await self.calls.run(call, self.admission.client_hash(request),
                                        semantic=is_semantic_search(name, arguments))
         return self._record(label, _outcome(outcome, self.admission.max_body_bytes), started)
+
+    async def _counted(self, request: web.Request, label: str, started: float,
+                       response: web.Response) -> web.Response:
+        """Answer ``response`` to a request that failed before dispatch, counted like every
+        request (so guessing tool names or sending junk is metered): a limit refusal wins."""
+        decision = await self.admission.decide(self.admission.client_hash(request), semantic=False)
+        if not decision.allowed:
+            metrics.record_rejection(decision.kind)
+            response = _refused(decision)
+        return self._record(label, response, started)
+
+    def _transport_refusal(self, request: web.Request) -> web.Response | None:
+        """Host/Origin (421/403) in REST words, or None."""
+        refused = self.admission.check_transport_security(request)
+        return None if refused is None else self._transport_refused(refused)
 
     def _label(self, name: str) -> str:
         return name if name in self._by_name else "unknown"

@@ -21,8 +21,12 @@ shows the sum of all of them; a dead process's files are marked dead on exit.
 
 from __future__ import annotations
 
+import asyncio
+import errno
 import logging
 import os
+import signal
+import socket
 import sys
 import tempfile
 from collections.abc import Awaitable, Callable, Mapping
@@ -34,6 +38,8 @@ from gateway.settings import GatewaySettings
 
 if TYPE_CHECKING:  # gunicorn is imported lazily: embedded serving never needs it
     from aiohttp import web
+
+    from gateway.connection import GatewayRunner
     from gunicorn.app.base import BaseApplication
     from gunicorn.arbiter import Arbiter
     from gunicorn.config import Config
@@ -44,6 +50,7 @@ __all__ = [
     "IDLE_TIMEOUT_S",
     "app_factory",
     "bind_address",
+    "check_listen",
     "config_error",
     "gunicorn_logger_class",
     "run_gateway",
@@ -149,20 +156,41 @@ async def _settle_heap(app: web.Application) -> None:
     settle_after_startup()
 
 
-async def app_factory() -> web.AppRunner:
+async def app_factory() -> GatewayRunner:
     """Entry point for gunicorn (``gateway.serving:app_factory``): settings from the environment.
 
     Returns a runner, not the bare app, so gunicorn's aiohttp worker serves with the
     gateway's own server settings (`server_options`: no request decompression, the idle
-    timeout above the proxy's, the content-free server logger).
+    timeout above the proxy's, the content-free server logger) and connections
+    (:mod:`gateway.connection`: header deadline, JSON parse errors).
     """
-    from aiohttp import web
     from pwc_mcp_core.runtime.logs import configure_logging
+
+    from gateway.connection import GatewayRunner
 
     settings = GatewaySettings.from_env(os.environ)
     configure_logging(settings.core.log_level)
     graceful_s = int(settings.core.call_deadline_s) + 5
-    return web.AppRunner(serving_app(settings), shutdown_timeout=graceful_s * 0.95, **server_options())
+    return GatewayRunner(serving_app(settings), shutdown_timeout=graceful_s * 0.95, **server_options())
+
+
+async def _serve_one(app: web.Application, host: str, port: int) -> None:
+    """One process: the app on ``host:port`` through `GatewayRunner` until SIGTERM/SIGINT."""
+    from aiohttp import web
+
+    from gateway.connection import GatewayRunner
+
+    runner = GatewayRunner(app, **server_options())
+    await runner.setup()
+    try:
+        await web.TCPSite(runner, host, port).start()
+        stop = asyncio.Event()
+        loop = asyncio.get_running_loop()
+        for sig in (signal.SIGTERM, signal.SIGINT):
+            loop.add_signal_handler(sig, stop.set)
+        await stop.wait()
+    finally:
+        await runner.cleanup()
 
 
 def run_gateway(settings: GatewaySettings, *, processes: int = 1) -> None:
@@ -173,11 +201,10 @@ def run_gateway(settings: GatewaySettings, *, processes: int = 1) -> None:
     """
     core = settings.core
     if processes <= 1:
-        from aiohttp import web
 
         app = serving_app(settings)
         logger.info("pwc-mcp gateway listening on %s", bind_address(core.host, core.port))
-        web.run_app(app, host=core.host, port=core.port, print=None, **server_options())
+        asyncio.run(_serve_one(app, core.host, core.port))
         return
     if not os.environ.get("PROMETHEUS_MULTIPROC_DIR"):
         os.environ["PROMETHEUS_MULTIPROC_DIR"] = tempfile.mkdtemp(prefix="pwc-mcp-metrics-")
@@ -193,7 +220,32 @@ def run_gateway(settings: GatewaySettings, *, processes: int = 1) -> None:
         "graceful_timeout": int(core.call_deadline_s) + 5,
         "timeout": settings.process_timeout_s,  # PWC_MCP_GATEWAY_TIMEOUT
         "child_exit": child_exit,
+        # gunicorn >= 25 opens a control socket at one shared per-user path by default; two
+        # instances (or two services) would fight over it, and nothing here uses it.
+        "control_socket_disable": True,
     }).run()
+
+
+def check_listen(host: str, port: int) -> None:
+    """Fail before anything starts when ``host:port`` cannot be listened on (e.g. a busy port).
+
+    Raises:
+        ConfigError: one line naming the address and what to do.
+    """
+    try:
+        infos = socket.getaddrinfo(host or None, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE)
+    except OSError as exc:
+        raise ConfigError(f"cannot listen on {bind_address(host, port)}: {exc.strerror or exc}; "
+                          "set PWC_MCP_HOST to an address of this machine") from None
+    for family, kind, proto, _, address in infos:
+        with socket.socket(family, kind, proto) as probe:
+            probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as the servers bind
+            try:
+                probe.bind(address)
+            except OSError as exc:
+                reason = "the port is in use" if exc.errno == errno.EADDRINUSE else (exc.strerror or str(exc))
+                raise ConfigError(f"cannot listen on {bind_address(host, port)}: {reason}; "
+                                  "stop the other server or set PORT to a free port") from None
 
 
 def config_error(command: str, exc: ConfigError) -> int:
@@ -209,8 +261,11 @@ def serve_from_env(command: str, environ: Mapping[str, str], processes: int, *,
 
     try:
         settings = GatewaySettings.from_env(environ, allow_ephemeral_cursor_key=allow_ephemeral_cursor_key)
+        check_listen(settings.core.host, settings.core.port)
         configure_logging(settings.core.log_level)
         run_gateway(settings, processes=processes)
     except ConfigError as exc:
         return config_error(command, exc)
+    except OSError as exc:  # the port was taken between the check and the bind
+        return config_error(command, ConfigError(f"cannot listen: {exc.strerror or exc}"))
     return 0

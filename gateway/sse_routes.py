@@ -25,6 +25,8 @@ call runs on the same executor path as ``/mcp``; only the finished answer travel
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import json
 import logging
 import time
 from collections.abc import AsyncIterator
@@ -36,7 +38,7 @@ from pwc_mcp_core.protocol.jsonrpc import INVALID_REQUEST, error_response
 from pwc_mcp_core.protocol.versions import SERVER_VERSION
 
 from gateway import metrics
-from gateway.admission import Admission, json_error
+from gateway.admission import Admission, refusal_response
 from gateway.cors import preflight_handler
 from gateway.http_mcp import McpEndpoint
 from gateway.limits import LimitsUnavailable
@@ -50,6 +52,7 @@ request_log = logging.getLogger("pwc_mcp.requests")
 MESSAGES_PATH: Final = "/messages"
 _TICK_S: Final = 1.0  # how often an idle stream checks for a gone client and the idle timeout
 _PING: Final = b": ping\n\n"
+_STREAMS_RETRY_S: Final = 5
 _STREAM_HEADERS: Final = {
     "Content-Type": "text/event-stream",
     "Cache-Control": "no-cache, no-transform",
@@ -62,6 +65,15 @@ _SESSION_NOT_FOUND: Final = error_response(b"null", INVALID_REQUEST,
 def _event(name: str, data: bytes) -> bytes:
     lines = b"".join(b"data: " + line + b"\n" for line in data.split(b"\n"))
     return b"event: " + name.encode() + b"\n" + lines + b"\n"
+
+
+def _names_a_request(body: bytes) -> bool:
+    """True when ``body`` is a JSON-RPC error answering a request id (not ``null``)."""
+    try:
+        message = json.loads(body)
+    except ValueError:
+        return False
+    return isinstance(message, dict) and "error" in message and message.get("id") is not None
 
 
 def _session_not_found() -> web.Response:
@@ -92,8 +104,10 @@ class SseRoutes:
             return self._logged(self.admission.limits_unavailable(), started)
         if not isinstance(opened, Session):
             metrics.record_rejection("sse_streams")
-            status = 503 if opened == GLOBAL_CAP else 429
-            return self._logged(json_error(status, "too_many_streams", retry_after=5), started)
+            refusal = refusal_response("too_many_streams", retry_after=_STREAMS_RETRY_S)
+            if opened == GLOBAL_CAP:
+                refusal.set_status(503)
+            return self._logged(refusal, started)
         response = web.StreamResponse(headers=_STREAM_HEADERS)
         origin = request.headers.get("Origin")
         if origin is not None:  # allowlisted (checked above); the CORS middleware cannot add it once prepared
@@ -127,34 +141,70 @@ class SseRoutes:
                 body = await asyncio.wait_for(session.outbox.get(), timeout=tick)
             except TimeoutError:
                 if time.monotonic() - last_event >= settings.heartbeat_s:
-                    await response.write(_PING)
+                    await self._write(request, response, _PING)
                     last_event = time.monotonic()
                 continue
-            await response.write(_event("message", body))
+            await self._write(request, response, _event("message", body))
             session.messages += 1
             last_event = time.monotonic()
 
-    async def message(self, request: web.Request) -> web.Response:
+    async def _write(self, request: web.Request, response: web.StreamResponse, data: bytes) -> None:
+        """Write within ``write_timeout_s``; a reader that stopped reading loses its connection.
+
+        Raises:
+            ConnectionError: the deadline passed (the connection is aborted, so nothing
+                waits on its full buffer any more) or the client went away.
+        """
+        try:
+            await asyncio.wait_for(response.write(data), timeout=self.hub.settings.write_timeout_s)
+        except TimeoutError:
+            metrics.record_rejection("sse_write_timeout")
+            if request.transport is not None:
+                request.transport.abort()
+            raise ConnectionResetError("the SSE reader stopped reading") from None
+
+    async def message(self, request: web.Request) -> web.StreamResponse:
         """``POST /messages?session_id=…``: check the session, run the message, route the answer."""
+        started = time.perf_counter()
         refused = self.admission.check_transport_security(request)
         if refused is not None:
-            return refused
+            return self._message_logged(refused, started)
         session_id = request.query.get("session_id", "")
         client_hash = self.admission.client_hash(request)
         try:
             holder = await self.hub.holder_of(session_id, client_hash) if session_id else None
         except LimitsUnavailable:
-            return self.admission.limits_unavailable()
+            return self._message_logged(self.admission.limits_unavailable(), started)
         if holder is None:
-            return _session_not_found()
+            # Counted like every request, so guessing session ids is metered; a limit refusal wins.
+            counted = await self.admission.check_client_limits(client_hash, semantic=False, lease=False)
+            response = counted if isinstance(counted, web.Response) else _session_not_found()
+            return self._message_logged(response, started)
         response = await self.endpoint.post(request)
-        if not isinstance(response, web.Response) or response.status != 200 or not response.body:
-            return response  # 202 for a notification; refusals and transport errors answer the POST
+        if not isinstance(response, web.Response) or not response.body:
+            return response  # 202 for a notification
+        if response.status != 200:
+            # A refusal (429, 503, 413, ...) answers the POST; when it names the request id it
+            # also goes on the stream, where SSE clients wait for that id's answer.
+            if _names_a_request(bytes(response.body)):
+                with contextlib.suppress(LimitsUnavailable):
+                    await self.hub.deliver(holder, session_id, bytes(response.body))
+            return response
         try:
             delivered = await self.hub.deliver(holder, session_id, bytes(response.body))
         except LimitsUnavailable:
             return self.admission.limits_unavailable()
         return web.Response(status=202) if delivered else _session_not_found()
+
+    @staticmethod
+    def _message_logged(response: web.Response, started: float) -> web.Response:
+        """The content-free line (and metrics) of a message refused before it reached ``/mcp``."""
+        nbytes = response.content_length or 0
+        latency = time.perf_counter() - started
+        metrics.observe_request("unknown", response.status, "sse", latency, nbytes)
+        request_log.info("sse_message status=%d latency_ms=%d bytes=%d protocol=sse version=%s",
+                         response.status, int(latency * 1000), nbytes, SERVER_VERSION)
+        return response
 
     @staticmethod
     def _logged(response: web.Response, started: float) -> web.Response:

@@ -7,11 +7,14 @@ known in a shared store and the answer is routed to the process that holds the s
 
 * :class:`MemorySessionStore` (embedded mode): one process, routing is a queue put.
 * :class:`RedisSessionStore` (Redis mode): a session record ``redis_keys.sse_session`` names
-  its holder and its client; an answer computed elsewhere is pushed onto the holder's
-  inbox list (``redis_keys.sse_inbox``), which the holder drains with one blocking pop loop.
-  The holder renews its records every ``redis_keys.SSE_SESSION_RENEW_S``; when it dies they
-  lapse after ``redis_keys.SSE_SESSION_TTL_S``, the client's stream is gone, and messages for
-  those sessions get 404. No sticky sessions are needed.
+  its holder, its client and the Redis client id of the holder's inbox connection; an answer
+  computed elsewhere is pushed onto the holder's inbox list (``redis_keys.sse_inbox``), which
+  the holder drains with one blocking pop loop. A message for another process's session is
+  admitted only while that connection exists (``CLIENT LIST ID``): Redis drops it the moment
+  the holder dies, so its sessions answer 404 at once and no call runs for a lost stream.
+  The holder renews its records every ``redis_keys.SSE_SESSION_RENEW_S``; their
+  ``redis_keys.SSE_SESSION_TTL_S`` (30 s, on Redis's clock) outlasts a Redis stall the way
+  worker liveness does, and only collects what a dead holder left. No sticky sessions are needed.
 
 Stream caps (per client and in all, :class:`SseSettings`) are checked and taken in one
 atomic step (``sse_open.lua`` behind Redis). A session id is ``secrets.token_urlsafe(32)``
@@ -36,7 +39,7 @@ from pwc_mcp_core.cluster.redis_connect import RedisTarget
 from pwc_mcp_core.cluster.redis_backoff import REDIS_BACKOFF
 from pwc_mcp_core.cluster.redis_pipe import RedisPipe, ScriptRunner
 from pwc_mcp_core.runtime.core_settings import env_int, env_number
-from redis.exceptions import RedisError
+from redis.exceptions import RedisError, ResponseError
 
 from gateway.background import stop_tasks
 from gateway.limits import LimitsUnavailable
@@ -66,16 +69,20 @@ class SseSettings:
             ``PWC_MCP_SSE_IDLE_TIMEOUT_S``, 300.
         heartbeat_s: an SSE comment is sent after this long without an event (seconds), so
             proxies keep idle streams open; ``PWC_MCP_SSE_HEARTBEAT_S``, 15.
+        write_timeout_s: a write to the stream that cannot be handed to the client's socket
+            within this long (a reader that stopped reading) closes the stream and frees its
+            place (seconds); ``PWC_MCP_SSE_WRITE_TIMEOUT_S``, 30.
     """
 
     max_streams: int = 512
     max_streams_per_client: int = 8
     idle_timeout_s: float = 300.0
     heartbeat_s: float = 15.0
+    write_timeout_s: float = 30.0
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str]) -> SseSettings:
-        """Read the four variables above; unset or blank ones keep their defaults.
+        """Read the five variables above; unset or blank ones keep their defaults.
 
         Raises:
             ConfigError: a value is not a number in its range; the message names the variable.
@@ -83,7 +90,8 @@ class SseSettings:
         return cls(max_streams=env_int(environ, "PWC_MCP_SSE_MAX_STREAMS", 512, 1, 1_000_000),
                    max_streams_per_client=env_int(environ, "PWC_MCP_SSE_MAX_STREAMS_PER_CLIENT", 8, 1, 100_000),
                    idle_timeout_s=env_number(environ, "PWC_MCP_SSE_IDLE_TIMEOUT_S", 300.0, 1.0, 86_400.0),
-                   heartbeat_s=env_number(environ, "PWC_MCP_SSE_HEARTBEAT_S", 15.0, 0.05, 3_600.0))
+                   heartbeat_s=env_number(environ, "PWC_MCP_SSE_HEARTBEAT_S", 15.0, 0.05, 3_600.0),
+                   write_timeout_s=env_number(environ, "PWC_MCP_SSE_WRITE_TIMEOUT_S", 30.0, 0.05, 3_600.0))
 
 
 @dataclass(eq=False)
@@ -188,24 +196,38 @@ class RedisSessionStore:
         self._open = ScriptRunner(self._pipe, scripts.load("sse_open"))
         self._renew = ScriptRunner(self._pipe, scripts.load("sse_renew"))
         self._ttl_ms = redis_keys.SSE_SESSION_TTL_S * 1000
+        # The Redis client id of the inbox connection ("" until the inbox loop has asked).
+        self._conn_id = ""
 
     async def open(self, session_id: str, client_hash: str, settings: SseSettings) -> int:
         try:
             return int(await self._open(
                 [redis_keys.sse_client_sessions(client_hash), redis_keys.sse_sessions_global(), redis_keys.sse_session(session_id)],
                 [session_id, settings.max_streams_per_client, settings.max_streams, self._ttl_ms, self.holder_id,
-                 client_hash]))
+                 client_hash, self._conn_id]))
         except (RedisError, OSError) as exc:
             raise LimitsUnavailable("redis unreachable") from exc
 
     async def lookup(self, session_id: str) -> tuple[str, str] | None:
+        record = redis_keys.sse_session(session_id)
         try:
-            holder, client = await self._pipe.execute("HMGET", redis_keys.sse_session(session_id), "holder", "client")
+            holder, client, conn = await self._pipe.execute("HMGET", record, "holder", "client", "conn")
+            if holder is None or client is None:
+                return None
+            if holder.decode() != self.holder_id and conn and not await self._holder_present(conn):
+                # The holder's inbox connection is gone: the process died with the stream.
+                await self.close(session_id, client.decode())
+                return None
         except (RedisError, OSError) as exc:
             raise LimitsUnavailable("redis unreachable") from exc
-        if holder is None or client is None:
-            return None
         return holder.decode(), client.decode()
+
+    async def _holder_present(self, conn: bytes) -> bool:
+        """Whether the Redis client ``conn`` (a holder's inbox connection) is still connected."""
+        try:
+            return bool(await self._pipe.execute("CLIENT", "LIST", "ID", conn))
+        except ResponseError:  # CLIENT not allowed here: presence unknown, assume the holder lives
+            return True
 
     async def forward(self, holder_id: str, session_id: str, body: bytes) -> None:
         inbox = redis_keys.sse_inbox(holder_id)
@@ -234,7 +256,7 @@ class RedisSessionStore:
             for session in sessions:
                 record_keys += [redis_keys.sse_client_sessions(session.client_hash), redis_keys.sse_session(session.session_id)]
             try:
-                gone = await self._renew(record_keys, [self._ttl_ms, *(s.session_id for s in sessions)])
+                gone = await self._renew(record_keys, [self._ttl_ms, self._conn_id, *(s.session_id for s in sessions)])
             except (RedisError, OSError) as exc:
                 logger.warning("sse session renewal failed error=%s", type(exc).__name__)
                 continue
@@ -245,8 +267,13 @@ class RedisSessionStore:
         inbox = redis_keys.sse_inbox(self.holder_id)
         failures = 0
         while True:
-            try:
-                item = await self._inbox_pipe.execute("BLPOP", inbox, _INBOX_BLOCK_S)
+            try:  # CLIENT ID on the same connection: a reconnection shows as a new id
+                conn_id, item = await self._inbox_pipe.execute_many([("CLIENT", "ID"), ("BLPOP", inbox, _INBOX_BLOCK_S)])
+                if isinstance(item, Exception):
+                    raise item
+                # The next renewal writes a new id into the records; where CLIENT is not allowed
+                # (some managed Redis), "" leaves the sessions to their expiry alone.
+                self._conn_id = "" if isinstance(conn_id, Exception) else str(conn_id)
             except (RedisError, OSError) as exc:
                 failures += 1
                 if failures == 1:  # once per outage, not at every retry

@@ -1,8 +1,8 @@
 """``GET /.well-known/mcp``: connection metadata for discovery.
 
-``documentation_url`` is this server's own ``/docs`` as an absolute URL (built from the
-request's allowlisted ``Host`` and scheme, `public_url`), so a self-hosted deployment
-documents itself rather than pointing at the public site.
+``documentation_url`` is this server's own ``/docs`` and ``setup_url`` its "Connect a client"
+section, as absolute URLs (built from the request's allowlisted ``Host``, scheme and port,
+`public_url`), so a self-hosted deployment documents itself rather than pointing at the public site.
 """
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ def discovery_document(base_url: str) -> JsonObject:
         "protocol_version": LATEST_LEGACY_VERSION,
         "supported_protocol_versions": [*sorted(SUPPORTED_VERSIONS, reverse=True)],
         "documentation_url": f"{base_url}/docs",
-        "setup_url": "https://paperswithcode.co/mcp",
+        "setup_url": f"{base_url}/docs#connect",
     }
 
 

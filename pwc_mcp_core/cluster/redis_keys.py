@@ -19,6 +19,7 @@ __all__ = [
     "rate_window",
     "reply_list",
     "sse_client_sessions",
+    "sse_holder",
     "sse_inbox",
     "sse_session",
     "sse_sessions_global",
@@ -90,8 +91,11 @@ def concurrency_global() -> str:
 
 
 # An SSE session's record and its places in the stream caps live this long unless the
-# process holding the stream renews them, so a dead holder's sessions end within seconds.
-SSE_SESSION_TTL_S: Final = 6
+# process holding the stream renews them. It outlasts a Redis stall (a SIGSTOP, a long fork)
+# of up to about this long, like worker liveness (liveness.MAX_GRACE_S): a dead holder is
+# noticed at once by its missing inbox connection (sse_holder), not by this expiry, which
+# only collects what a dead holder left.
+SSE_SESSION_TTL_S: Final = 30
 # How often a live holder renews its sessions (a third of their TTL).
 SSE_SESSION_RENEW_S: Final = 2.0
 # Messages for a holder that stopped reading disappear after this long.
@@ -111,6 +115,12 @@ def sse_client_sessions(client_hash: str) -> str:
 def sse_sessions_global() -> str:
     """Sorted set of every open SSE session id, scored by expiry (unix ms)."""
     return f"{ROOT}sse:all"
+
+
+def sse_holder(holder_id: str) -> str:
+    """The Redis client id of one gateway process's inbox connection (its presence: when the
+    process dies, Redis drops that connection at once)."""
+    return f"{ROOT}sse:holder:{holder_id}"
 
 
 def sse_inbox(holder_id: str) -> str:

@@ -54,6 +54,12 @@ REFUSALS: Final[dict[str, Refusal]] = {
                                 "retry after {retry} s"),
     "limits_unavailable": Refusal(503, SERVER_BUSY, "Rate limits unavailable: the limit store cannot be "
                                   "reached, so no request is admitted; retry after {retry} s"),
+    "too_many_streams": Refusal(429, SERVER_BUSY, "Too many open streams: close one (GET /sse) or retry "
+                                "after {retry} s"),
+    "invalid_host": Refusal(421, INVALID_REQUEST, "Invalid Host header: this server does not answer for that "
+                            "host name; do not retry it as is, use the server's own address (PWC_MCP_ALLOWED_HOSTS)"),
+    "invalid_origin": Refusal(403, INVALID_REQUEST, "Invalid Origin header: requests from this web origin are "
+                              "not allowed (PWC_MCP_ALLOWED_ORIGINS); do not retry it as is, native clients send none"),
     "response_too_large": Refusal(503, INTERNAL_ERROR, "Response too large: the answer exceeds {limit} bytes; "
                                   "do not retry it as is, ask for less (a smaller limit or page)"),
 }

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from typing import Final, Literal
 
 from pwc_mcp_core.protocol.json_types import JsonValue
-from pwc_mcp_core.protocol.jsonrpc import dumps
+from pwc_mcp_core.protocol.jsonrpc import utf8
 
 __all__ = ["Call", "CallKind"]
 
@@ -21,6 +21,10 @@ Era = Literal["legacy", "modern"]
 _KINDS: Final[tuple[CallKind, ...]] = ("tools/call", "resources/read", "completion/complete")
 _ERAS: Final[tuple[Era, ...]] = ("legacy", "modern")
 SCHEMA_VERSION: Final = 1
+# The envelope carries the arguments as the client sent them, NaN and ±Infinity included
+# (Python's json writes and reads them), so the worker's validation refuses them with the
+# same invalid_argument message as the embedded mode instead of the queueing failing.
+_ENVELOPE: Final = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), allow_nan=True)
 
 
 @dataclass(frozen=True, slots=True)
@@ -50,7 +54,7 @@ class Call:
         """Compact UTF-8 JSON with a schema version ``v``."""
         payload = {"v": SCHEMA_VERSION, "kind": self.kind, "name": self.name, "arguments": self.arguments,
                    "era": self.era, "protocol": self.protocol, "deadline": self.deadline}
-        return dumps(payload)
+        return utf8(_ENVELOPE.encode(payload))
 
     @classmethod
     def from_json(cls, raw: bytes | str) -> Call:

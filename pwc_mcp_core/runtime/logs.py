@@ -124,8 +124,14 @@ class BatchingStreamHandler(logging.Handler):
         self._interval_s = interval_s
         self._stop = threading.Event()
         self._start_flusher()
-        # gunicorn forks its processes after logging is configured; threads do not survive a fork.
-        os.register_at_fork(after_in_child=self._start_flusher)
+        # gunicorn forks its processes after logging is configured: lines still waiting are
+        # written before the fork (else every child inherits and writes them again), and the
+        # flusher thread, which does not survive a fork, is started again in the child.
+        os.register_at_fork(before=self.flush, after_in_child=self._after_fork_in_child)
+
+    def _after_fork_in_child(self) -> None:
+        self._lines = []
+        self._start_flusher()
 
     def _start_flusher(self) -> None:
         threading.Thread(target=self._flush_forever, name="pwc-mcp-log-flush", daemon=True).start()

@@ -161,6 +161,7 @@ async def test_cors_preflight_from_another_origin_is_refused(client) -> None:
                                                      "Access-Control-Request-Method": "POST"})
     assert response.status == 400
     assert "Access-Control-Allow-Origin" not in response.headers
+    assert (await response.json())["error"].startswith("invalid_origin:")  # JSON, not text
 
 
 async def test_allowed_origin_responses_carry_cors_headers(client) -> None:

@@ -57,6 +57,24 @@ def test_a_configuration_error_stops_startup_with_one_clear_line(command: list[s
     assert "Traceback" not in result.stderr
 
 
+@pytest.mark.parametrize("command", [["serve"], ["demo"], ["gateway", "--processes", "2"]],
+                         ids=["serve", "demo", "gateway-2"])
+def test_a_busy_port_is_one_line_and_exit_2(command: list[str], redis_url: str) -> None:
+    import socket
+
+    with socket.socket() as busy:  # e.g. Gradio on 7860
+        busy.bind(("127.0.0.1", 0))
+        busy.listen()
+        port = busy.getsockname()[1]
+        for extra in ({}, {"PWC_MCP_REDIS_URL": redis_url}) if command == ["serve"] else ({},):
+            env = base_env(PORT=str(port), PWC_MCP_CURSOR_KEY_CURRENT="k", **extra)
+            result = subprocess.run([sys.executable, "-m", "gateway", *command], cwd=REPO, env=env,
+                                    capture_output=True, text=True, timeout=60, check=False)
+            assert result.returncode == 2, result.stderr
+            lines = result.stderr.strip().splitlines()
+            assert len(lines) == 1 and f"127.0.0.1:{port}" in lines[0] and "in use" in lines[0], lines
+
+
 def test_smoke_and_unknown_commands_do_not_trace() -> None:
     result = subprocess.run([sys.executable, "-m", "gateway", "nope"], cwd=REPO, env=base_env(),
                             capture_output=True, text=True, timeout=60)

@@ -54,6 +54,23 @@ def test_query_coercion_of_arrays_numbers_and_bad_values() -> None:
     assert coerce_query(MultiDict([("flag", "")]), schema) == {"flag": None}
 
 
+def test_query_numbers_beyond_64_bits_or_not_finite_never_reach_the_encoder() -> None:
+    schema = {"properties": {"n": {"type": "integer"}, "x": {"type": "number"}}}
+    coerced = coerce_query(MultiDict([("n", "18446744073709551616"), ("x", "1e400")]), schema)
+    assert coerced == {"n": 1.8446744073709552e19, "x": "1e400"}  # as orjson reads a POST body; text
+    assert coerce_query(MultiDict([("n", "-9223372036854775808")]), schema) == {"n": -(2**63)}
+    assert coerce_query(MultiDict([("n", "1" + "0" * 400)]), schema) == {"n": "1" + "0" * 400}
+
+
+async def test_error_paths_are_counted(aiohttp_client, fake_executor: FakeExecutor) -> None:
+    client = await aiohttp_client(create_app(make_settings(request_limit=3), dispatcher=fake_executor))
+    statuses = [(await client.get("/v1/tools/nope")).status for _ in range(2)]
+    statuses.append((await client.post("/v1/tools/list_tasks", data=b"[1]")).status)
+    refused = await client.get("/v1/nothing")
+    assert statuses == [404, 404, 400]
+    assert refused.status == 429 and (await refused.json())["error"].startswith("rate_limited:")
+
+
 @pytest.mark.parametrize(("text", "status"), [
     ("invalid_argument: limit must be at most 25", 422), ("not_found: Task not found: x", 404),
     ("ambiguous: several papers match", 422), ("upstream_error: the catalog request failed", 502),

@@ -53,3 +53,27 @@ async def test_a_session_the_store_lost_ends_its_stream(aiohttp_client, redis_ur
     async with asyncio.timeout(redis_keys.SSE_SESSION_RENEW_S + 4):
         while (await next_event(stream))[0] != "eof":
             pass
+
+
+async def test_a_message_for_a_session_whose_holder_is_gone_gets_404_at_once(aiohttp_client, redis_url: str,
+                                                                              fake_executor: FakeExecutor) -> None:
+    holder = await aiohttp_client(redis_app(redis_url, fake_executor))
+    other = await aiohttp_client(redis_app(redis_url, fake_executor))
+    stream, endpoint = await open_stream(holder, **{"X-PwC-MCP-Client": "orphan"})
+    record = redis_keys.sse_session(endpoint.split("=", 1)[1])
+    store = aioredis.Redis.from_url(redis_url)
+    try:
+        async with asyncio.timeout(redis_keys.SSE_SESSION_RENEW_S + 4):  # the next renewal names the inbox connection
+            while not await store.hget(record, "conn"):
+                await asyncio.sleep(0.1)
+        conn = (await store.hget(record, "conn")).decode()
+        calls = len(fake_executor.calls)
+        await store.execute_command("CLIENT", "KILL", "ID", conn)  # what Redis does when the holder dies
+        posted = await other.post(endpoint, data=tool_call("list_tasks"),
+                                  headers={**POST_HEADERS, "X-PwC-MCP-Client": "orphan"})
+        assert posted.status == 404
+        assert len(fake_executor.calls) == calls  # nothing ran for a lost stream
+        assert not await store.exists(record)  # and its places are freed
+    finally:
+        await store.aclose()
+        stream.close()

@@ -12,6 +12,7 @@ import pytest
 from gateway.app import create_app
 from gateway.sse_sessions import SseSettings
 from tests.gateway.conftest import FAKE_TOOLS, FakeExecutor, make_settings, rpc, tool_call
+from tests.helpers import refusal_error
 
 POST_HEADERS = {"Content-Type": "application/json"}
 
@@ -107,11 +108,12 @@ async def test_stream_caps_per_client_and_global(client) -> None:
     a1, _ = await open_stream(client, **{"X-PwC-MCP-Client": "a"})
     a2, _ = await open_stream(client, **{"X-PwC-MCP-Client": "a"})
     refused = await client.get("/sse", headers={"X-PwC-MCP-Client": "a"})
-    assert (refused.status, (await refused.json())["error"]) == (429, "too_many_streams")
+    assert (refused.status, refusal_error(await refused.read())) == (429, "too_many_streams")
     assert int(refused.headers["Retry-After"]) >= 1
     b1, _ = await open_stream(client, **{"X-PwC-MCP-Client": "b"})
     saturated = await client.get("/sse", headers={"X-PwC-MCP-Client": "c"})
     assert saturated.status == 503 and "Retry-After" in saturated.headers
+    assert refusal_error(await saturated.read()) == "too_many_streams"
     for stream in (a1, a2, b1):
         stream.close()
 
@@ -164,3 +166,20 @@ def test_sse_settings_come_from_the_environment_and_bad_values_name_the_variable
     assert (settings.max_streams, settings.idle_timeout_s) == (9, 300.0)
     with pytest.raises(ConfigError, match="PWC_MCP_SSE_HEARTBEAT_S"):
         SseSettings.from_env({"PWC_MCP_SSE_HEARTBEAT_S": "soon"})
+
+
+async def test_a_refused_message_is_also_answered_on_the_stream(aiohttp_client, fake_executor: FakeExecutor) -> None:
+    settings = dataclasses.replace(make_settings(request_limit=3), sse=SseSettings(heartbeat_s=5))
+    client = await aiohttp_client(create_app(settings, dispatcher=fake_executor, tools=FAKE_TOOLS))
+    stream, endpoint = await open_stream(client)  # counted: 1
+    for _ in range(2):
+        assert (await client.post(endpoint, data=rpc("ping"), headers=POST_HEADERS)).status == 202
+        await next_event(stream)
+    refused = await client.post(endpoint, data=rpc("tools/call", {"name": "list_tasks", "arguments": {}},
+                                                   request_id=42), headers=POST_HEADERS)
+    assert refused.status == 429 and refusal_error(await refused.read()) == "rate_limit_exceeded"
+    event, data = await next_event(stream)  # SSE clients wait on the stream for id 42
+    assert event == "message" and json.loads(data)["id"] == 42
+    assert refusal_error(data) == "rate_limit_exceeded"
+    stream.close()
+

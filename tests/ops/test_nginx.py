@@ -180,8 +180,13 @@ def test_health_and_docs_are_published(nginx_url: str) -> None:
 
 
 def test_docs_behind_nginx_name_the_https_endpoint(nginx_url: str) -> None:
-    # nginx forwards Host ($host: no port) and X-Forwarded-Proto; the gateway trusts both from loopback.
+    # nginx forwards Host ($host: no port), X-Forwarded-Proto and X-Forwarded-Port; the gateway
+    # trusts them from loopback, so a site on a non-443 port keeps its port (issue 21 item 11).
+    base = nginx_url  # https://localhost:<port>
     docs = httpx.get(f"{nginx_url}/docs", verify=False, headers={"Accept": "application/json"}).json()
-    assert docs["endpoint_url"] == "https://localhost/mcp"
+    assert docs["endpoint_url"] == f"{base}/mcp"
     discovery = httpx.get(f"{nginx_url}/.well-known/mcp", verify=False).json()
-    assert discovery["documentation_url"] == "https://localhost/docs"
+    assert discovery["documentation_url"] == f"{base}/docs"
+    assert discovery["setup_url"] == f"{base}/docs#connect"  # the self-hosted server's own page
+    openapi = httpx.get(f"{nginx_url}/openapi.json", verify=False).json()
+    assert openapi["servers"] == [{"url": base}]

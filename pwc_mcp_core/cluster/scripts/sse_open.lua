@@ -9,6 +9,7 @@
 -- ARGV[4] session time-to-live, ms (the holder renews it)
 -- ARGV[5] holder id (the gateway process holding the stream)
 -- ARGV[6] client identity hash
+-- ARGV[7] the Redis client id of the holder's inbox connection ("" when not known yet)
 --
 -- Returns 0 when opened, 1 when the global cap refused, 2 when the client's cap refused.
 -- Expired entries (a dead holder's sessions) are dropped first, so they free their slots.
@@ -28,6 +29,6 @@ local ttl = tonumber(ARGV[4])
 redis.call('ZADD', KEYS[1], now + ttl, ARGV[1])
 redis.call('ZADD', KEYS[2], now + ttl, ARGV[1])
 redis.call('PEXPIRE', KEYS[1], ttl)
-redis.call('HSET', KEYS[3], 'holder', ARGV[5], 'client', ARGV[6])
+redis.call('HSET', KEYS[3], 'holder', ARGV[5], 'client', ARGV[6], 'conn', ARGV[7])
 redis.call('PEXPIRE', KEYS[3], ttl)
 return 0

@@ -23,7 +23,18 @@ def test_finite_numbers_pass() -> None:
 
 
 def test_the_one_encoder_refuses_nan_everywhere() -> None:
-    for encode in (compact, dumps, lambda v: Call(kind="tools/call", name="x", arguments=v).to_json()):
+    for encode in (compact, dumps):
         with pytest.raises(ValueError):
             encode({"x": float("nan")})
     assert compact({"é": [1, 2.5]}) == '{"é":[1,2.5]}'
+
+
+@pytest.mark.parametrize("value", [float("inf"), float("-inf")])
+def test_the_call_envelope_carries_non_finite_arguments_to_the_workers_validation(value: float) -> None:
+    # Redis mode must answer what the embedded mode answers (issue 21 item 2), so the queue
+    # envelope carries the client's value and the worker's validation refuses it by name.
+    call = Call(kind="tools/call", name="list_trending_papers", arguments={"min_velocity": value})
+    rebuilt = Call.from_json(call.to_json())
+    assert rebuilt == call
+    with pytest.raises(ToolError, match=r"^invalid_argument: min_velocity must"):
+        validate_arguments(get_tool("list_trending_papers"), rebuilt.arguments)

@@ -1,0 +1,143 @@
+"""The gateway's HTTP connections: a header deadline and JSON for requests aiohttp cannot parse.
+
+nginx bounds slow clients at the edge (``client_header_timeout``); a deployment without it
+(compose, the Space) must not be held open by them either, so every gateway process serves
+through :class:`GatewayRunner`, whose connections (:class:`GatewayRequestHandler`):
+
+* close a connection whose request headers are not complete `HEADER_TIMEOUT_S` after their
+  first byte (an idle keep-alive connection is left to ``keepalive_timeout``, which must stay
+  above the proxy's; a body has its own deadline, ``admission.BODY_TIMEOUT_S``);
+* answer a request that is not valid HTTP (an unknown method, a bad header, a request line over
+  the bound) with ``{"error": "bad_request: …"}``, never aiohttp's text, which echoes the
+  client's request line back.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Awaitable, Callable
+from typing import Any, Final
+
+import orjson
+from aiohttp import web
+from aiohttp.web_protocol import RequestHandler
+from aiohttp.web_request import BaseRequest
+
+__all__ = ["HEADER_TIMEOUT_S", "GatewayRequestHandler", "GatewayRunner", "request_started_middleware"]
+
+logger = logging.getLogger(__name__)
+
+HEADER_TIMEOUT_S: Final = 10.0
+"""Seconds from a request's first byte until its headers must be complete (nginx: ``client_header_timeout``)."""
+
+_ERRORS: Final = {
+    400: "bad_request: the request is not valid HTTP; do not retry it as is",
+    413: "request_too_large: the request is over the bound; send a smaller request",
+    431: "headers_too_large: the request's headers are over the bound; send fewer or shorter headers",
+}
+_INTERNAL: Final = "internal_error: the server failed to answer; retry after 1 s"
+
+
+class GatewayRequestHandler(RequestHandler):
+    """aiohttp's connection handler with the header deadline and JSON errors (module docstring)."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._in_request = False
+        self._header_timer: asyncio.TimerHandle | None = None
+
+    def data_received(self, data: bytes) -> None:
+        """Arm the header deadline at the first byte of a request, then parse as aiohttp does."""
+        if not self._in_request and self._header_timer is None:
+            self._header_timer = asyncio.get_running_loop().call_later(HEADER_TIMEOUT_S, self._header_timeout)
+        super().data_received(data)
+
+    def request_started(self) -> None:
+        """The headers are complete (a handler runs): disarm the deadline."""
+        self._in_request = True
+        if self._header_timer is not None:
+            self._header_timer.cancel()
+            self._header_timer = None
+
+    def request_finished(self) -> None:
+        """The handler returned: the next request's first byte arms the deadline again."""
+        self._in_request = False
+
+    def _header_timeout(self) -> None:
+        self._header_timer = None
+        if not self._in_request and self.transport is not None:
+            self.transport.close()
+
+    def connection_lost(self, exc: BaseException | None) -> None:
+        """Disarm the deadline, then let aiohttp clean up."""
+        if self._header_timer is not None:
+            self._header_timer.cancel()
+            self._header_timer = None
+        super().connection_lost(exc)
+
+    def handle_error(self, request: BaseRequest, status: int = 500, exc: BaseException | None = None,
+                     message: str | None = None) -> web.StreamResponse:
+        """A JSON error for a request aiohttp could not parse (or a handler that failed), no echo."""
+        if request.writer.output_size > 0:  # the answer has started: nothing else can be sent
+            raise ConnectionError("the response was already started")
+        if status >= 500:
+            logger.error("request failed status=%d error=%s", status, type(exc).__name__ if exc else "none")
+        text = _ERRORS.get(status, _INTERNAL if status >= 500 else _ERRORS[400])
+        headers = {"Retry-After": "1"} if status >= 500 else None
+        response = web.Response(status=status, body=orjson.dumps({"error": text}), content_type="application/json",
+                                headers=headers)
+        response.force_close()
+        return response
+
+
+class _HandlerFactory:
+    """The protocol factory a site listens with: aiohttp's server, making gateway handlers."""
+
+    def __init__(self, server: web.Server, handler_kwargs: dict[str, Any]) -> None:
+        self._server = server
+        self._handler_kwargs = handler_kwargs
+
+    def __call__(self) -> GatewayRequestHandler:
+        return GatewayRequestHandler(self._server, loop=asyncio.get_running_loop(), **self._handler_kwargs)
+
+    @property
+    def requests_count(self) -> int:
+        """Requests served so far (gunicorn's ``max_requests`` reads it)."""
+        return self._server.requests_count
+
+
+class GatewayRunner(web.AppRunner):
+    """``web.AppRunner`` whose sites accept connections with :class:`GatewayRequestHandler`.
+
+    Args:
+        app: the application.
+        shutdown_timeout: as ``web.AppRunner``'s.
+        handler_kwargs: aiohttp's server settings (``serving.server_options``).
+    """
+
+    def __init__(self, app: web.Application, *, shutdown_timeout: float = 60.0, **handler_kwargs: Any) -> None:
+        super().__init__(app, shutdown_timeout=shutdown_timeout, **handler_kwargs)
+        self._handler_kwargs = handler_kwargs
+
+    @property
+    def server(self) -> Any:  # the factory stands in for web.Server where sites use it
+        """The protocol factory sites listen with (None before ``setup``)."""
+        server = super().server
+        return None if server is None else _HandlerFactory(server, self._handler_kwargs)
+
+
+Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
+
+
+@web.middleware
+async def request_started_middleware(request: web.Request, handler: Handler) -> web.StreamResponse:
+    """Tell a :class:`GatewayRequestHandler` that a request's headers are complete, and when it ends."""
+    protocol = request.protocol
+    if isinstance(protocol, GatewayRequestHandler):
+        protocol.request_started()
+        try:
+            return await handler(request)
+        finally:
+            protocol.request_finished()
+    return await handler(request)

@@ -1,0 +1,92 @@
+"""The router's own refusals in each surface's JSON shape, counted like every request.
+
+aiohttp answers a path no route matches (404) and a method a route does not take (405)
+itself, as ``text/plain``. This middleware answers them instead:
+
+* under ``/v1/`` in the REST shape (:mod:`gateway.rest`): ``{"error": "not_found: …"}``,
+  ``{"error": "method_not_allowed: …"}`` with ``Allow``;
+* elsewhere in the shape of ``GET /mcp`` and nginx's 404: ``{"error": "not_found"}``,
+  ``{"error": "method_not_allowed", "allowed": [...]}`` with ``Allow``.
+
+Each is counted against the client's limits first (a limit refusal wins), so probing
+paths is metered like any other request, and logged as one content-free line.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Awaitable, Callable
+from typing import Final
+
+from aiohttp import web
+from aiohttp.typedefs import Middleware
+
+from gateway import metrics
+from gateway.admission import Admission, compact_dumps
+from pwc_mcp_core.protocol.versions import SERVER_VERSION
+
+__all__ = ["route_errors_middleware"]
+
+request_log = logging.getLogger("pwc_mcp.requests")
+
+Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
+_REST_PREFIX: Final = "/v1/"
+
+
+def _rest(path: str) -> bool:
+    return path == "/v1" or path.startswith(_REST_PREFIX)
+
+
+def _answer(request: web.Request, exc: web.HTTPException) -> web.Response:
+    rest = _rest(request.path)
+    if isinstance(exc, web.HTTPMethodNotAllowed):
+        allowed = sorted(exc.allowed_methods - {"OPTIONS", "HEAD"})
+        headers = {"Allow": ", ".join(allowed)}
+        if rest:
+            body: object = {"error": f"method_not_allowed: use {' or '.join(allowed)} on this path"}
+        else:
+            body = {"error": "method_not_allowed", "allowed": allowed}
+        return web.json_response(body, status=405, headers=headers, dumps=compact_dumps)
+    if rest:
+        body = {"error": "not_found: no such path; GET /v1/tools lists the tools, /openapi.json describes them"}
+    else:
+        body = {"error": "not_found"}
+    return web.json_response(body, status=404, dumps=compact_dumps)
+
+
+def _refusal_in_shape(request: web.Request, refusal: web.Response) -> web.Response:
+    """A limit refusal: JSON-RPC outside ``/v1/``, the REST ``{"error": …}`` inside it."""
+    if not _rest(request.path):
+        return refusal
+    status = refusal.status
+    text = ("rate_limited: this client's limits are used up; retry after Retry-After seconds" if status == 429
+            else "unavailable: the server is busy or its limit store is unreachable; retry after Retry-After seconds")
+    response = web.json_response({"error": text}, status=status, dumps=compact_dumps)
+    if "Retry-After" in refusal.headers:
+        response.headers["Retry-After"] = refusal.headers["Retry-After"]
+    return response
+
+
+def route_errors_middleware(admission: Admission) -> Middleware:
+    """The middleware described in the module docstring, counting through ``admission``."""
+
+    @web.middleware
+    async def middleware(request: web.Request, handler: Handler) -> web.StreamResponse:
+        try:
+            return await handler(request)
+        except (web.HTTPNotFound, web.HTTPMethodNotAllowed) as exc:
+            if request.match_info.http_exception is None:
+                raise  # raised by a handler on purpose, not the router's own answer
+            started = time.perf_counter()
+            counted = await admission.check_client_limits(admission.client_hash(request), semantic=False, lease=False)
+            response = _refusal_in_shape(request, counted) if isinstance(counted, web.Response) \
+                else _answer(request, exc)
+            nbytes = response.content_length or 0
+            latency = time.perf_counter() - started
+            metrics.observe_request("unknown", response.status, "http", latency, nbytes)
+            request_log.info("route_request status=%d latency_ms=%d bytes=%d version=%s",
+                             response.status, int(latency * 1000), nbytes, SERVER_VERSION)
+            return response
+
+    return middleware
