@@ -19,7 +19,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from gateway.limits import LimitSettings, MemoryLimiter
+from gateway.admission.limits import LimitSettings, MemoryLimiter
 
 LIMITS = LimitSettings(request_limit=60, semantic_limit=10, concurrency_limit=4, global_concurrency_limit=1_000_000)
 

@@ -25,7 +25,7 @@ import time
 import urllib.request
 from pathlib import Path
 
-from gateway.demo import free_port
+from gateway.process.demo import free_port
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent

@@ -1,7 +1,7 @@
-"""``python -m gateway``: the ``pwc-mcp`` launcher (see :mod:`gateway.cli`)."""
+"""``python -m gateway``: the ``pwc-mcp`` launcher (see :mod:`gateway.process.cli`)."""
 
 import sys
 
-from gateway.cli import main
+from gateway.process.cli import main
 
 sys.exit(main())

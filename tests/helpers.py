@@ -7,7 +7,7 @@ import time
 
 import httpx
 
-from gateway.demo import free_port
+from gateway.process.demo import free_port
 
 __all__ = ["free_port", "stop_process", "wait_http"]
 

@@ -13,7 +13,7 @@ one of
 * `TooLarge` — the serialized answer exceeds the response bound.
 
 Each surface maps these through one table into its own wire shape
-(`McpServer.answer` for JSON-RPC, the REST table in ``gateway.rest``). Nothing raises
+(`McpServer.answer` for JSON-RPC, the REST table in ``gateway.surfaces.rest``). Nothing raises
 across the seam, and no mutable state travels with the call: admission either happened
 before (the caller holds the lease and gives it back) or is a `Deferred` value the
 dispatcher decides, in which case the lease is the dispatcher's (given back by the worker

@@ -9,7 +9,7 @@ Records of the libraries that serve HTTP (``aiohttp.*``, ``asyncio``) pass
 lines), exception texts and tracebacks are dropped; what remains is the message template
 and the exception's type, at INFO for a client's own fault (a malformed request, an
 aborted body) and ERROR otherwise. gunicorn's records (``gunicorn.error``) use the same
-handler and format (``gateway.serving.gunicorn_logger_class``). A record that cannot be
+handler and format (``gateway.process.serving.gunicorn_logger_class``). A record that cannot be
 formatted is reported as one content-free line, never as a dump of its arguments.
 
 Lines are written in batches (:class:`BatchingStreamHandler`): one write system call

@@ -1,8 +1,8 @@
 """A gateway SIGKILLed while it holds concurrency leases: peers refuse that client until the leases lapse.
 
 Fault 5 of issue 7. Leases live in Redis sorted sets scored by expiry
-(``gateway/limits.py``); their TTL is the call deadline + ``LEASE_MARGIN_S``
-(10 s, ``gateway/settings.py``), so with ``PWC_MCP_CALL_DEADLINE`` = 3 s a dead
+(``gateway/admission/limits.py``); their TTL is the call deadline + ``LEASE_MARGIN_S``
+(10 s, ``gateway/process/settings.py``), so with ``PWC_MCP_CALL_DEADLINE`` = 3 s a dead
 gateway's leases lapse 13 s after they were taken.
 """
 
@@ -15,7 +15,7 @@ import httpx
 import pytest
 import redis
 
-from gateway.settings import LEASE_MARGIN_S
+from gateway.process.settings import LEASE_MARGIN_S
 from pwc_mcp_core.cluster import redis_keys
 from tests.fault.conftest import RpcAnswer, call_tool, post_rpc, unique_search, wait_until
 from tests.fault.faulty_catalog import FaultyCatalog

@@ -4,7 +4,7 @@ Fault 6 of issue 7. Two bounds stand between a flood and unbounded waiting:
 the global concurrency limit (503 ``server_saturated`` at admission, shared by
 every gateway through Redis) and the ``RedisExecutor``'s ``max_backlog`` (the
 enqueue script refuses once the Stream holds that many entries → 503 JSON-RPC
--32603). ``gateway.executors.build_dispatcher`` leaves ``max_backlog`` at its
+-32603). ``gateway.dispatch.executors.build_dispatcher`` leaves ``max_backlog`` at its
 default (1024), so the Stream can only reach it when something else fills it:
 the second test fills it directly.
 """
@@ -20,7 +20,7 @@ from concurrent.futures import ThreadPoolExecutor
 import pytest
 import redis
 
-from gateway.redis_executor import RedisExecutor
+from gateway.dispatch.redis_executor import RedisExecutor
 from pwc_mcp_core.cluster import queue, redis_keys
 from pwc_mcp_core.runtime.call import Call
 from tests.fault.accounting import tally

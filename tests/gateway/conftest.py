@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from gateway.settings import GatewaySettings
+from gateway.process.settings import GatewaySettings
 from pwc_mcp_core.runtime.call import Call
 from pwc_mcp_core.runtime.core_settings import DEFAULT_MAX_BODY_BYTES, CoreSettings
 from pwc_mcp_core.runtime.dispatch import Deferred, Outcome, PoolState, bounded

@@ -6,7 +6,7 @@ import asyncio
 
 import pytest
 
-from gateway.app import create_app
+from gateway.process.app import create_app
 from tests.gateway.conftest import FAKE_TOOLS, JSON_HEADERS, FakeExecutor, make_settings, rpc, tool_call
 from tests.helpers import refusal_error
 

@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from gateway.app import create_app
+from gateway.process.app import create_app
 from pwc_mcp_core.errors import ConfigError
 from tests.gateway.conftest import FAKE_TOOLS, JSON_HEADERS, FakeExecutor, make_settings, rpc, tool_call
 from tests.helpers import refusal_error
@@ -129,7 +129,7 @@ async def test_docs_html_is_a_readable_escaped_page(client) -> None:
 
 
 def test_docs_html_escapes_hostile_text() -> None:
-    from gateway.docs import render_html
+    from gateway.surfaces.docs import render_html
 
     page = render_html({"name": "<b>x</b>", "version": "1", "protocol_version": "p", "endpoint": "/mcp",
                         "tools": [{"name": "a\"><script>", "description": "<img src=x>", "inputSchema": {"k": "<s>"}}]})
@@ -184,7 +184,7 @@ async def test_mcp_replies_are_json(client) -> None:
 
 
 def test_a_serving_app_settles_its_heap_once_everything_has_started() -> None:
-    from gateway.serving import _settle_heap, serving_app
+    from gateway.process.serving import _settle_heap, serving_app
 
     app = serving_app(make_settings())
     assert app.on_startup[-1] is _settle_heap  # after the lifecycle context started the executor

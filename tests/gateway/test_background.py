@@ -1,10 +1,10 @@
-"""`gateway.background.stop_tasks`: a shutdown never waits for ever on a background loop."""
+"""`gateway.shared.background.stop_tasks`: a shutdown never waits for ever on a background loop."""
 
 from __future__ import annotations
 
 import asyncio
 
-from gateway.background import stop_tasks
+from gateway.shared.background import stop_tasks
 
 
 async def _loop_that_swallows_one_cancellation(log: list[str]) -> None:

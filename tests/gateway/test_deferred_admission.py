@@ -17,9 +17,9 @@ import pytest
 import redis.asyncio as aioredis
 from redis.exceptions import RedisError
 
-from gateway import limits
-from gateway.app import create_app
-from gateway.redis_executor import RedisExecutor
+from gateway.admission import limits
+from gateway.process.app import create_app
+from gateway.dispatch.redis_executor import RedisExecutor
 from pwc_mcp_core.cluster import queue, redis_keys, scripts
 from pwc_mcp_core.cluster.redis_pipe import SyncPipe
 from tests.gateway.conftest import FAKE_TOOLS, JSON_HEADERS, TOOL_RESULT, make_settings, rpc, tool_call

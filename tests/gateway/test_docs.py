@@ -19,10 +19,10 @@ from aiohttp.test_utils import make_mocked_request
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 
-from gateway.docs import DocsPage, docs_document
-from gateway.docs_html import parameter_rows, render_html
-from gateway.public_url import PublicUrl
-from gateway.security import SecurityPolicy
+from gateway.admission.security import SecurityPolicy
+from gateway.surfaces.docs import DocsPage, docs_document
+from gateway.surfaces.docs_html import parameter_rows, render_html
+from gateway.surfaces.public_url import PublicUrl
 from pwc_mcp_core.runtime.core_settings import CoreSettings
 from pwc_mcp_core.tools import registry
 from pwc_mcp_core.tools.examples import EXAMPLE_CALLS
@@ -106,7 +106,7 @@ def test_hostile_text_is_escaped_everywhere() -> None:
                             "properties": {hostile: {"type": "string", "description": hostile, "default": hostile,
                                                      "enum": [hostile]}}}}
     doc = {**docs_document([tool]), "endpoint_url": f"http://h/{hostile}", "docs_url": "x"}
-    from gateway.docs import configurations
+    from gateway.surfaces.docs import configurations
 
     page = render_html({**doc, "configurations": configurations(doc["endpoint_url"])})
     assert "<script" not in page and "<img" not in page and 'onerror=alert(1)>' not in page

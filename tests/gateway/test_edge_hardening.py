@@ -17,10 +17,10 @@ from mcp import Client, MCPError
 from mcp.client.streamable_http import streamable_http_client
 from multidict import CIMultiDict
 
-from gateway.app import create_app
-from gateway.identity import resolve_client
-from gateway.limits import Decision, LimitsUnavailable
-from gateway.serving import IDLE_TIMEOUT_S, gunicorn_logger_class, server_options
+from gateway.process.app import create_app
+from gateway.admission.identity import resolve_client
+from gateway.admission.limits import Decision, LimitsUnavailable
+from gateway.process.serving import IDLE_TIMEOUT_S, gunicorn_logger_class, server_options
 from pwc_mcp_core.runtime.logs import BatchingStreamHandler, ContentFreeFilter, LineFormatter
 from pwc_mcp_core.protocol.refusals import REFUSALS, refusal_body
 from tests.gateway.conftest import FAKE_TOOLS, JSON_HEADERS, FakeExecutor, make_settings, rpc, tool_call
@@ -53,7 +53,7 @@ class RefusingLimiter:
 
 @pytest.mark.parametrize("encoding", ["gzip", "deflate", "br", "zstd", "x-gzip", "identity, gzip"])
 async def test_any_content_encoding_but_identity_is_refused_415_unread(aiohttp_client, encoding: str) -> None:
-    # Served as the entry points serve it: with aiohttp's decompression off (gateway.serving).
+    # Served as the entry points serve it: with aiohttp's decompression off (gateway.process.serving).
     server = TestServer(create_app(make_settings(), dispatcher=FakeExecutor(), tools=FAKE_TOOLS))
     await server.start_server(auto_decompress=False)
     client = await aiohttp_client(server)
@@ -107,7 +107,7 @@ async def test_the_python_sdk_raises_mcp_error_with_the_refusal_message_and_data
     async with Client(streamable_http_client(f"http://127.0.0.1:{server.port}/mcp",
                                              http_client=httpx2.AsyncClient(timeout=10)), mode="legacy") as client:
         if kind != "ok":  # swap the limiter in after initialize succeeded
-            from gateway.http_mcp import McpEndpoint  # noqa: F401 - the endpoint reads admission.limiter
+            from gateway.surfaces.streamable_http import McpEndpoint  # noqa: F401 - the endpoint reads admission.limiter
 
             endpoint = next(r.handler.__self__ for r in app.router.routes()  # type: ignore[attr-defined]
                             if getattr(r, "method", "") == "POST" and r.resource.canonical == "/mcp")

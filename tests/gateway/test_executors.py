@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from gateway.executors import build_dispatcher
-from gateway.redis_executor import RedisExecutor
+from gateway.dispatch.executors import build_dispatcher
+from gateway.dispatch.redis_executor import RedisExecutor
 from pwc_mcp_core.mcp_server.local_executor import LocalExecutor
 from tests.gateway.conftest import make_settings
 

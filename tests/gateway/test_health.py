@@ -8,7 +8,7 @@ import httpx
 import pytest
 from aiohttp import web
 
-from gateway.app import HEALTH, create_app
+from gateway.process.app import HEALTH, create_app
 from tests.gateway.conftest import FAKE_TOOLS, FakeExecutor, make_settings
 
 

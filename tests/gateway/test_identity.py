@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from gateway.identity import derive_key, hash_identity, parse_networks, resolve_client
+from gateway.admission.identity import derive_key, hash_identity, parse_networks, resolve_client
 
 TRUSTED = parse_networks(["10.0.0.0/8", "fd00::/8"])
 XFF = "X-Forwarded-For"

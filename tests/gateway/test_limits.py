@@ -9,7 +9,13 @@ from collections.abc import AsyncIterator, Callable
 import pytest
 import redis
 
-from gateway.limits import Limiter, LimitSettings, LimitsUnavailable, MemoryLimiter, RedisLimiter
+from gateway.admission.limits import (
+    Limiter,
+    LimitSettings,
+    LimitsUnavailable,
+    MemoryLimiter,
+    RedisLimiter,
+)
 from pwc_mcp_core.cluster import redis_keys
 
 Factory = Callable[[LimitSettings], Limiter]

@@ -6,7 +6,7 @@ import logging
 
 import pytest
 
-from gateway.app import create_app
+from gateway.process.app import create_app
 from tests.gateway.conftest import FAKE_TOOLS, JSON_HEADERS, FakeExecutor, make_settings, rpc, tool_call
 
 SECRETS = {

@@ -13,7 +13,7 @@ from typing import Any
 
 from redis.asyncio import Redis
 
-from gateway.redis_executor import RedisExecutor
+from gateway.dispatch.redis_executor import RedisExecutor
 from pwc_mcp_core.cluster import queue
 
 

@@ -8,8 +8,8 @@ import pytest
 from multidict import MultiDict
 from openapi_spec_validator import validate
 
-from gateway.app import create_app
-from gateway.rest import coerce_query, status_for
+from gateway.process.app import create_app
+from gateway.surfaces.rest import coerce_query, status_for
 from pwc_mcp_core.cluster.admission import LIMITS_UNAVAILABLE, Decision
 from pwc_mcp_core.runtime.dispatch import Outcome, Refused, TimedOut, TooLarge, Unavailable
 from pwc_mcp_core.tools import registry

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from gateway.security import SecurityPolicy
+from gateway.admission.security import SecurityPolicy
 from pwc_mcp_core.errors import ConfigError
 
 POLICY = SecurityPolicy.from_lists(

@@ -7,8 +7,8 @@ import dataclasses
 
 import redis.asyncio as aioredis
 
-from gateway.app import create_app
-from gateway.sse_sessions import SseSettings
+from gateway.process.app import create_app
+from gateway.surfaces.sse_sessions import SseSettings
 from pwc_mcp_core.cluster import redis_keys
 from tests.gateway.conftest import FAKE_TOOLS, FakeExecutor, make_settings, rpc, tool_call
 from tests.gateway.test_sse_routes import POST_HEADERS, next_event, open_stream

@@ -9,8 +9,8 @@ from typing import Any
 
 import pytest
 
-from gateway.app import create_app
-from gateway.sse_sessions import SseSettings
+from gateway.process.app import create_app
+from gateway.surfaces.sse_sessions import SseSettings
 from tests.gateway.conftest import FAKE_TOOLS, FakeExecutor, make_settings, rpc, tool_call
 from tests.helpers import refusal_error
 

@@ -13,7 +13,7 @@ REPO = Path(__file__).resolve().parents[2]
 
 SCRIPT = """
 import os, sys
-from gateway.supervisor import Child, supervise
+from gateway.process.supervisor import Child, supervise
 log, pidfile, flaky_code = sys.argv[1], sys.argv[2], sys.argv[3]
 flaky = Child("flaky", [sys.executable, "-c",
     f"open({log!r}, 'a').write('x\\\\n'); import sys; sys.exit({flaky_code})"])

@@ -87,7 +87,7 @@ def test_rest_and_openapi_through_nginx(nginx_url: str) -> None:
 
 @pytest.mark.parametrize("location", ["location = /sse {", "location = /messages {"])
 def test_the_sse_locations_read_longer_than_the_default_heartbeat(location: str) -> None:
-    from gateway.sse_sessions import SseSettings
+    from gateway.surfaces.sse_sessions import SseSettings
     from tests.ops.test_nginx import SITE
 
     block = SITE.read_text(encoding="utf-8").split(location, 1)[1].split("}", 1)[0]

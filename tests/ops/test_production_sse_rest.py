@@ -530,8 +530,8 @@ def test_nginx_readme_counts_the_published_routes() -> None:
 # --- item 12: slow headers and bodies straight to the gateway -------------------------------------
 
 def test_slow_headers_and_bodies_are_bounded_at_the_gateway(prod: Prod) -> None:
-    from gateway.admission import BODY_TIMEOUT_S
-    from gateway.connection import HEADER_TIMEOUT_S
+    from gateway.admission.checks import BODY_TIMEOUT_S
+    from gateway.process.connection import HEADER_TIMEOUT_S
 
     port = prod.gateway.port
     partial_body = (f"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nContent-Type: application/json\r\n"

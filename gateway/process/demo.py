@@ -49,7 +49,7 @@ def _wait_catalog(api_url: str, proc: subprocess.Popen[bytes]) -> bool:
 
 def run_demo(environ: Mapping[str, str]) -> int:
     """Run the demo until SIGTERM/SIGINT; returns the exit status (1 if the catalog would not start)."""
-    from gateway.serving import check_listen, config_error, serve_from_env
+    from gateway.process.serving import check_listen, config_error, serve_from_env
     from pwc_mcp_core.errors import ConfigError
     from pwc_mcp_core.runtime.core_settings import env_int
 

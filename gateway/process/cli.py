@@ -56,9 +56,9 @@ def build_parser() -> argparse.ArgumentParser:
 
 def _serve(args: argparse.Namespace) -> int:
     from pwc_mcp_core.runtime.logs import configure_logging
-    from gateway.serving import check_listen, config_error, serve_from_env
-    from gateway.settings import GatewaySettings
-    from gateway.supervisor import Child, gateway_argv, supervise, worker_argv
+    from gateway.process.serving import check_listen, config_error, serve_from_env
+    from gateway.process.settings import GatewaySettings
+    from gateway.process.supervisor import Child, gateway_argv, supervise, worker_argv
 
     try:
         settings = GatewaySettings.from_env(os.environ)
@@ -78,7 +78,7 @@ def _serve(args: argparse.Namespace) -> int:
 
 
 def _demo() -> int:
-    from gateway.demo import run_demo
+    from gateway.process.demo import run_demo
 
     return run_demo(dict(os.environ))
 
@@ -96,7 +96,7 @@ def _stdio(argv: Sequence[str]) -> int:
 
 
 def _smoke(argv: Sequence[str]) -> int:
-    from gateway.smoke import main as smoke_main
+    from gateway.process.smoke import main as smoke_main
 
     return smoke_main(argv)
 
@@ -109,7 +109,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return passthrough[argv[0]](argv[1:])
     args = build_parser().parse_args(argv)
     if args.command == "gateway":
-        from gateway.serving import serve_from_env
+        from gateway.process.serving import serve_from_env
 
         return serve_from_env("gateway", os.environ, args.processes)
     if args.command == "demo":

@@ -58,8 +58,8 @@ from pwc_mcp_core.runtime.core_settings import DEFAULT_MAX_BODY_BYTES
 from pwc_mcp_core.runtime.dispatch import TIMED_OUT, TOO_LARGE, Deferred, Outcome, PoolState, Refused, \
     Unavailable, bounded
 
-from gateway import metrics
-from gateway.background import stop_tasks
+from gateway.shared import metrics
+from gateway.shared.background import stop_tasks
 
 __all__ = ["RedisExecutor"]
 

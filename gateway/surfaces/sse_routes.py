@@ -11,10 +11,10 @@ https://modelcontextprotocol.io/specification/2024-11-05/basic/transports
   the client disconnects (everything the session held is freed) or when the process stops.
 * ``POST /messages?session_id=<id>``: Host/Origin, then the session must be open and
   opened by the same client, else 404 with a JSON-RPC error body. The message then goes
-  through the ``/mcp`` endpoint itself (:class:`gateway.http_mcp.McpEndpoint`): the same
+  through the ``/mcp`` endpoint itself (:class:`gateway.surfaces.streamable_http.McpEndpoint`): the same
   body bound (413), admission and limits (every message counts), the same
   ``McpServer.handle`` and executors, the same content-free log line. Its JSON-RPC
-  answer is routed to the stream's holder (:class:`gateway.sse_sessions.SessionHub`,
+  answer is routed to the stream's holder (:class:`gateway.surfaces.sse_sessions.SessionHub`,
   through Redis when that is another process) and the POST answers 202 with an empty
   body; a refusal (413, 429, 503, ...) or a transport-level error answers the POST itself.
 
@@ -37,13 +37,13 @@ from aiohttp import web
 from pwc_mcp_core.protocol.jsonrpc import INVALID_REQUEST, error_response
 from pwc_mcp_core.protocol.versions import SERVER_VERSION
 
-from gateway import metrics
-from gateway.admission import Admission, refusal_response
-from gateway.cors import preflight_handler
-from gateway.http_mcp import McpEndpoint
-from gateway.limits import LimitsUnavailable
-from gateway.security import SecurityPolicy
-from gateway.sse_sessions import GLOBAL_CAP, Session, SessionHub
+from gateway.shared import metrics
+from gateway.admission.checks import Admission, refusal_response
+from gateway.admission.cors import preflight_handler
+from gateway.surfaces.streamable_http import McpEndpoint
+from gateway.admission.limits import LimitsUnavailable
+from gateway.admission.security import SecurityPolicy
+from gateway.surfaces.sse_sessions import GLOBAL_CAP, Session, SessionHub
 
 __all__ = ["SseRoutes", "add_sse_routes"]
 

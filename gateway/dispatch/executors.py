@@ -2,7 +2,7 @@
 
 Both implement `pwc_mcp_core.runtime.dispatch.Dispatcher`. Embedded mode uses core's
 ``LocalExecutor`` (a bounded thread pool in the gateway process, feeding the gateway's
-metrics); Redis mode uses ``gateway.redis_executor.RedisExecutor`` (workers over Redis),
+metrics); Redis mode uses ``gateway.dispatch.redis_executor.RedisExecutor`` (workers over Redis),
 imported lazily by :func:`build_dispatcher` so embedded mode never needs it.
 """
 
@@ -12,7 +12,7 @@ from pwc_mcp_core.mcp_server.local_executor import LocalExecutor
 from pwc_mcp_core.runtime.core_settings import CoreSettings
 from pwc_mcp_core.runtime.dispatch import Dispatcher
 
-from gateway import metrics
+from gateway.shared import metrics
 
 __all__ = ["build_dispatcher", "build_embedded_executor"]
 
@@ -32,6 +32,6 @@ def build_dispatcher(core: CoreSettings) -> Dispatcher:
     """The dispatcher for the configured mode: Redis when ``core.redis`` is set, else embedded."""
     if core.redis is None:
         return build_embedded_executor(core)
-    from gateway.redis_executor import RedisExecutor
+    from gateway.dispatch.redis_executor import RedisExecutor
 
     return RedisExecutor(core.redis, max_response_bytes=core.max_body_bytes, observe=metrics.observe_call)

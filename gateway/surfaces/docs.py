@@ -23,8 +23,8 @@ from typing import Final
 
 from aiohttp import web
 
-from gateway.docs_html import render_html
-from gateway.public_url import PublicUrl
+from gateway.surfaces.docs_html import render_html
+from gateway.surfaces.public_url import PublicUrl
 from pwc_mcp_core.protocol.json_types import JsonObject, JsonValue
 from pwc_mcp_core.protocol.versions import (
     LATEST_LEGACY_VERSION,
@@ -132,7 +132,7 @@ class DocsPage:
 
     def __init__(self, tools: Sequence[Mapping[str, JsonValue]], core: CoreSettings | None = None,
                  public_url: PublicUrl | None = None) -> None:
-        from gateway.security import SecurityPolicy
+        from gateway.admission.security import SecurityPolicy
 
         core = core if core is not None else CoreSettings()
         self._doc = docs_document(tools, core)

@@ -11,8 +11,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Final
 
-from gateway.limits import LimitSettings
-from gateway.sse_sessions import SseSettings
+from gateway.admission.limits import LimitSettings
+from gateway.surfaces.sse_sessions import SseSettings
 from pwc_mcp_core.runtime.core_settings import CoreSettings, env_int
 
 __all__ = ["LEASE_MARGIN_S", "PROCESS_TIMEOUT_ENV", "GatewaySettings"]

@@ -4,28 +4,28 @@ Fixed order (docs/tool-contract.md §1.1, §2.3; the first failing check answers
 
 0. ``Content-Encoding`` absent or ``identity``, before a byte of the body is read →
    415 ``unsupported_content_encoding``. MCP clients never compress requests, and the
-   server does not inflate (aiohttp's ``auto_decompress`` is off, ``gateway.serving``), so a
+   server does not inflate (aiohttp's ``auto_decompress`` is off, ``gateway.process.serving``), so a
    compressed body, valid or a bomb, costs no CPU and delays no other client.
 1. Body at most ``max_body_bytes`` (2 MiB): ``Content-Length`` checked first, then the
    bytes actually read are counted (chunked bodies) → 413 ``request_too_large``; a body
    that ends early (the client aborted) → 400 ``request_incomplete``, logged as one line.
 2. ``Host`` allowlist → 421 ``invalid_host`` ("Invalid Host header: …").
 3. ``Origin`` allowlist (absent allowed, ``null`` refused) → 403 ``invalid_origin``.
-4. Client identity (:mod:`gateway.identity`), hashed with a key derived from the cursor secret.
-5. Limits, checked and recorded atomically (:mod:`gateway.limits`):
+4. Client identity (:mod:`gateway.admission.identity`), hashed with a key derived from the cursor secret.
+5. Limits, checked and recorded atomically (:mod:`gateway.admission.limits`):
    global concurrency → 503 ``server_saturated``, ``Retry-After: 1``;
    requests/min, semantic-or-hybrid searches/min, per-client concurrency →
    429 ``rate_limit_exceeded``, ``Retry-After`` = seconds until the window frees;
    limit store unreachable → 503 ``limits_unavailable``, ``Retry-After: 1``
    (fail closed: no request is served without being counted).
 
-Then :mod:`gateway.http_mcp` checks Accept (406) and Content-Type (415) and runs the MCP
+Then :mod:`gateway.surfaces.streamable_http` checks Accept (406) and Content-Type (415) and runs the MCP
 server; a dispatched call's answer over the bound is 503 ``response_too_large``.
 Every refusal above (0, 1, 2, 3, 5 and the response bound) is a JSON-RPC error object with the
 request id (``null`` when the body was not read) and ``data: {"error": <code>,
 "retry_after_s": n}`` (:mod:`pwc_mcp_core.protocol.refusals`). Rejected requests are not recorded.
 Behind Redis, a tool call's check 5 runs inside the script that queues the call
-(:mod:`gateway.dispatching`); every answer stays the one this order gives.
+(:mod:`gateway.dispatch.calls`); every answer stays the one this order gives.
 """
 
 from __future__ import annotations
@@ -41,9 +41,10 @@ from pwc_mcp_core.protocol.refusals import REFUSALS, refusal_body
 from pwc_mcp_core.runtime.core_settings import DEFAULT_MAX_BODY_BYTES
 from pwc_mcp_core.runtime.dispatch import refusal_of
 
-from gateway import identity, metrics
-from gateway.limits import Decision, Lease, Limiter, LimitsUnavailable
-from gateway.security import SecurityPolicy
+from gateway.admission import identity
+from gateway.shared import metrics
+from gateway.admission.limits import Decision, Lease, Limiter, LimitsUnavailable
+from gateway.admission.security import SecurityPolicy
 from pwc_mcp_core.protocol.jsonrpc import compact
 
 __all__ = ["Admission", "BodyIncomplete", "compact_dumps", "identity_encoded", "json_error", "read_bounded_body",

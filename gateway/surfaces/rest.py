@@ -15,10 +15,10 @@ a body that is not a JSON object 400, not_found (and an unknown tool) 404,
 upstream_error 502, upstream_timeout 504, the catalog's or our limits 429/503 with
 ``Retry-After``, an answer over the response bound 502 ``response_too_large``.
 
-Admission is the ``/mcp`` admission, by calling :class:`gateway.admission.Admission`:
+Admission is the ``/mcp`` admission, by calling :class:`gateway.admission.checks.Admission`:
 body bound (413), Host/Origin (421/403), identity, then every limit (a call holds a
 concurrency lease; listing is counted). The call is a ``tools/call`` `Call` run by the same
-`gateway.dispatching.CallDispatch` as ``/mcp`` (Redis → workers, the limits checked in the
+`gateway.dispatch.calls.CallDispatch` as ``/mcp`` (Redis → workers, the limits checked in the
 enqueue script); its one `Outcome` becomes the REST answer through `_OUTCOME` below, never
 by reading a JSON-RPC envelope.
 One content-free line per request goes to ``pwc_mcp.requests`` (tool, status, latency,
@@ -45,11 +45,11 @@ from pwc_mcp_core.protocol.refusals import REFUSALS
 from pwc_mcp_core.protocol.versions import SERVER_VERSION
 from pwc_mcp_core.runtime.dispatch import Answer, Outcome, Refused, TimedOut, Unavailable, refusal_of
 
-from gateway import metrics
-from gateway.admission import Admission
-from gateway.cors import preflight_handler
-from gateway.dispatching import CallDispatch
-from gateway.security import SecurityPolicy
+from gateway.shared import metrics
+from gateway.admission.checks import Admission
+from gateway.admission.cors import preflight_handler
+from gateway.dispatch.calls import CallDispatch
+from gateway.admission.security import SecurityPolicy
 
 __all__ = ["RestApi", "add_rest_routes", "coerce_query", "status_for"]
 

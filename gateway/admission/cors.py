@@ -13,7 +13,7 @@ from typing import Final
 from aiohttp import web
 from aiohttp.typedefs import Handler, Middleware
 
-from gateway.security import SecurityPolicy
+from gateway.admission.security import SecurityPolicy
 
 __all__ = ["cors_middleware", "preflight_handler"]
 

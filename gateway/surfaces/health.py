@@ -27,7 +27,7 @@ from typing import Final
 import httpx
 from aiohttp import web
 
-from gateway.background import stop_tasks
+from gateway.shared.background import stop_tasks
 from pwc_mcp_core.protocol.json_types import JsonObject
 from pwc_mcp_core.protocol.versions import LATEST_LEGACY_VERSION, SERVER_VERSION
 

@@ -3,7 +3,7 @@
 aiohttp answers a path no route matches (404) and a method a route does not take (405)
 itself, as ``text/plain``. This middleware answers them instead:
 
-* under ``/v1/`` in the REST shape (:mod:`gateway.rest`): ``{"error": "not_found: …"}``,
+* under ``/v1/`` in the REST shape (:mod:`gateway.surfaces.rest`): ``{"error": "not_found: …"}``,
   ``{"error": "method_not_allowed: …"}`` with ``Allow``;
 * elsewhere in the shape of ``GET /mcp`` and nginx's 404: ``{"error": "not_found"}``,
   ``{"error": "method_not_allowed", "allowed": [...]}`` with ``Allow``.
@@ -22,8 +22,8 @@ from typing import Final
 from aiohttp import web
 from aiohttp.typedefs import Middleware
 
-from gateway import metrics
-from gateway.admission import Admission, compact_dumps
+from gateway.admission.checks import Admission, compact_dumps
+from gateway.shared import metrics
 from pwc_mcp_core.protocol.versions import SERVER_VERSION
 
 __all__ = ["route_errors_middleware"]

@@ -11,7 +11,7 @@ from aiohttp import web
 from pwc_mcp_core.protocol.json_types import JsonObject
 from pwc_mcp_core.protocol.versions import LATEST_LEGACY_VERSION, SUPPORTED_VERSIONS
 
-from gateway.public_url import PublicUrl
+from gateway.surfaces.public_url import PublicUrl
 
 __all__ = ["WellKnown", "discovery_document"]
 

@@ -1,4 +1,4 @@
-"""``GET /openapi.json``: an OpenAPI 3.1 document of the REST surface (:mod:`gateway.rest`).
+"""``GET /openapi.json``: an OpenAPI 3.1 document of the REST surface (:mod:`gateway.surfaces.rest`).
 
 Generated from the same tool list as ``tools/list`` (``catalogue.tool_list_result()``):
 per tool a ``POST /v1/tools/<name>`` whose request body is the tool's ``inputSchema``
@@ -20,7 +20,7 @@ from aiohttp import web
 from pwc_mcp_core.protocol.json_types import JsonObject, JsonValue
 from pwc_mcp_core.protocol.versions import SERVER_INFO, SERVER_VERSION
 
-from gateway.public_url import PublicUrl
+from gateway.surfaces.public_url import PublicUrl
 
 __all__ = ["OpenApiDocument", "build_openapi"]
 

@@ -2,7 +2,7 @@
 
 Both paths serve with the same HTTP server settings (`server_options`):
 
-* ``auto_decompress=False``: request bodies are never inflated; ``gateway.admission``
+* ``auto_decompress=False``: request bodies are never inflated; ``gateway.admission.checks``
   refuses any ``Content-Encoding`` but ``identity`` before reading, so a gzip bomb costs
   nothing and an invalid compressed body cannot reach a decoder.
 * ``keepalive_timeout`` = `IDLE_TIMEOUT_S` (75 s), longer than nginx's upstream
@@ -34,12 +34,12 @@ from typing import TYPE_CHECKING, Final, TypedDict
 
 from pwc_mcp_core.errors import ConfigError
 
-from gateway.settings import GatewaySettings
+from gateway.process.settings import GatewaySettings
 
 if TYPE_CHECKING:  # gunicorn is imported lazily: embedded serving never needs it
     from aiohttp import web
 
-    from gateway.connection import GatewayRunner
+    from gateway.process.connection import GatewayRunner
     from gunicorn.app.base import BaseApplication
     from gunicorn.arbiter import Arbiter
     from gunicorn.config import Config
@@ -126,7 +126,7 @@ def _gunicorn_app(options: Mapping[str, object]) -> BaseApplication:
     from gunicorn.app.base import BaseApplication
 
     class GatewayApplication(BaseApplication):
-        """gunicorn running ``gateway.serving:app_factory`` with aiohttp's worker class."""
+        """gunicorn running ``gateway.process.serving:app_factory`` with aiohttp's worker class."""
 
         def load_config(self) -> None:
             for key, value in options.items():
@@ -143,7 +143,7 @@ def serving_app(settings: GatewaySettings) -> web.Application:
     """``create_app`` for a server process: once started, its heap is settled
     (``gc_tuning.settle_after_startup``). Tests build apps with ``create_app``, which
     leaves the test process's collector alone."""
-    from gateway.app import create_app  # lazy: `pwc-mcp --help` and the workers never build the app
+    from gateway.process.app import create_app  # lazy: `pwc-mcp --help` and the workers never build the app
 
     app = create_app(settings)
     app.on_startup.append(_settle_heap)  # runs after the app's lifecycle has started everything
@@ -157,16 +157,16 @@ async def _settle_heap(app: web.Application) -> None:
 
 
 async def app_factory() -> GatewayRunner:
-    """Entry point for gunicorn (``gateway.serving:app_factory``): settings from the environment.
+    """Entry point for gunicorn (``gateway.process.serving:app_factory``): settings from the environment.
 
     Returns a runner, not the bare app, so gunicorn's aiohttp worker serves with the
     gateway's own server settings (`server_options`: no request decompression, the idle
     timeout above the proxy's, the content-free server logger) and connections
-    (:mod:`gateway.connection`: header deadline, JSON parse errors).
+    (:mod:`gateway.process.connection`: header deadline, JSON parse errors).
     """
     from pwc_mcp_core.runtime.logs import configure_logging
 
-    from gateway.connection import GatewayRunner
+    from gateway.process.connection import GatewayRunner
 
     settings = GatewaySettings.from_env(os.environ)
     configure_logging(settings.core.log_level)
@@ -178,7 +178,7 @@ async def _serve_one(app: web.Application, host: str, port: int) -> None:
     """One process: the app on ``host:port`` through `GatewayRunner` until SIGTERM/SIGINT."""
     from aiohttp import web
 
-    from gateway.connection import GatewayRunner
+    from gateway.process.connection import GatewayRunner
 
     runner = GatewayRunner(app, **server_options())
     await runner.setup()

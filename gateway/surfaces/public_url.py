@@ -19,8 +19,8 @@ from typing import Final
 
 from aiohttp import web
 
-from gateway.identity import TrustedNetworks
-from gateway.security import SecurityPolicy
+from gateway.admission.identity import TrustedNetworks
+from gateway.admission.security import SecurityPolicy
 
 __all__ = ["PORT_HEADER", "PROTO_HEADER", "PublicUrl"]
 

@@ -4,10 +4,10 @@ Modes (ARCHITECTURE.md §3): ``PWC_MCP_REDIS_URL`` unset → embedded (``MemoryL
 core's ``LocalExecutor`` with its ``MemoryCache``); set → ``RedisLimiter`` and the
 ``RedisExecutor`` (workers). Both dispatchers implement
 `pwc_mcp_core.runtime.dispatch.Dispatcher`; every surface runs calls through one
-`gateway.dispatching.CallDispatch`. Routes: ``POST|GET|DELETE|OPTIONS /mcp``, ``GET /health``,
+`gateway.dispatch.calls.CallDispatch`. Routes: ``POST|GET|DELETE|OPTIONS /mcp``, ``GET /health``,
 ``GET /.well-known/mcp``, ``GET /docs``, ``GET /metrics``, the HTTP+SSE transport
-(``GET /sse``, ``POST /messages``, :mod:`gateway.sse_routes`), REST (``/v1/tools``,
-:mod:`gateway.rest`) and ``GET /openapi.json``; anything else a JSON 404 or 405 (:mod:`gateway.route_errors`).
+(``GET /sse``, ``POST /messages``, :mod:`gateway.surfaces.sse_routes`), REST (``/v1/tools``,
+:mod:`gateway.surfaces.rest`) and ``GET /openapi.json``; anything else a JSON 404 or 405 (:mod:`gateway.surfaces.route_errors`).
 """
 
 from __future__ import annotations
@@ -21,26 +21,26 @@ from pwc_mcp_core.mcp_server.server import McpServer
 from pwc_mcp_core.protocol.json_types import JsonValue
 from pwc_mcp_core.runtime.dispatch import Dispatcher
 
-from gateway import metrics
-from gateway.admission import Admission
-from gateway.connection import request_started_middleware
-from gateway.cors import cors_middleware, preflight_handler
-from gateway.dispatching import CallDispatch
-from gateway.docs import DocsPage
-from gateway.executors import build_dispatcher
-from gateway.health import HealthState
-from gateway.http_mcp import McpEndpoint
-from gateway.identity import derive_key, parse_networks
-from gateway.limits import Limiter, MemoryLimiter, RedisLimiter
-from gateway.public_url import PublicUrl
-from gateway.security import SecurityPolicy
-from gateway.openapi import OpenApiDocument
-from gateway.rest import RestApi, add_rest_routes
-from gateway.route_errors import route_errors_middleware
-from gateway.settings import GatewaySettings
-from gateway.sse_routes import add_sse_routes
-from gateway.sse_sessions import SessionHub, build_session_store
-from gateway.wellknown import WellKnown
+from gateway.shared import metrics
+from gateway.admission.checks import Admission
+from gateway.process.connection import request_started_middleware
+from gateway.admission.cors import cors_middleware, preflight_handler
+from gateway.dispatch.calls import CallDispatch
+from gateway.surfaces.docs import DocsPage
+from gateway.dispatch.executors import build_dispatcher
+from gateway.surfaces.health import HealthState
+from gateway.surfaces.streamable_http import McpEndpoint
+from gateway.admission.identity import derive_key, parse_networks
+from gateway.admission.limits import Limiter, MemoryLimiter, RedisLimiter
+from gateway.surfaces.public_url import PublicUrl
+from gateway.admission.security import SecurityPolicy
+from gateway.surfaces.openapi import OpenApiDocument
+from gateway.surfaces.rest import RestApi, add_rest_routes
+from gateway.surfaces.route_errors import route_errors_middleware
+from gateway.process.settings import GatewaySettings
+from gateway.surfaces.sse_routes import add_sse_routes
+from gateway.surfaces.sse_sessions import SessionHub, build_session_store
+from gateway.surfaces.wellknown import WellKnown
 
 __all__ = ["DISPATCHER", "HEALTH", "LIMITER", "create_app"]
 

@@ -41,8 +41,8 @@ from pwc_mcp_core.cluster.redis_pipe import RedisPipe, ScriptRunner
 from pwc_mcp_core.runtime.core_settings import env_int, env_number
 from redis.exceptions import RedisError, ResponseError
 
-from gateway.background import stop_tasks
-from gateway.limits import LimitsUnavailable
+from gateway.shared.background import stop_tasks
+from gateway.admission.limits import LimitsUnavailable
 
 __all__ = ["MemorySessionStore", "RedisSessionStore", "Session", "SessionHub", "SseSettings", "build_session_store"]
 

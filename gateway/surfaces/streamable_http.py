@@ -1,9 +1,9 @@
 """The ``/mcp`` endpoint: stateless Streamable HTTP in JSON-response mode (docs/protocol.md §1, §10).
 
-``POST /mcp`` runs :mod:`gateway.admission` (415 encoding → 413 → 421 → 403 → identity),
+``POST /mcp`` runs :mod:`gateway.admission.checks` (415 encoding → 413 → 421 → 403 → identity),
 then ``McpServer.prepare``. A request the server answers itself is counted under the limits
 (429/503), then checked for Accept (406) and Content-Type (415). A ``tools/call`` or
-``resources/read`` goes, after the same media checks, to `gateway.dispatching.CallDispatch`
+``resources/read`` goes, after the same media checks, to `gateway.dispatch.calls.CallDispatch`
 (admission and dispatch, one typed outcome), and ``McpServer.answer`` maps the outcome to
 its JSON-RPC reply (a refusal, 503 ``response_too_large``, …). Refusals are JSON-RPC errors
 carrying the request id (:mod:`pwc_mcp_core.protocol.refusals`).
@@ -25,9 +25,9 @@ from pwc_mcp_core.protocol.refusals import request_id_json
 from pwc_mcp_core.mcp_server.server import McpServer, Pending, Reply
 from pwc_mcp_core.protocol.versions import SERVER_VERSION
 
-from gateway import metrics
-from gateway.admission import Admission, compact_dumps
-from gateway.dispatching import CallDispatch
+from gateway.shared import metrics
+from gateway.admission.checks import Admission, compact_dumps
+from gateway.dispatch.calls import CallDispatch
 
 __all__ = ["McpEndpoint", "method_not_allowed"]
 

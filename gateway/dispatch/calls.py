@@ -21,8 +21,8 @@ from __future__ import annotations
 import logging
 from dataclasses import dataclass
 
-from gateway import metrics
-from gateway.limits import Limiter, LimitsUnavailable
+from gateway.admission.limits import Limiter, LimitsUnavailable
+from gateway.shared import metrics
 from pwc_mcp_core.cluster.admission import LIMITS_UNAVAILABLE
 from pwc_mcp_core.runtime.call import Call
 from pwc_mcp_core.runtime.dispatch import Dispatcher, Outcome, Refused, TooLarge, Unavailable

@@ -1,0 +1,1 @@
+"""Plumbing every room uses: Prometheus metrics and background-task helpers."""
