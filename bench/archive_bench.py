@@ -8,9 +8,9 @@ Usage::
 
 Steps, all in one run:
 
-1. ``python -m catalog import`` of the five ``.gz`` dumps in ``--data`` into a new
-   file beside ``--db``, renamed over ``--db`` when done (readers of ``--db``
-   never see a partial file). Reports wall time, the importer's peak RSS
+1. ``python -m catalog import`` of the five ``.gz`` dumps in ``--data`` into ``--db``
+   (the importer builds a new file and renames it over ``--db`` when done, so readers of
+   ``--db`` never see a partial file). Reports wall time, the importer's peak RSS
    and CPU time (``getrusage`` of the child; on a shared machine CPU time is the
    steadier figure) and the size of the database and of the files
    beside it (``<db>.*``, e.g. search vectors). ``--skip-import`` reuses
@@ -83,20 +83,18 @@ def _cpu_model() -> str:
 
 
 def run_import(data: Path, db: Path, nice: int = 0) -> dict[str, float]:
-    """Import the dumps into a new file, rename it over ``db``; return the figures."""
-    new = db.with_name(db.name + ".bench-new")
-    for suffix in ("", "-journal", "-wal", "-shm"):
-        Path(f"{new}{suffix}").unlink(missing_ok=True)
+    """Import the dumps into ``db`` and return the figures. The importer itself builds a new
+    file and renames it over ``db`` (with its vector files named for ``db``), so readers of
+    ``db`` never see a partial file."""
     sources = [str(data / name) for name in DUMPS]
     started = time.perf_counter()
     prefix = ["nice", "-n", str(nice)] if nice else []
-    done = subprocess.run([*prefix, sys.executable, "-m", "catalog", "import", "--db", str(new), *sources],
+    done = subprocess.run([*prefix, sys.executable, "-m", "catalog", "import", "--db", str(db), *sources],
                           cwd=REPO, capture_output=True, text=True, check=False)
     seconds = time.perf_counter() - started
     if done.returncode != 0:
         raise SystemExit(f"import failed ({done.returncode}): {done.stdout[-2000:]}{done.stderr[-2000:]}")
     usage = resource.getrusage(resource.RUSAGE_CHILDREN)  # the import is this process's first child
-    os.replace(new, db)
     figures = {"seconds": seconds, "cpu_seconds": usage.ru_utime + usage.ru_stime,
                "peak_rss_bytes": usage.ru_maxrss * 1024.0}
     Path(f"{db}.import.json").write_text(json.dumps(figures), encoding="utf-8")
@@ -106,7 +104,7 @@ def run_import(data: Path, db: Path, nice: int = 0) -> dict[str, float]:
 def sizes(db: Path) -> tuple[int, int]:
     """Bytes of the database and of the files beside it that belong to it (``<db>.*``)."""
     beside = sum(p.stat().st_size for p in db.parent.glob(db.name + ".*")
-                 if p.is_file() and not p.name.endswith((".import.json", ".bench-new")) and ".tmp-" not in p.name)
+                 if p.is_file() and not p.name.endswith(".import.json") and ".tmp-" not in p.name)
     return db.stat().st_size, beside
 
 
