@@ -25,8 +25,16 @@ from typing import Any
 from catalog.schema import normalize_title
 from catalog.search import keyword_parts
 from catalog.store import (
-    PAPER_COLUMNS, Conflict, Invalid, NotFound, Page, envelope, newest_paper_date,
-    paper_summaries, paper_summary, resolve_paper,
+    PAPER_COLUMNS,
+    Conflict,
+    Invalid,
+    NotFound,
+    Page,
+    envelope,
+    newest_paper_date,
+    paper_summaries,
+    paper_summary,
+    resolve_paper,
 )
 
 __all__ = ["fts_filter", "has_stored_trend", "list_papers", "order_clause", "recent_papers", "related_papers", "resolve_authors", "task_papers",

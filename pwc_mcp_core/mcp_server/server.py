@@ -34,8 +34,18 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final
 
-from pwc_mcp_core.tools import completion, prompts
-from pwc_mcp_core.runtime.call import Call
+from pwc_mcp_core.errors import ProtocolError
+from pwc_mcp_core.mcp_server.legacy_era import (
+    initialize_bodies,
+    initialize_version,
+    legacy_static_bodies,
+    set_level,
+)
+from pwc_mcp_core.mcp_server.modern_era import (
+    LEGACY_ONLY_METHODS,
+    modern_result,
+    modern_static_bodies,
+)
 from pwc_mcp_core.protocol.eras import (
     NOT_JSON,
     PROTOCOL_HEADER,
@@ -47,7 +57,6 @@ from pwc_mcp_core.protocol.eras import (
     parse_body,
     route,
 )
-from pwc_mcp_core.errors import ProtocolError
 from pwc_mcp_core.protocol.jsonrpc import (
     INTERNAL_ERROR,
     INVALID_PARAMS,
@@ -65,16 +74,25 @@ from pwc_mcp_core.protocol.jsonrpc import (
     splice_id,
 )
 from pwc_mcp_core.protocol.refusals import REFUSALS, refusal_body
-from pwc_mcp_core.runtime.dispatch import Answer, Deferred, Dispatcher, Outcome, Refused, TimedOut, Unavailable, refusal_of
-from pwc_mcp_core.mcp_server.legacy_era import initialize_bodies, initialize_version, legacy_static_bodies, set_level
-from pwc_mcp_core.mcp_server.modern_era import LEGACY_ONLY_METHODS, modern_result, modern_static_bodies
-from pwc_mcp_core.runtime.core_settings import CoreSettings
 from pwc_mcp_core.protocol.versions import (
-    MODERN_VERSIONS,
     LATEST_LEGACY_VERSION,
+    MODERN_VERSIONS,
     PROTOCOL_VERSION_META_KEY,
     SUPPORTED_VERSIONS,
 )
+from pwc_mcp_core.runtime.call import Call
+from pwc_mcp_core.runtime.core_settings import CoreSettings
+from pwc_mcp_core.runtime.dispatch import (
+    Answer,
+    Deferred,
+    Dispatcher,
+    Outcome,
+    Refused,
+    TimedOut,
+    Unavailable,
+    refusal_of,
+)
+from pwc_mcp_core.tools import completion, prompts
 
 __all__ = ["Classification", "McpServer", "Pending", "Reply", "classify"]
 
@@ -122,7 +140,9 @@ class McpServer:
     def __init__(self, settings: CoreSettings, dispatcher: Dispatcher, *,
                  tools: Sequence[Mapping[str, Any]] | None = None) -> None:
         if tools is None:
-            from pwc_mcp_core.tools import registry  # lazy: the catalogue builds 21 schemas from the pwc parser
+            from pwc_mcp_core.tools import (
+                registry,  # lazy: the catalogue builds 21 schemas from the pwc parser
+            )
 
             tools_result = registry.tool_list_result()
         else:

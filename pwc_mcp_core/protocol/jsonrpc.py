@@ -11,8 +11,8 @@ from __future__ import annotations
 
 import json
 import re
-from types import MappingProxyType
 from collections.abc import Mapping
+from types import MappingProxyType
 from typing import Final, Literal
 
 from pwc_mcp_core.protocol.json_types import JsonValue

@@ -21,14 +21,15 @@ from pwc.errors import HTTPStatusError, UsageError
 from pwc.names import closeness, find_exact, first_word
 from pwc.render import result_list
 from pwc.transport import Client
+from pwc_mcp_core.errors import ResourceError, ToolError
 from pwc_mcp_core.protocol.jsonrpc import dumps
+from pwc_mcp_core.protocol.versions import RESOURCE_READ_TTL_MS, modern_result_extras
 from pwc_mcp_core.runtime.cache_metrics import InstrumentedCache
 from pwc_mcp_core.runtime.caches import ChunkCache
 from pwc_mcp_core.runtime.call import Call
 from pwc_mcp_core.runtime.core_settings import DEFAULT_MAX_BODY_BYTES
-from pwc_mcp_core.tools.registry import ToolSpec, get_tool
 from pwc_mcp_core.tools.cursors import CursorCodec
-from pwc_mcp_core.errors import ResourceError, ToolError
+from pwc_mcp_core.tools.error_texts import INTERNAL_ERROR, error_result, tool_error_text
 from pwc_mcp_core.tools.projections.leaderboards import (
     METRIC_SELECTORS,
     local_page,
@@ -37,10 +38,13 @@ from pwc_mcp_core.tools.projections.leaderboards import (
     unknown_metric_error,
 )
 from pwc_mcp_core.tools.projections.results import public_paper_result, structured
-from pwc_mcp_core.tools.projections.text_papers import available_at, paper_list_text, read_paper_text
-from pwc_mcp_core.tools.error_texts import INTERNAL_ERROR, error_result, tool_error_text
+from pwc_mcp_core.tools.projections.text_papers import (
+    available_at,
+    paper_list_text,
+    read_paper_text,
+)
+from pwc_mcp_core.tools.registry import ToolSpec, get_tool
 from pwc_mcp_core.tools.validation import compile_validators, validate_arguments
-from pwc_mcp_core.protocol.versions import RESOURCE_READ_TTL_MS, modern_result_extras
 
 __all__ = ["Runtime", "execute", "run_tool", "warm"]
 

@@ -8,7 +8,13 @@ from __future__ import annotations
 from typing import Any
 
 from pwc_mcp_core.tools.projections.leaderboards import absolute_url
-from pwc_mcp_core.tools.projections.papers import catalog_reference, catalog_references, payload_rows, text, whole
+from pwc_mcp_core.tools.projections.papers import (
+    catalog_reference,
+    catalog_references,
+    payload_rows,
+    text,
+    whole,
+)
 
 __all__ = [
     "benchmark_items",

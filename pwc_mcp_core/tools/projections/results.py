@@ -10,14 +10,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from pwc_mcp_core.tools.projections.leaderboards import (
-    RANKING_NOTE,
-    evaluation,
-    metric_directions,
-    next_page,
-    paper_evaluation,
-)
-from pwc_mcp_core.tools.projections.papers import lineage_result, paper_detail, paper_items, payload_rows, whole
 from pwc_mcp_core.tools.projections.entities import (
     benchmark_items,
     benchmark_summary,
@@ -25,6 +17,20 @@ from pwc_mcp_core.tools.projections.entities import (
     is_grouped,
     method_detail,
     task_detail,
+)
+from pwc_mcp_core.tools.projections.leaderboards import (
+    RANKING_NOTE,
+    evaluation,
+    metric_directions,
+    next_page,
+    paper_evaluation,
+)
+from pwc_mcp_core.tools.projections.papers import (
+    lineage_result,
+    paper_detail,
+    paper_items,
+    payload_rows,
+    whole,
 )
 from pwc_mcp_core.tools.projections.text_entities import (
     benchmark_list_text,

@@ -12,8 +12,15 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from pwc.commands.entities import (conference_dates, conference_tier, conference_venue, framework_platforms,
-                                   framework_table, organization_table, paper_years)
+from pwc.commands.entities import (
+    conference_dates,
+    conference_tier,
+    conference_venue,
+    framework_platforms,
+    framework_table,
+    organization_table,
+    paper_years,
+)
 from pwc.errors import ResponseError
 from pwc.markdown import md_cell, md_table
 from pwc.render import md_escape, result_list
