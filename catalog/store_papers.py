@@ -254,8 +254,8 @@ def trending_papers(conn: sqlite3.Connection, limit: int, max_age_days: int,
     trend = {row[0]: row[1] for row in rows}
     results = paper_summaries(conn, list(trend))
     for item in results:
-        item["trend_score"] = round(trend[int(item["id"])], 6)
-        item["velocity"] = round(trend[int(item["id"])], 6)
+        item["trend_score"] = round(trend[int(str(item["id"]))], 6)
+        item["velocity"] = round(trend[int(str(item["id"]))], 6)
     return envelope(results, len(results), max_age_days=max_age_days, reference_date=newest)
 
 

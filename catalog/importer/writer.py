@@ -250,7 +250,7 @@ class Writer:
                 row[key] = _dumps(row[key])
         values = tuple(row.get(c) for c in _PAPER_COLS)
         created = rid is None
-        if created:
+        if rid is None:
             rid = next(self.ids["papers"])
             defaults = {"authors": "[]", "citation_count": 0, "popularity": 0, "is_latest": 1,
                         "hf_models": "[]", "hf_datasets": "[]", "hf_spaces": "[]",
