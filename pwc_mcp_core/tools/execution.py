@@ -23,7 +23,7 @@ from pwc.names import closeness, find_exact, first_word
 from pwc.render import result_list
 from pwc.transport import Client
 from pwc_mcp_core.errors import ResourceError, ToolError
-from pwc_mcp_core.protocol.json_types import JsonObject, JsonValue
+from pwc_mcp_core.protocol.json_types import JsonObject
 from pwc_mcp_core.protocol.jsonrpc import dumps
 from pwc_mcp_core.protocol.versions import RESOURCE_READ_TTL_MS, modern_result_extras
 from pwc_mcp_core.runtime.cache_metrics import InstrumentedCache
@@ -244,7 +244,7 @@ def _name_the_missing_filter(arguments: JsonObject, client: Client) -> None:
 
 
 def _leaderboard(tool: ToolSpec, options: dict[str, object], page: int,
-                 runtime: Runtime) -> tuple[JsonValue, list[str]]:
+                 runtime: Runtime) -> tuple[object, list[str]]:
     """Run ``pwc benchmark --name``; a metric the leaderboard lacks → the unfiltered leaderboard plus
     ``metric_note`` (seed README). Pages locally when the CLI has no ``--page``."""
     from pwc.queries import query
