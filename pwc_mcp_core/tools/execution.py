@@ -297,9 +297,11 @@ def _outside_catalog(tool: ToolSpec, effective: JsonObject, record: JsonObject,
     content, _text = structured("paper_page", payload, {"page": 1, "limit": effective.get("limit")}, [])
     listed = record.get("available_at")
     links = [link for link in listed or [] if isinstance(link, dict) and link.get("url")] if isinstance(listed, list) else []
-    content.update(in_catalog=False, note=note, available_at=links)
+    content.update(in_catalog=False, note=note, available_at=[*links])
     cite = available_at(links)
-    return content, paper_list_text(content["items"], content["next_page"],
+    items, nxt = content["items"], content["next_page"]
+    return content, paper_list_text([item for item in items if isinstance(item, dict)] if isinstance(items, list) else [],
+                                    nxt if isinstance(nxt, int) else None,
                                     f"From a catalog search for the paper's public title. {note}"
                                     + (f" {cite}" if cite else ""))
 
