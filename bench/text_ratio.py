@@ -39,9 +39,9 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
 from pwc_mcp_core.runtime.call import Call
+from pwc_mcp_core.runtime.core_settings import CoreSettings
 from pwc_mcp_core.tools.examples import EXAMPLE_CALLS
 from pwc_mcp_core.tools.execution import Runtime, execute
-from pwc_mcp_core.runtime.core_settings import CoreSettings
 
 TARGET = 0.70
 TOOL_CALLS = EXAMPLE_CALLS  # the calls /docs shows and the end-to-end tests run

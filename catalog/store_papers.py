@@ -25,8 +25,16 @@ from typing import Any
 from catalog.schema import normalize_title
 from catalog.search import keyword_parts
 from catalog.store import (
-    PAPER_COLUMNS, Conflict, Invalid, NotFound, Page, envelope, newest_paper_date,
-    paper_summaries, paper_summary, resolve_paper,
+    PAPER_COLUMNS,
+    Conflict,
+    Invalid,
+    NotFound,
+    Page,
+    envelope,
+    newest_paper_date,
+    paper_summaries,
+    paper_summary,
+    resolve_paper,
 )
 
 __all__ = ["fts_filter", "has_stored_trend", "list_papers", "order_clause", "recent_papers", "related_papers", "resolve_authors", "task_papers",
@@ -246,8 +254,8 @@ def trending_papers(conn: sqlite3.Connection, limit: int, max_age_days: int,
     trend = {row[0]: row[1] for row in rows}
     results = paper_summaries(conn, list(trend))
     for item in results:
-        item["trend_score"] = round(trend[int(item["id"])], 6)
-        item["velocity"] = round(trend[int(item["id"])], 6)
+        item["trend_score"] = round(trend[int(str(item["id"]))], 6)
+        item["velocity"] = round(trend[int(str(item["id"]))], 6)
     return envelope(results, len(results), max_age_days=max_age_days, reference_date=newest)
 
 

@@ -128,7 +128,8 @@ def task_list(conn: sqlite3.Connection, page: Page, *, q: str | None, area_id: i
     ``q`` matches a case-insensitive substring of name or slug, or the id.
     """
     check_area(conn, area_id)
-    where, args = ["1=1"], []
+    where: list[str] = ["1=1"]
+    args: list[object] = []
     if q:
         where.append("(t.name LIKE ? OR t.slug LIKE ? OR CAST(t.id AS TEXT) = ?)")
         args += [f"%{q}%", f"%{q}%", q.strip()]
@@ -290,7 +291,8 @@ def method_list(conn: sqlite3.Connection, page: Page, *, q: str | None, area_id:
                 introduced_year: int | None, ordering: str) -> dict[str, Any]:
     """``methods/``: page of method summaries; ``q`` = substring of name/full name/slug or the id."""
     check_area(conn, area_id)
-    where, args = ["1=1"], []
+    where: list[str] = ["1=1"]
+    args: list[object] = []
     if q:
         where.append("(m.name LIKE ? OR m.full_name LIKE ? OR m.slug LIKE ? OR CAST(m.id AS TEXT) = ?)")
         args += [f"%{q}%"] * 3 + [q.strip()]

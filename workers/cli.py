@@ -12,10 +12,10 @@ import sys
 from collections.abc import Mapping, Sequence
 
 from pwc_mcp_core.cluster import redis_connect
-from pwc_mcp_core.runtime.caches import MemoryCache, RedisCache, TieredCache
 from pwc_mcp_core.errors import ConfigError
-from pwc_mcp_core.tools.execution import Runtime
+from pwc_mcp_core.runtime.caches import MemoryCache, RedisCache, TieredCache
 from pwc_mcp_core.runtime.logs import configure_logging
+from pwc_mcp_core.tools.execution import Runtime
 from workers.runner import Runner
 from workers.settings import WorkerSettings
 from workers.worker import Worker

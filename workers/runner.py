@@ -13,8 +13,8 @@ from collections.abc import Callable
 from typing import Any
 
 from pwc_mcp_core.cluster import queue
-from pwc_mcp_core.runtime.call import Call
 from pwc_mcp_core.mcp_server.local_executor import LocalExecutor
+from pwc_mcp_core.runtime.call import Call
 from pwc_mcp_core.runtime.dispatch import Answer, TooLarge
 
 __all__ = ["Runner"]

@@ -31,11 +31,11 @@ from queue import Empty, SimpleQueue
 from redis.exceptions import RedisError
 
 from pwc_mcp_core.cluster import queue, redis_connect, redis_keys
+from pwc_mcp_core.cluster.liveness import StallWatch
+from pwc_mcp_core.cluster.redis_backoff import REDIS_BACKOFF
+from pwc_mcp_core.cluster.redis_pipe import SyncPipe
 from pwc_mcp_core.runtime.call import Call
 from pwc_mcp_core.runtime.gc_tuning import settle_after_startup
-from pwc_mcp_core.cluster.liveness import StallWatch
-from pwc_mcp_core.cluster.redis_pipe import SyncPipe
-from pwc_mcp_core.cluster.redis_backoff import REDIS_BACKOFF
 from workers.runner import Runner
 from workers.settings import WorkerSettings
 

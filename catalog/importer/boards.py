@@ -27,7 +27,7 @@ Board = tuple[int, int]  # (task_id, dataset_id)
 class _Memo:
     """Rows of a board inserted in this run, in id order."""
 
-    __slots__ = ("metric", "ids", "values", "early")
+    __slots__ = ("early", "ids", "metric", "values")
 
     def __init__(self) -> None:
         self.metric: str | None = None

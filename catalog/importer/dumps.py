@@ -9,7 +9,7 @@ counts malformed ones (with a reason), and upserts the rest through
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import Any
+from typing import Any, Literal, overload
 
 from catalog.importer import keys, ranking
 from catalog.importer.stats import SourceStats
@@ -22,6 +22,10 @@ class BadRecord(ValueError):
     """A record the loader cannot use; the message is the skip reason."""
 
 
+@overload
+def text(record: dict, key: str, *, required: Literal[True]) -> str: ...
+@overload
+def text(record: dict, key: str, *, required: bool = False) -> str | None: ...
 def text(record: dict, key: str, *, required: bool = False) -> str | None:
     """A stripped string field; None when absent/empty; BadRecord when required or mistyped."""
     value = record.get(key)
@@ -170,7 +174,7 @@ def load_methods(writer: Writer, records: Records, stats: SourceStats) -> None:
             if isinstance(collection, dict) and isinstance(collection.get("area"), str):
                 area_id = writer.area(collection["area"], keys.slugify(collection["area"]))
                 break
-        paper = rec.get("paper") if isinstance(rec.get("paper"), dict) else {}
+        paper = rec["paper"] if isinstance(rec.get("paper"), dict) else {}
         source_paper = writer.find_paper(keys.arxiv_id_from_url(rec.get("source_url")),
                                          keys.pwc_paper_slug(paper.get("url")))
         year = rec.get("introduced_year")
@@ -251,7 +255,7 @@ def _dataset(writer: Writer, rec: Any, task_id: int, parent: str | None,
         dataset_id, created = writer.upsert_simple("datasets", slug, {
             "name": name, "description": text(rec, "description")})
         writer.link("dataset_tasks", "dataset_id", "task_id", dataset_id, task_id)
-        sota = rec.get("sota") if isinstance(rec.get("sota"), dict) else {}
+        sota = rec["sota"] if isinstance(rec.get("sota"), dict) else {}
         metric_names = [m for m in sota.get("metrics") or [] if isinstance(m, str)]
         board_metric = ranking.ranking_metric(metric_names)
     except BadRecord as exc:

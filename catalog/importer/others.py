@@ -55,7 +55,7 @@ def load_markdown(writer: Writer, folder: Path, stats: SourceStats) -> None:
     A paper the catalog lacks is created as a stub titled by
     :func:`markdown_title` (else the arXiv id). Undecodable UTF-8 skips the file.
     """
-    for number, (arxiv_id, path) in enumerate(markdown_files(folder), start=1):
+    for arxiv_id, path in markdown_files(folder):
         stats.read += 1
         try:
             # bytes, not read_text: newline translation would change the content version

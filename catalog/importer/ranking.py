@@ -44,7 +44,7 @@ def lower_is_better(name: str) -> bool:
     return any(word in LOWER_WORDS for word in _WORD.findall(lowered))
 
 
-def ranking_metric(metrics: Sequence[str]) -> str | None:
+def ranking_metric(metrics: Sequence[object]) -> str | None:
     """First non-size metric of a ``sota.metrics`` list (falls back to the first)."""
     for name in metrics:
         if isinstance(name, str) and name and not is_size_metric(name):

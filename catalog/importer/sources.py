@@ -88,7 +88,7 @@ def open_stream(path: Path) -> tuple[IO[bytes], CountingReader]:
     """Open ``path`` for reading decompressed bytes; return (stream, byte counter)."""
     counter = CountingReader(path.open("rb"))
     if _is_gzip(path):
-        return gzip.GzipFile(fileobj=counter, mode="rb"), counter  # type: ignore[arg-type]
+        return gzip.GzipFile(fileobj=counter, mode="rb"), counter  # type: ignore[return-value]
     return io.BufferedReader(counter, buffer_size=1 << 16), counter
 
 
@@ -166,7 +166,7 @@ def load_object(path: Path) -> dict:
 
 def _first_byte(stream: IO[bytes]) -> bytes:
     """Peek the first non-whitespace byte of a buffered stream without consuming it."""
-    peek = stream.peek(64) if hasattr(stream, "peek") else b""  # type: ignore[attr-defined]
+    peek = stream.peek(64) if hasattr(stream, "peek") else b""
     stripped = peek.lstrip(b" \t\r\n\xef\xbb\xbf")
     return stripped[:1]
 

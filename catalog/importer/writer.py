@@ -250,12 +250,12 @@ class Writer:
                 row[key] = _dumps(row[key])
         values = tuple(row.get(c) for c in _PAPER_COLS)
         created = rid is None
-        if created:
+        if rid is None:
             rid = next(self.ids["papers"])
             defaults = {"authors": "[]", "citation_count": 0, "popularity": 0, "is_latest": 1,
                         "hf_models": "[]", "hf_datasets": "[]", "hf_spaces": "[]",
                         "project_pages": "[]"}
-            values = tuple(defaults.get(c) if v is None else v for c, v in zip(_PAPER_COLS, values))
+            values = tuple(defaults.get(c) if v is None else v for c, v in zip(_PAPER_COLS, values, strict=True))
             self.queue(_insert_sql("papers", _PAPER_COLS), (rid,) + values)
         else:
             self.queue(_update_sql("papers", _PAPER_COLS), values + (rid,))

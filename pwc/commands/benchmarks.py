@@ -24,14 +24,42 @@ from urllib.parse import quote
 from pwc.cli import int_range
 from pwc.errors import ResponseError, UsageError
 from pwc.leaderboard import (
-    MetricSelection, check_parameter_limit, fetch_leaderboard, merge_evaluations, metric_summary, model_label,
-    parameters_cell, parse_metric_list, parse_pareto, parse_parameter_size, parse_sort, parse_threshold,
+    MetricSelection,
+    check_parameter_limit,
+    fetch_leaderboard,
+    merge_evaluations,
+    metric_summary,
+    model_label,
+    parameters_cell,
+    parse_metric_list,
+    parse_parameter_size,
+    parse_pareto,
+    parse_sort,
+    parse_threshold,
 )
 from pwc.markdown import md_table
-from pwc.names import BENCHMARK_FIELDS, find_exact, first_word, not_found, required_name, resolve_area
+from pwc.names import (
+    BENCHMARK_FIELDS,
+    find_exact,
+    first_word,
+    not_found,
+    required_name,
+    resolve_area,
+)
 from pwc.render import (
-    EM_DASH, Output, clean_cell, counted, entity_link, format_table, heading, md_escape, open_cell,
-    pagination_hint, result_list, site_url, write_table,
+    EM_DASH,
+    Output,
+    clean_cell,
+    counted,
+    entity_link,
+    format_table,
+    heading,
+    md_escape,
+    open_cell,
+    pagination_hint,
+    result_list,
+    site_url,
+    write_table,
 )
 
 __all__ = ["register", "render_benchmark", "render_benchmark_list", "run_benchmark", "run_benchmark_list"]

@@ -258,7 +258,7 @@ def framework_platforms(item: dict[str, Any]) -> str:
     return ", ".join(str(p) for p in item.get("platforms") or [])
 
 
-def framework_table(payload: dict[str, Any]) -> tuple[list[str], list[list[Any]]]:
+def framework_table(payload: Any) -> tuple[list[str], list[list[Any]]]:
     """Headers and rows of the framework table (shared with the MCP text)."""
     return (["id", "slug", "name", "domain", "category", "platforms", "papers"],
             [[f.get("id"), f.get("slug"), f.get("name"), f.get("domain_slug"), f.get("category_slug"),

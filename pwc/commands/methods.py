@@ -7,10 +7,25 @@ from typing import Any
 
 from pwc.cli import int_range
 from pwc.errors import ResponseError
-from pwc.names import (AREAS_PARAMS, METHOD_FIELDS, area_name_map, find_exact, not_found, required_name,
-                       resolve_area)
+from pwc.names import (
+    AREAS_PARAMS,
+    METHOD_FIELDS,
+    area_name_map,
+    find_exact,
+    not_found,
+    required_name,
+    resolve_area,
+)
 from pwc.render import (
-    Output, absolute_url, entity_link, heading, pagination_hint, result_list, site_url, thousands, write_table,
+    Output,
+    absolute_url,
+    entity_link,
+    heading,
+    pagination_hint,
+    result_list,
+    site_url,
+    thousands,
+    write_table,
 )
 
 __all__ = ["register", "render_method", "render_method_list", "run_method", "run_method_list"]

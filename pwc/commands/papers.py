@@ -14,8 +14,15 @@ from typing import Any
 
 from pwc.cli import int_range
 from pwc.commands import papers_detail as detail
-from pwc.commands.papers_common import (add_coverage_flag, add_date_flags, add_json_flag,
-                                        check_date_order, confirm_authors, confirm_filters, iso)
+from pwc.commands.papers_common import (
+    add_coverage_flag,
+    add_date_flags,
+    add_json_flag,
+    check_date_order,
+    confirm_authors,
+    confirm_filters,
+    iso,
+)
 from pwc.errors import HTTPStatusError, UsageError
 from pwc.references import resolve_paper
 from pwc.render import Output, pagination_hint, render_paper_table, result_list

@@ -14,7 +14,16 @@ from pwc.errors import ResponseError
 from pwc.leaderboard import merge_evaluations, metric_summary, model_label
 from pwc.markdown import md_table
 from pwc.references import resolve_paper
-from pwc.render import Output, absolute_url, clean_cell, md_escape, open_cell, paper_url, result_list, result_total
+from pwc.render import (
+    Output,
+    absolute_url,
+    clean_cell,
+    md_escape,
+    open_cell,
+    paper_url,
+    result_list,
+    result_total,
+)
 from pwc.transport import quote_ref
 
 __all__ = [

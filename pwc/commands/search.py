@@ -6,8 +6,13 @@ import argparse
 from typing import Any
 
 from pwc.cli import int_range
-from pwc.commands.papers_common import (add_coverage_flag, add_date_flags, add_json_flag,
-                                        check_date_order, iso)
+from pwc.commands.papers_common import (
+    add_coverage_flag,
+    add_date_flags,
+    add_json_flag,
+    check_date_order,
+    iso,
+)
 from pwc.errors import ResponseError
 from pwc.render import Output, pagination_hint, render_paper_table, result_list
 

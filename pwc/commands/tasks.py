@@ -15,11 +15,28 @@ from typing import Any
 
 from pwc.cli import int_range
 from pwc.errors import ResponseError, UsageError
-from pwc.names import (AREAS_PARAMS, ENTITY_FIELDS, area_name_map, find_exact, not_found, required_name,
-                       resolve_area)
+from pwc.names import (
+    AREAS_PARAMS,
+    ENTITY_FIELDS,
+    area_name_map,
+    find_exact,
+    not_found,
+    required_name,
+    resolve_area,
+)
 from pwc.render import (
-    Output, counted, entity_link, heading, md_link, pagination_hint, result_list, result_total, section,
-    site_url, thousands, write_table,
+    Output,
+    counted,
+    entity_link,
+    heading,
+    md_link,
+    pagination_hint,
+    result_list,
+    result_total,
+    section,
+    site_url,
+    thousands,
+    write_table,
 )
 
 __all__ = ["register", "render_task", "render_task_list", "run_task", "run_task_list"]

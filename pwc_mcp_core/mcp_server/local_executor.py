@@ -17,8 +17,17 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING
 
 from pwc_mcp_core.runtime.call import Call
-from pwc_mcp_core.runtime.dispatch import TIMED_OUT, Answer, Deferred, Outcome, PoolState, TimedOut, TooLarge, \
-    Unavailable, bounded
+from pwc_mcp_core.runtime.dispatch import (
+    TIMED_OUT,
+    Answer,
+    Deferred,
+    Outcome,
+    PoolState,
+    TimedOut,
+    TooLarge,
+    Unavailable,
+    bounded,
+)
 
 if TYPE_CHECKING:  # the tool tables load on first use, not on import
     from pwc_mcp_core.tools.execution import Runtime

@@ -32,22 +32,33 @@ import logging
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Final
+from typing import Final
 
-from pwc_mcp_core.tools import completion, prompts
-from pwc_mcp_core.runtime.call import Call
+from pwc_mcp_core.errors import ProtocolError
+from pwc_mcp_core.mcp_server.legacy_era import (
+    initialize_bodies,
+    initialize_version,
+    legacy_static_bodies,
+    set_level,
+)
+from pwc_mcp_core.mcp_server.modern_era import (
+    LEGACY_ONLY_METHODS,
+    modern_result,
+    modern_static_bodies,
+)
 from pwc_mcp_core.protocol.eras import (
     NOT_JSON,
     PROTOCOL_HEADER,
     UNPARSED,
     Classification,
+    _Marker,
     check_modern_request,
     classify,
     lower_headers,
     parse_body,
     route,
 )
-from pwc_mcp_core.errors import ProtocolError
+from pwc_mcp_core.protocol.json_types import JsonObject, JsonValue
 from pwc_mcp_core.protocol.jsonrpc import (
     INTERNAL_ERROR,
     INVALID_PARAMS,
@@ -65,16 +76,25 @@ from pwc_mcp_core.protocol.jsonrpc import (
     splice_id,
 )
 from pwc_mcp_core.protocol.refusals import REFUSALS, refusal_body
-from pwc_mcp_core.runtime.dispatch import Answer, Deferred, Dispatcher, Outcome, Refused, TimedOut, Unavailable, refusal_of
-from pwc_mcp_core.mcp_server.legacy_era import initialize_bodies, initialize_version, legacy_static_bodies, set_level
-from pwc_mcp_core.mcp_server.modern_era import LEGACY_ONLY_METHODS, modern_result, modern_static_bodies
-from pwc_mcp_core.runtime.core_settings import CoreSettings
 from pwc_mcp_core.protocol.versions import (
-    MODERN_VERSIONS,
     LATEST_LEGACY_VERSION,
+    MODERN_VERSIONS,
     PROTOCOL_VERSION_META_KEY,
     SUPPORTED_VERSIONS,
 )
+from pwc_mcp_core.runtime.call import Call
+from pwc_mcp_core.runtime.core_settings import CoreSettings
+from pwc_mcp_core.runtime.dispatch import (
+    Answer,
+    Deferred,
+    Dispatcher,
+    Outcome,
+    Refused,
+    TimedOut,
+    Unavailable,
+    refusal_of,
+)
+from pwc_mcp_core.tools import completion, prompts
 
 __all__ = ["Classification", "McpServer", "Pending", "Reply", "classify"]
 
@@ -83,7 +103,7 @@ logger = logging.getLogger(__name__)
 _JSON: Final = {"Content-Type": "application/json"}
 _LIST_METHODS: Final = frozenset({"tools/list", "resources/list", "resources/templates/list", "prompts/list"})
 _EXECUTED: Final = frozenset({"tools/call", "resources/read"})
-_DYNAMIC: Final[dict[str, Callable[[dict[str, Any]], dict[str, Any]]]] = {
+_DYNAMIC: Final[dict[str, Callable[[JsonObject], JsonObject]]] = {
     "prompts/get": prompts.get_prompt,
 }
 COMPLETION_DEADLINE_S: Final = 5.0
@@ -120,16 +140,18 @@ class McpServer:
     """
 
     def __init__(self, settings: CoreSettings, dispatcher: Dispatcher, *,
-                 tools: Sequence[Mapping[str, Any]] | None = None) -> None:
+                 tools: Sequence[Mapping[str, JsonValue]] | None = None) -> None:
         if tools is None:
-            from pwc_mcp_core.tools import registry  # lazy: the catalogue builds 21 schemas from the pwc parser
+            from pwc_mcp_core.tools import (
+                registry,  # lazy: the catalogue builds 21 schemas from the pwc parser
+            )
 
             tools_result = registry.tool_list_result()
         else:
             tools_result = {"tools": [dict(t) for t in tools]}
         self._settings = settings
         self._dispatcher = dispatcher
-        self.tool_names: frozenset[str] = frozenset(t["name"] for t in tools_result["tools"])
+        self.tool_names: frozenset[str] = frozenset(str(t["name"]) for t in tools_result["tools"])
         self._initialize = initialize_bodies()
 
         self._static: dict[str, dict[str, bytes]] = {
@@ -150,7 +172,7 @@ class McpServer:
             return Classification(method=None, tool=None, is_semantic_search=False, era="invalid",
                                   protocol_label="unknown")
 
-    async def handle(self, body: bytes, headers: Mapping[str, str], *, parsed: Any = UNPARSED,
+    async def handle(self, body: bytes, headers: Mapping[str, str], *, parsed: JsonValue | _Marker = UNPARSED,
                      admission: Deferred | None = None) -> Reply:
         """Answer one POSTed JSON-RPC message: `prepare`, dispatch, `answer`. Never raises.
 
@@ -171,7 +193,7 @@ class McpServer:
             return _error(prepared.call.era, prepared.id_json, INTERNAL_ERROR, "Internal error")
         return self.answer(prepared, outcome)
 
-    async def prepare(self, body: bytes, headers: Mapping[str, str], *, parsed: Any = UNPARSED) -> Reply | Pending:
+    async def prepare(self, body: bytes, headers: Mapping[str, str], *, parsed: JsonValue | _Marker = UNPARSED) -> Reply | Pending:
         """Answer everything that needs no dispatcher, or return the `Pending` call. Never raises.
 
         Arguments as `handle`.
@@ -188,7 +210,7 @@ class McpServer:
             return _error(era, b"null", INVALID_REQUEST, "Invalid Request: expected a JSON-RPC object")
         request_id = message.get("id")
         has_valid_id = type(request_id) is str or type(request_id) is int
-        id_json = encode_id(request_id) if has_valid_id else b"null"
+        id_json = encode_id(request_id) if has_valid_id and isinstance(request_id, (str, int)) else b"null"
         method = message.get("method")
         if message.get("jsonrpc") != "2.0":
             return _error(era, id_json, INVALID_REQUEST, "Invalid Request: 'jsonrpc' must be \"2.0\"")
@@ -219,7 +241,7 @@ class McpServer:
             logger.error("mcp handler failure type=%s", type(exc).__name__)
             return _error(era, id_json, INTERNAL_ERROR, "Internal error: the server failed to handle this request")
 
-    async def _dispatch(self, era: Era, method: str, params: dict[str, Any], id_json: bytes,
+    async def _dispatch(self, era: Era, method: str, params: JsonObject, id_json: bytes,
                         protocol: str) -> Reply | Pending:
         static = self._static[era].get(method)
         if static is not None:
@@ -248,7 +270,7 @@ class McpServer:
             result = modern_result(result)
         return Reply(200, splice_id(id_json, result_body(result)), _JSON)
 
-    async def _complete(self, params: dict[str, Any], era: Era, protocol: str) -> dict[str, Any]:
+    async def _complete(self, params: JsonObject, era: Era, protocol: str) -> Mapping[str, object]:
         """``completion/complete``: `completion.target` here, the catalog look-up on the executor.
 
         The dispatcher runs it where tool calls run (a thread, or a worker in Redis mode), so
@@ -271,7 +293,7 @@ class McpServer:
             return {"completion": dict(completion.EMPTY)}
         return {"completion": found}
 
-    def tool_call(self, name: str, arguments: dict[str, Any], *, protocol: str = LATEST_LEGACY_VERSION) -> Call:
+    def tool_call(self, name: str, arguments: JsonObject, *, protocol: str = LATEST_LEGACY_VERSION) -> Call:
         """The legacy-era ``tools/call`` of ``name`` with ``arguments`` (REST), deadline from now.
 
         Raises:
@@ -279,7 +301,7 @@ class McpServer:
         """
         return self._call("legacy", "tools/call", {"name": name, "arguments": arguments}, protocol)
 
-    def _call(self, era: Era, method: str, params: dict[str, Any], protocol: str) -> Call:
+    def _call(self, era: Era, method: str, params: JsonObject, protocol: str) -> Call:
         deadline = time.time() + self._settings.call_deadline_s
         if method == "resources/read":
             uri = params.get("uri")
@@ -322,7 +344,7 @@ class McpServer:
         return Reply(REFUSALS["response_too_large"].status, body, _JSON)
 
 
-def _error(era: Era, id_json: bytes, code: int, message: str, data: Any = None) -> Reply:
+def _error(era: Era, id_json: bytes, code: int, message: str, data: object = None) -> Reply:
     return Reply(http_status(era, code), error_response(id_json, code, message, data), _JSON)
 
 
@@ -335,7 +357,7 @@ def _error_status(era: Era, body: bytes) -> int:
     return http_status(era, code) if type(code) is int else 200
 
 
-def _unsupported_version(params: dict[str, Any], version: str, id_json: bytes) -> Reply:
+def _unsupported_version(params: JsonObject, version: str, id_json: bytes) -> Reply:
     """400 for an unknown ``MCP-Protocol-Version`` (docs/protocol.md §1.5, §6.2, §6.4)."""
     meta = params.get("_meta")
     if isinstance(meta, dict) and PROTOCOL_VERSION_META_KEY in meta:

@@ -32,15 +32,15 @@ import sys
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, BinaryIO, Final
 
-from pwc_mcp_core.protocol.eras import NAME_BEARING_METHODS
-from pwc_mcp_core.protocol.jsonrpc import INVALID_REQUEST, error_response
 from pwc_mcp_core.errors import ConfigError
 from pwc_mcp_core.mcp_server.local_executor import LocalExecutor
-from pwc_mcp_core.runtime.logs import configure_logging
 from pwc_mcp_core.mcp_server.server import McpServer
-from pwc_mcp_core.runtime.core_settings import CoreSettings
 from pwc_mcp_core.mcp_server.stdio_key import load_or_create_key
+from pwc_mcp_core.protocol.eras import NAME_BEARING_METHODS
+from pwc_mcp_core.protocol.jsonrpc import INVALID_REQUEST, error_response
 from pwc_mcp_core.protocol.versions import PROTOCOL_VERSION_META_KEY
+from pwc_mcp_core.runtime.core_settings import CoreSettings
+from pwc_mcp_core.runtime.logs import configure_logging
 
 if TYPE_CHECKING:  # the runtime (and its catalog client) is imported lazily
     from pwc_mcp_core.tools.execution import Runtime

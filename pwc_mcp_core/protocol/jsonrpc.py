@@ -11,11 +11,9 @@ from __future__ import annotations
 
 import json
 import re
-from types import MappingProxyType
 from collections.abc import Mapping
+from types import MappingProxyType
 from typing import Final, Literal
-
-from pwc_mcp_core.protocol.json_types import JsonValue
 
 __all__ = [
     "HEADER_MISMATCH",
@@ -119,7 +117,7 @@ def error_body(code: int, message: str, data: object = None) -> bytes:
     return b'{"error":' + dumps(error) + b"}"
 
 
-def error_response(id_json: bytes, code: int, message: str, data: JsonValue = None) -> bytes:
+def error_response(id_json: bytes, code: int, message: str, data: object = None) -> bytes:
     """A whole JSON-RPC error response for the request ``id_json`` (``b"null"`` when unknown):
     the one builder of error bodies, whoever answers (server, refusals, gateway transports)."""
     return splice_id(id_json, error_body(code, message, data))

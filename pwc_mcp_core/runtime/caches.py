@@ -28,7 +28,6 @@ from redis.exceptions import LockError
 from redis.lock import Lock
 
 from pwc.cache import Cache
-
 from pwc_mcp_core.cluster import redis_backoff, redis_keys
 
 __all__ = ["Chunk", "ChunkCache", "MemoryCache", "RedisCache", "TieredCache"]

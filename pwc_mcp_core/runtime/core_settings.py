@@ -17,8 +17,18 @@ from typing import Final
 from pwc_mcp_core.cluster.redis_connect import RedisTarget, SentinelTarget, target_from_env
 from pwc_mcp_core.errors import ConfigError
 
-__all__ = ["CoreSettings", "DEFAULT_ALLOWED_HOSTS", "DEFAULT_MAX_BODY_BYTES", "DEFAULT_ALLOWED_ORIGINS", "DEFAULT_API_URL", "checked_hosts",
-           "checked_origins", "env_int", "env_number", "int_option"]
+__all__ = [
+    "DEFAULT_ALLOWED_HOSTS",
+    "DEFAULT_ALLOWED_ORIGINS",
+    "DEFAULT_API_URL",
+    "DEFAULT_MAX_BODY_BYTES",
+    "CoreSettings",
+    "checked_hosts",
+    "checked_origins",
+    "env_int",
+    "env_number",
+    "int_option",
+]
 
 DEFAULT_API_URL: Final = "https://paperswithcode.co/api/v1"
 DEFAULT_ALLOWED_HOSTS: Final = ("localhost:*", "127.0.0.1:*", "[::1]:*")

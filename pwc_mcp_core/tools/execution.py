@@ -14,21 +14,24 @@ through :mod:`pwc_mcp_core.tools.error_texts`.
 from __future__ import annotations
 
 import logging
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
 
+from pwc.cache import Cache
 from pwc.errors import HTTPStatusError, UsageError
 from pwc.names import closeness, find_exact, first_word
 from pwc.render import result_list
 from pwc.transport import Client
+from pwc_mcp_core.errors import ResourceError, ToolError
+from pwc_mcp_core.protocol.json_types import JsonObject
 from pwc_mcp_core.protocol.jsonrpc import dumps
+from pwc_mcp_core.protocol.versions import RESOURCE_READ_TTL_MS, modern_result_extras
 from pwc_mcp_core.runtime.cache_metrics import InstrumentedCache
 from pwc_mcp_core.runtime.caches import ChunkCache
 from pwc_mcp_core.runtime.call import Call
-from pwc_mcp_core.runtime.core_settings import DEFAULT_MAX_BODY_BYTES
-from pwc_mcp_core.tools.registry import ToolSpec, get_tool
+from pwc_mcp_core.runtime.core_settings import CoreSettings
 from pwc_mcp_core.tools.cursors import CursorCodec
-from pwc_mcp_core.errors import ResourceError, ToolError
+from pwc_mcp_core.tools.error_texts import INTERNAL_ERROR, error_result, tool_error_text
 from pwc_mcp_core.tools.projections.leaderboards import (
     METRIC_SELECTORS,
     local_page,
@@ -37,10 +40,13 @@ from pwc_mcp_core.tools.projections.leaderboards import (
     unknown_metric_error,
 )
 from pwc_mcp_core.tools.projections.results import public_paper_result, structured
-from pwc_mcp_core.tools.projections.text_papers import available_at, paper_list_text, read_paper_text
-from pwc_mcp_core.tools.error_texts import INTERNAL_ERROR, error_result, tool_error_text
+from pwc_mcp_core.tools.projections.text_papers import (
+    available_at,
+    paper_list_text,
+    read_paper_text,
+)
+from pwc_mcp_core.tools.registry import ToolSpec, get_tool
 from pwc_mcp_core.tools.validation import compile_validators, validate_arguments
-from pwc_mcp_core.protocol.versions import RESOURCE_READ_TTL_MS, modern_result_extras
 
 __all__ = ["Runtime", "execute", "run_tool", "warm"]
 
@@ -67,13 +73,13 @@ class Runtime:
     """Per-process execution state: the catalog ``client`` (with the shared cache), the cursor
     codec, the Markdown chunk cache and the settings (``CoreSettings``)."""
 
-    settings: Any
+    settings: CoreSettings
     client: Client
     cursor_codec: CursorCodec
     chunk_cache: ChunkCache
 
     @classmethod
-    def build(cls, settings: Any, cache: Any = None) -> Runtime:
+    def build(cls, settings: CoreSettings, cache: Cache | None = None) -> Runtime:
         """One ``pwc.transport.Client(settings.api_url, timeout=settings.catalog_timeout_s, cache=cache)``;
         ``cache`` is wrapped in an ``InstrumentedCache`` so hits, misses and catalog calls are counted.
 
@@ -82,18 +88,18 @@ class Runtime:
         """
         keys = tuple(settings.cursor_keys) or ("",)
         codec = CursorCodec(keys[0], keys[1] if len(keys) > 1 else None)
-        if cache is not None:
-            cache = InstrumentedCache(cache)
-        client = Client(settings.api_url, timeout=settings.catalog_timeout_s, cache=cache,
-                        max_bytes=getattr(settings, "max_body_bytes", DEFAULT_MAX_BODY_BYTES))
+        counted = InstrumentedCache(cache) if cache is not None else None
+        client = Client(settings.api_url, timeout=settings.catalog_timeout_s, cache=counted,
+                        max_bytes=settings.max_body_bytes)
         return cls(settings=settings, client=client, cursor_codec=codec, chunk_cache=ChunkCache())
 
     @property
     def max_bytes(self) -> int:
-        return int(getattr(self.settings, "max_body_bytes", DEFAULT_MAX_BODY_BYTES))
+        """The response bound (``settings.max_body_bytes``)."""
+        return self.settings.max_body_bytes
 
 
-def _dump(body: dict[str, Any]) -> bytes:
+def _dump(body: Mapping[str, object]) -> bytes:
     return dumps(body)
 
 
@@ -123,7 +129,7 @@ def execute(call: Call, runtime: Runtime) -> bytes:
         return _dump({"result": _finish(error_result(INTERNAL_ERROR), call)})
 
 
-def _completion(call: Call, runtime: Runtime) -> dict[str, Any]:
+def _completion(call: Call, runtime: Runtime) -> JsonObject:
     """Catalog values for a completion; a catalog failure is no values, never an error."""
     from pwc_mcp_core.tools.completion import EMPTY, VOCABULARIES, catalog_completion
 
@@ -137,13 +143,13 @@ def _completion(call: Call, runtime: Runtime) -> dict[str, Any]:
         return dict(EMPTY)
 
 
-def _finish(result: dict[str, Any], call: Call) -> dict[str, Any]:
+def _finish(result: JsonObject, call: Call) -> JsonObject:
     if call.era == "modern":
         result.update(modern_result_extras())
     return result
 
 
-def _tool_body(call: Call, runtime: Runtime) -> dict[str, Any]:
+def _tool_body(call: Call, runtime: Runtime) -> JsonObject:
     tool = get_tool(call.name)
     if tool is None:
         name = call.name[:64]
@@ -151,18 +157,19 @@ def _tool_body(call: Call, runtime: Runtime) -> dict[str, Any]:
     try:
         arguments = validate_arguments(tool, call.arguments)
         content, text = run_tool(tool, arguments, runtime)
-        result: dict[str, Any] = {"content": [{"type": "text", "text": text}], "structuredContent": content}
+        result: JsonObject = {"content": [{"type": "text", "text": text}], "structuredContent": content}
     except Exception as exc:  # noqa: BLE001 - every failure becomes an isError result
         result = error_result(tool_error_text(exc))
     return {"result": _finish(result, call)}
 
 
-def _fit(body: dict[str, Any], limit: int, call: Call) -> bytes:
+def _fit(body: JsonObject, limit: int, call: Call) -> bytes:
     """Serialize, dropping ``data`` (then the whole result) if it would exceed the response bound."""
     raw = _dump(body)
     if len(raw) <= limit:
         return raw
-    content = body.get("result", {}).get("structuredContent")
+    result = body.get("result", {})
+    content = result.get("structuredContent") if isinstance(result, dict) else None
     if isinstance(content, dict) and content.get("data") is not None:
         content["data"], content["data_note"] = None, DATA_NOTE
         raw = _dump(body)
@@ -171,7 +178,7 @@ def _fit(body: dict[str, Any], limit: int, call: Call) -> bytes:
     return _dump({"result": _finish(error_result(TOO_LARGE), call)})
 
 
-def run_tool(tool: ToolSpec, arguments: dict[str, Any], runtime: Runtime) -> tuple[dict[str, Any], str]:
+def run_tool(tool: ToolSpec, arguments: JsonObject, runtime: Runtime) -> tuple[JsonObject, str]:
     """Run a validated tool call; returns ``(structuredContent, text)``.
 
     Raises:
@@ -211,7 +218,7 @@ def run_tool(tool: ToolSpec, arguments: dict[str, Any], runtime: Runtime) -> tup
     return (content, f"{chosen}\n{text}") if chosen else (content, text)
 
 
-def _name_the_missing_filter(arguments: dict[str, Any], client: Client) -> None:
+def _name_the_missing_filter(arguments: JsonObject, client: Client) -> None:
     """A list call the catalog answered with 404: name the filter argument that matches no record,
     with the closest names and the tool that lists valid values (as ``get_task`` does).
 
@@ -236,13 +243,14 @@ def _name_the_missing_filter(arguments: dict[str, Any], client: Client) -> None:
                         + f". Pass a slug, name or ID from {lister}.")
 
 
-def _leaderboard(tool: ToolSpec, options: dict[str, Any], page: int,
-                 runtime: Runtime) -> tuple[Any, list[str]]:
+def _leaderboard(tool: ToolSpec, options: dict[str, object], page: int,
+                 runtime: Runtime) -> tuple[object, list[str]]:
     """Run ``pwc benchmark --name``; a metric the leaderboard lacks → the unfiltered leaderboard plus
     ``metric_note`` (seed README). Pages locally when the CLI has no ``--page``."""
     from pwc.queries import query
 
-    limit = int(options.get("limit") or 20)
+    given = options.get("limit")
+    limit = given if isinstance(given, int) and given else 20
     local = "page" not in options
     ordered = local and not options.get("sort") and not options.get("pareto")
     if local:
@@ -261,13 +269,18 @@ def _leaderboard(tool: ToolSpec, options: dict[str, Any], page: int,
         unfiltered = {**options, **{key: None for key in METRIC_SELECTORS if key in options}}
         payload = query(tool.command, unfiltered, runtime.client)
     if ordered:
-        requested = [*(options.get("require_metrics") or []), *(options.get("min") or {}), *(options.get("max") or {})]
+        requested = [str(name) for key in ("require_metrics", "min", "max") for name in _names(options.get(key))]
         payload = order_by_metric(payload, requested if not notes else [])
     return (local_page(payload, page, limit, max_rows=CLI_ROW_LIMIT) if local else payload), notes
 
 
-def _outside_catalog(tool: ToolSpec, effective: dict[str, Any], record: dict[str, Any],
-                     runtime: Runtime) -> tuple[dict[str, Any], str]:
+def _names(value: object) -> list[object]:
+    """The metric names of a ``require_metrics`` list or a ``min``/``max`` mapping (its keys)."""
+    return list(value) if isinstance(value, (list, dict)) else []
+
+
+def _outside_catalog(tool: ToolSpec, effective: JsonObject, record: JsonObject,
+                     runtime: Runtime) -> tuple[JsonObject, str]:
     """A paper only public metadata knows (seed README): info → the record; related → a catalog
     search for its public title; evaluations and lineage do not exist outside the catalog."""
     from pwc.queries import query
@@ -282,22 +295,25 @@ def _outside_catalog(tool: ToolSpec, effective: dict[str, Any], record: dict[str
                         "for it. Use get_paper_info for its public metadata.")
     payload = query(("search",), {"query": title.strip()[:500], "limit": effective.get("limit")}, runtime.client)
     content, _text = structured("paper_page", payload, {"page": 1, "limit": effective.get("limit")}, [])
-    links = [link for link in record.get("available_at") or [] if isinstance(link, dict) and link.get("url")]
-    content.update(in_catalog=False, note=note, available_at=links)
+    listed = record.get("available_at")
+    links = [link for link in listed or [] if isinstance(link, dict) and link.get("url")] if isinstance(listed, list) else []
+    content.update(in_catalog=False, note=note, available_at=[*links])
     cite = available_at(links)
-    return content, paper_list_text(content["items"], content["next_page"],
+    items, nxt = content["items"], content["next_page"]
+    return content, paper_list_text([item for item in items if isinstance(item, dict)] if isinstance(items, list) else [],
+                                    nxt if isinstance(nxt, int) else None,
                                     f"From a catalog search for the paper's public title. {note}"
                                     + (f" {cite}" if cite else ""))
 
 
-def _read_paper(arguments: dict[str, Any], runtime: Runtime) -> tuple[dict[str, Any], str]:
+def _read_paper(arguments: JsonObject, runtime: Runtime) -> tuple[JsonObject, str]:
     from pwc_mcp_core.tools.reading import read_paper
 
     result = read_paper(arguments, runtime)
     return result, read_paper_text(result)
 
 
-def _resource_body(call: Call, runtime: Runtime) -> dict[str, Any]:
+def _resource_body(call: Call, runtime: Runtime) -> JsonObject:
     from pwc_mcp_core.tools.resources import read_resource
 
     try:

@@ -27,6 +27,7 @@ from typing import Protocol
 
 from pwc.errors import HTTPStatusError
 from pwc.transport import Client, TextResponse, quote_ref
+from pwc_mcp_core.errors import ToolError
 from pwc_mcp_core.protocol.json_types import JsonObject, JsonValue
 from pwc_mcp_core.runtime.caches import Chunk, ChunkCache
 from pwc_mcp_core.tools.cursors import (
@@ -38,7 +39,6 @@ from pwc_mcp_core.tools.cursors import (
     is_placeholder,
     source_for,
 )
-from pwc_mcp_core.errors import ToolError
 from pwc_mcp_core.tools.paper_resolution import resolve_paper
 
 __all__ = ["READ_PAPER_OUTPUT_SCHEMA", "PaperChanged", "read_paper"]

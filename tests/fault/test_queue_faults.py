@@ -26,8 +26,8 @@ from pwc_mcp_core.runtime.call import Call
 from tests.fault.accounting import tally
 from tests.fault.conftest import assert_workers_alive, call_tool, unique_search, wait_until
 from tests.fault.faulty_catalog import FaultyCatalog
-from tests.integration.conftest import Cluster
 from tests.helpers import refusal_error
+from tests.integration.conftest import Cluster
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(150)]
 

@@ -18,11 +18,18 @@ import redis.asyncio as aioredis
 from redis.exceptions import RedisError
 
 from gateway.admission import limits
-from gateway.process.app import create_app
 from gateway.dispatch.redis_executor import RedisExecutor
+from gateway.process.app import create_app
 from pwc_mcp_core.cluster import queue, redis_keys, scripts
 from pwc_mcp_core.cluster.redis_pipe import SyncPipe
-from tests.gateway.conftest import FAKE_TOOLS, JSON_HEADERS, TOOL_RESULT, make_settings, rpc, tool_call
+from tests.gateway.conftest import (
+    FAKE_TOOLS,
+    JSON_HEADERS,
+    TOOL_RESULT,
+    make_settings,
+    rpc,
+    tool_call,
+)
 from tests.helpers import refusal_error
 
 
@@ -41,6 +48,7 @@ class EchoWorker:
         self.gate = asyncio.Event()
         self.gate.set()
         self.read = 0
+        self.tasks: set[asyncio.Task[None]] = set()
         self.leases: list[tuple[str, str] | None] = []
         self._task: asyncio.Task[None] | None = None
         self.reader = SyncPipe(redis_url, timeout_s=5.0)
@@ -76,7 +84,9 @@ class EchoWorker:
             for job in jobs:
                 self.read += 1
                 self.leases.append(job.lease)
-                asyncio.create_task(self._answer(job))
+                task = asyncio.create_task(self._answer(job))
+                self.tasks.add(task)  # the loop holds tasks weakly: keep each until it ends
+                task.add_done_callback(self.tasks.discard)
 
     async def _answer(self, job: queue.Job) -> None:
         await self.gate.wait()

@@ -5,10 +5,15 @@ Companion of :mod:`pwc_mcp_core.tools.projections.papers` (papers); same defensi
 
 from __future__ import annotations
 
-from typing import Any
-
+from pwc_mcp_core.protocol.json_types import JsonObject, JsonValue
 from pwc_mcp_core.tools.projections.leaderboards import absolute_url
-from pwc_mcp_core.tools.projections.papers import catalog_reference, catalog_references, payload_rows, text, whole
+from pwc_mcp_core.tools.projections.papers import (
+    catalog_reference,
+    catalog_references,
+    payload_rows,
+    text,
+    whole,
+)
 
 __all__ = [
     "benchmark_items",
@@ -20,7 +25,17 @@ __all__ = [
 ]
 
 
-def benchmark_summary(row: Any) -> dict:
+def _object(value: object) -> JsonObject:
+    """``value`` when it is a JSON object, else an empty one."""
+    return value if isinstance(value, dict) else {}
+
+
+def _items(value: object) -> list[JsonValue]:
+    """``value`` when it is a JSON array, else an empty one."""
+    return value if isinstance(value, list) else []
+
+
+def benchmark_summary(row: object) -> JsonObject:
     """``BenchmarkSummary``: ``{id, name, slug, full_name, description, split, hf_url, paper_count,
     best_model}``.
 
@@ -44,20 +59,20 @@ def benchmark_summary(row: Any) -> dict:
     }
 
 
-def is_grouped(payload: Any) -> bool:
+def is_grouped(payload: object) -> bool:
     """Whether a ``benchmark list`` payload is the areas→tasks→benchmarks tree."""
-    return any(isinstance(area, dict) and isinstance(area.get("tasks"), list) for area in payload_rows(payload))
+    return any(isinstance(area.get("tasks"), list) for area in payload_rows(payload))
 
 
-def grouped_benchmarks(payload: Any) -> list[tuple[dict, list[str]]]:
+def grouped_benchmarks(payload: object) -> list[tuple[JsonObject, list[str]]]:
     """Each benchmark of a grouped tree once, in tree order, with the ``Area: Task, Task`` headings it
     appears under (a benchmark shared by several tasks is one benchmark, not several)."""
-    seen: dict[str, tuple[dict, dict[str, list[str]]]] = {}
+    seen: dict[str, tuple[JsonObject, dict[str, list[str]]]] = {}
     for area in payload_rows(payload):
-        for task in area.get("tasks") or []:
+        for task in _items(area.get("tasks")):
             if not isinstance(task, dict):
                 continue
-            for bench in task.get("benchmarks") or []:
+            for bench in _items(task.get("benchmarks")):
                 if isinstance(bench, dict):
                     key = str(bench.get("id") or bench.get("slug") or bench.get("name"))
                     tasks = seen.setdefault(key, (bench, {}))[1].setdefault(str(area.get("name") or "Other"), [])
@@ -67,7 +82,7 @@ def grouped_benchmarks(payload: Any) -> list[tuple[dict, list[str]]]:
             for bench, where in seen.values()]
 
 
-def benchmark_items(payload: Any, *, grouped: bool) -> list[dict]:
+def benchmark_items(payload: object, *, grouped: bool) -> list[JsonObject]:
     """Benchmarks of a ``benchmark list`` payload; a grouped areas→tasks→benchmarks tree is flattened
     in tree order, each benchmark once (docs/tool-contract.md §3.3 #21)."""
     if not grouped:
@@ -75,16 +90,16 @@ def benchmark_items(payload: Any, *, grouped: bool) -> list[dict]:
     return [benchmark_summary(bench) for bench, _places in grouped_benchmarks(payload)]
 
 
-def task_detail(payload: Any, *, benchmark_limit: int) -> dict:
+def task_detail(payload: object, *, benchmark_limit: int) -> JsonObject:
     """``TaskDetail`` of a ``task --name`` payload: ``{id, name, slug, description, paper_count, area,
     parents, children, benchmarks}`` (first ``benchmark_limit`` ranked benchmarks)."""
-    payload = payload if isinstance(payload, dict) else {}
-    task = payload.get("task") if isinstance(payload.get("task"), dict) else {}
-    area = payload.get("area")
+    data = _object(payload)
+    task = _object(data.get("task"))
+    area = data.get("area")
     paper_count = whole(task.get("paper_count"))
     if paper_count is None:
-        paper_count = whole(payload.get("paper_count"))
-    benchmarks = payload.get("benchmarks") if isinstance(payload.get("benchmarks"), list) else []
+        paper_count = whole(data.get("paper_count"))
+    benchmarks: list[JsonValue] = [benchmark_summary(b) for b in _items(data.get("benchmarks"))[:benchmark_limit]]
     return {
         "id": text(task.get("id")),
         "name": text(task.get("name")) or text(task.get("slug")) or "Unnamed task",
@@ -92,17 +107,17 @@ def task_detail(payload: Any, *, benchmark_limit: int) -> dict:
         "description": text(task.get("description")),
         "paper_count": paper_count,
         "area": {"id": text(area.get("id")), "name": text(area.get("name"))} if isinstance(area, dict) else None,
-        "parents": catalog_references(payload.get("parents")),
-        "children": catalog_references(payload.get("children")),
-        "benchmarks": [benchmark_summary(b) for b in benchmarks[:benchmark_limit]],
+        "parents": catalog_references(data.get("parents")),
+        "children": catalog_references(data.get("children")),
+        "benchmarks": benchmarks,
     }
 
 
-def method_detail(payload: Any) -> dict:
+def method_detail(payload: object) -> JsonObject:
     """``MethodDetail`` of a ``method --name`` payload (``{"method": …, "area": …}``)."""
-    payload = payload if isinstance(payload, dict) else {}
-    method = payload.get("method") if isinstance(payload.get("method"), dict) else {}
-    area = catalog_reference(payload.get("area"))
+    data = _object(payload)
+    method = _object(data.get("method"))
+    area = catalog_reference(data.get("area"))
     return {
         "id": text(method.get("id")),
         "name": text(method.get("name")) or text(method.get("full_name")) or "Unnamed method",

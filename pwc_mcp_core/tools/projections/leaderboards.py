@@ -10,10 +10,10 @@ from __future__ import annotations
 
 import argparse
 import re
-from typing import Any
 
 from pwc import render
 from pwc.leaderboard import metric_number, parse_parameter_size, shot_count
+from pwc_mcp_core.protocol.json_types import JsonObject, JsonValue
 
 __all__ = [
     "METRIC_SELECTORS",
@@ -63,13 +63,18 @@ def metric_direction(name: str) -> str:
     return "unknown"
 
 
-def metric_directions(evaluations: list[dict]) -> dict[str, str]:
+def _object(value: object) -> JsonObject:
+    """``value`` when it is a JSON object, else an empty one."""
+    return value if isinstance(value, dict) else {}
+
+
+def metric_directions(evaluations: list[JsonObject]) -> dict[str, str]:
     """Direction of every metric name present in ``evaluations`` (projected rows), keys sorted."""
-    names = {name for row in evaluations for name in (row.get("metrics") or {})}
+    names = {name for row in evaluations for name in _object(row.get("metrics"))}
     return {name: metric_direction(name) for name in sorted(names)}
 
 
-def metric_value(value: Any) -> Any:
+def metric_value(value: object) -> JsonValue:
     """Projection of one metric value: numbers kept, numeric strings → float, other strings kept,
     anything else (bool, null, containers) stringified (docs/tool-contract.md §3.2)."""
     if isinstance(value, bool):
@@ -82,14 +87,14 @@ def metric_value(value: Any) -> Any:
     return str(value)
 
 
-def absolute_url(url: Any) -> str | None:
+def absolute_url(url: object) -> str | None:
     """``pwc.render.absolute_url`` for projections: empty or non-string values → None."""
     if not isinstance(url, str) or not url:
         return None
     return render.absolute_url(url)
 
 
-def parse_shots(methodology: Any) -> int | None:
+def parse_shots(methodology: object) -> int | None:
     """The shot count in a methodology text ("5-shot", "0 shot", "3shot"), else None.
 
     The same rule the CLI merges rows by (``pwc.leaderboard.shot_count``).
@@ -98,21 +103,21 @@ def parse_shots(methodology: Any) -> int | None:
     return int(shots) if shots else None
 
 
-def _text(value: Any) -> str | None:
+def _text(value: object) -> str | None:
     if value is None or value == "":
         return None
     return str(value)
 
 
-def _int(value: Any) -> int | None:
+def _int(value: object) -> int | None:
     return value if isinstance(value, int) and not isinstance(value, bool) else None
 
 
-def _bool(value: Any) -> bool | None:
+def _bool(value: object) -> bool | None:
     return value if isinstance(value, bool) else None
 
 
-def _metrics(row: dict) -> dict[str, Any]:
+def _metrics(row: JsonObject) -> JsonObject:
     metrics = row.get("metrics")
     if not isinstance(metrics, dict):
         return {}
@@ -124,13 +129,13 @@ _PARAMETER_METRICS = frozenset({"number of params", "number of parameters", "par
                                 "#params", "param count", "model size"})
 
 
-def _parameters(row: dict) -> int | None:
+def _parameters(row: JsonObject) -> int | None:
     """``num_parameters``, else the count a parameter metric states, so the parameter column never
     stays empty while a metric of the same row gives the size."""
     size = _int(row.get("num_parameters"))
     if size is not None:
         return size
-    metrics = row.get("metrics") if isinstance(row.get("metrics"), dict) else {}
+    metrics = _object(row.get("metrics"))
     for name, value in metrics.items():
         if str(name).strip().casefold() in _PARAMETER_METRICS and isinstance(value, str | int) \
                 and not isinstance(value, bool):
@@ -141,14 +146,15 @@ def _parameters(row: dict) -> int | None:
     return None
 
 
-def _rank_scopes(row: dict) -> list[dict]:
+def _rank_scopes(row: JsonObject) -> list[JsonValue]:
     scopes = row.get("rank_scopes")
     if isinstance(scopes, list):
-        return [
+        merged: list[JsonValue] = [
             {"task_id": _text(s.get("task_id")), "task_name": _text(s.get("task_name")),
              "task_slug": _text(s.get("task_slug")), "rank": _int(s.get("rank"))}
             for s in scopes if isinstance(s, dict)
         ]
+        return merged
     # A row the CLI did not merge: synthesise its single scope (§3.2).
     if any(row.get(key) is not None for key in ("task_id", "task_name", "best_rank")):
         return [{"task_id": _text(row.get("task_id")), "task_name": _text(row.get("task_name")),
@@ -156,7 +162,7 @@ def _rank_scopes(row: dict) -> list[dict]:
     return []
 
 
-def evaluation(row: dict) -> dict:
+def evaluation(row: JsonObject) -> JsonObject:
     """``Evaluation`` projection of one (merged) CLI evaluation row (docs/tool-contract.md §3.2)."""
     split = row.get("split") or row.get("split_name") or row.get("evaluated_on")
     source = row.get("result_url") or row.get("source_url") or row.get("external_source_url")
@@ -187,7 +193,7 @@ def evaluation(row: dict) -> dict:
     }
 
 
-def paper_evaluation(row: dict) -> dict:
+def paper_evaluation(row: JsonObject) -> JsonObject:
     """``PaperEvaluation`` projection of a raw row from ``paper info --include-evals`` (§3.2)."""
     return {
         "id": _text(row.get("id")),
@@ -204,7 +210,7 @@ def paper_evaluation(row: dict) -> dict:
     }
 
 
-def next_page(payload: dict, page: int, limit: int, *, scanned: bool) -> int | None:
+def next_page(payload: JsonObject, page: int, limit: int, *, scanned: bool) -> int | None:
     """The next page of a leaderboard: the payload's own ``next_page`` when it carries one, else
     ``page + 1`` while rows remain (matched rows after a metric scan, upstream total otherwise)."""
     if "next_page" in payload:
@@ -216,7 +222,7 @@ def next_page(payload: dict, page: int, limit: int, *, scanned: bool) -> int | N
     return None
 
 
-def local_page(payload: Any, page: int, limit: int, *, max_rows: int) -> Any:
+def local_page(payload: object, page: int, limit: int, *, max_rows: int) -> object:
     """Page ``page`` of a leaderboard payload fetched with ``limit = page * limit`` rows.
 
     Returns a copy whose ``results`` are that page's rows and whose ``next_page`` says whether
@@ -232,13 +238,13 @@ def local_page(payload: Any, page: int, limit: int, *, max_rows: int) -> Any:
     return {**payload, "results": rows[(page - 1) * limit: page * limit], "next_page": page + 1 if more else None}
 
 
-def primary_metric(rows: list[dict], requested: list[str]) -> tuple[str, str] | None:
+def primary_metric(rows: list[JsonObject], requested: list[str]) -> tuple[str, str] | None:
     """``(metric, direction)`` a leaderboard is ordered by: the first requested metric, else the
     ``best_metric`` most rows name, else the metric most rows report; None when its direction is
     unknown (then the catalog's rank order stays)."""
     names: dict[str, int] = {}
     for row in rows:
-        metrics = row.get("metrics") if isinstance(row.get("metrics"), dict) else {}
+        metrics = _object(row.get("metrics"))
         best = row.get("best_metric")
         for name in metrics:
             names[str(name)] = names.get(str(name), 0) + (len(rows) + 1 if name == best else 1)
@@ -255,7 +261,7 @@ def primary_metric(rows: list[dict], requested: list[str]) -> tuple[str, str] | 
     return None
 
 
-def order_by_metric(payload: Any, requested: list[str]) -> Any:
+def order_by_metric(payload: object, requested: list[str]) -> object:
     """The leaderboard payload with its merged rows ordered by :func:`primary_metric` in its direction
     (rows without it after, in rank order), and ``order`` naming it; unchanged when no metric has a
     known direction. A first row is then the best row, not the #1 of some task scope."""
@@ -273,9 +279,8 @@ def order_by_metric(payload: Any, requested: list[str]) -> Any:
     return {**payload, "results": with_metric + without, "order": {"metric": name, "direction": direction}}
 
 
-def _value_of(row: dict, name: str) -> float | None:
-    metrics = row.get("metrics") if isinstance(row.get("metrics"), dict) else {}
-    return metric_number(metrics.get(name))
+def _value_of(row: JsonObject, name: str) -> float | None:
+    return metric_number(_object(row.get("metrics")).get(name))
 
 
 def unknown_metric_error(message: str) -> bool:

@@ -9,8 +9,7 @@ never an exception, so one odd record cannot fail a whole result.
 
 from __future__ import annotations
 
-from typing import Any
-
+from pwc_mcp_core.protocol.json_types import JsonObject, JsonValue
 from pwc_mcp_core.tools.projections.leaderboards import absolute_url
 
 __all__ = [
@@ -26,22 +25,22 @@ __all__ = [
 ]
 
 
-def text(value: Any) -> str | None:
+def text(value: object) -> str | None:
     """A non-empty value as a string, else None."""
     if value is None or value == "" or isinstance(value, dict | list):
         return None
     return str(value)
 
 
-def whole(value: Any) -> int | None:
+def whole(value: object) -> int | None:
     """An int that is not a bool, else None."""
     return value if isinstance(value, int) and not isinstance(value, bool) else None
 
 
-def _strings(value: Any) -> list[str]:
+def _strings(value: object) -> list[JsonValue]:
     if not isinstance(value, list):
         return []
-    out = []
+    out: list[JsonValue] = []
     for item in value:
         if isinstance(item, str) and item:
             out.append(item)
@@ -50,7 +49,7 @@ def _strings(value: Any) -> list[str]:
     return out
 
 
-def payload_rows(payload: Any) -> list[dict]:
+def payload_rows(payload: object) -> list[JsonObject]:
     """The rows of a list payload: a bare list, or ``results`` (else ``items``); non-objects skipped."""
     if isinstance(payload, dict):
         rows = payload.get("results")
@@ -62,7 +61,7 @@ def payload_rows(payload: Any) -> list[dict]:
     return [row for row in payload if isinstance(row, dict)]
 
 
-def paper_summary(row: dict) -> dict:
+def paper_summary(row: JsonObject) -> JsonObject:
     """``PaperSummary``: ``{id, arxiv_id, title, authors, published, citation_count, url,
     has_official_implementation, code_repository_count}``."""
     paper_id = text(row.get("id")) or text(row.get("arxiv_id")) or text(row.get("route_identifier")) or ""
@@ -79,12 +78,12 @@ def paper_summary(row: dict) -> dict:
     }
 
 
-def paper_items(payload: Any) -> list[dict]:
+def paper_items(payload: object) -> list[JsonObject]:
     """``PaperSummary`` for every row of a paper list payload (bare list or envelope)."""
     return [paper_summary(row) for row in payload_rows(payload)]
 
 
-def catalog_reference(item: Any) -> dict | None:
+def catalog_reference(item: object) -> JsonObject | None:
     """``CatalogReference`` ``{id, name, slug}`` of a task/method/area object, else None."""
     if not isinstance(item, dict):
         return None
@@ -94,15 +93,16 @@ def catalog_reference(item: Any) -> dict | None:
     return {"id": ref_id, "name": text(item.get("name")) or ref_id, "slug": text(item.get("slug"))}
 
 
-def catalog_references(items: Any) -> list[dict]:
+def catalog_references(items: object) -> list[JsonValue]:
     """``CatalogReference`` of every usable object in ``items``."""
     if not isinstance(items, list):
         return []
-    return [ref for ref in (catalog_reference(item) for item in items) if ref is not None]
+    refs: list[JsonValue] = [ref for ref in (catalog_reference(item) for item in items) if ref is not None]
+    return refs
 
 
-def _repositories(items: Any) -> list[dict]:
-    out = []
+def _repositories(items: object) -> list[JsonObject]:
+    out: list[JsonObject] = []
     for item in items if isinstance(items, list) else []:
         if isinstance(item, str) and item:
             out.append({"url": item, "is_official": False})
@@ -112,17 +112,18 @@ def _repositories(items: Any) -> list[dict]:
     return sorted(out, key=lambda repo: not repo["is_official"])
 
 
-def paper_detail(paper: dict, *, include_resources: bool, repo_limit: int) -> dict:
+def paper_detail(paper: JsonObject, *, include_resources: bool, repo_limit: int) -> JsonObject:
     """``PaperDetail`` with the hosted compaction of docs/tool-contract.md §3.3 #2: repositories official-first,
     only official ones unless ``include_resources``, each resource list cut to ``repo_limit``."""
     repositories = _repositories(paper.get("repositories"))
     if not include_resources:
         repositories = [repo for repo in repositories if repo["is_official"]]
 
-    def resources(key: str) -> list[str]:
+    def resources(key: str) -> list[JsonValue]:
         return _strings(paper.get(key))[:repo_limit] if include_resources else []
 
     summary = paper_summary(paper)
+    shown: list[JsonValue] = list(repositories[:repo_limit])
     return {
         "id": summary["id"],
         "arxiv_id": summary["arxiv_id"],
@@ -137,7 +138,7 @@ def paper_detail(paper: dict, *, include_resources: bool, repo_limit: int) -> di
         "code_repository_count": summary["code_repository_count"],
         "tasks": catalog_references(paper.get("tasks")),
         "methods": catalog_references(paper.get("methods")),
-        "repositories": repositories[:repo_limit],
+        "repositories": shown,
         "project_pages": resources("project_pages"),
         "hf_models": resources("hf_models"),
         "hf_datasets": resources("hf_datasets"),
@@ -145,7 +146,7 @@ def paper_detail(paper: dict, *, include_resources: bool, repo_limit: int) -> di
     }
 
 
-def _lineage_paper(item: Any) -> dict | None:
+def _lineage_paper(item: object) -> JsonObject | None:
     if not isinstance(item, dict):
         return None
     return {
@@ -161,19 +162,21 @@ LINEAGE_NOTE = (
 )
 
 
-def lineage_result(payload: Any) -> dict:
+def lineage_result(payload: object) -> JsonObject:
     """``PaperLineageResult`` fields (without envelope keys) of a ``paper lineage list`` payload.
 
     Raises:
         TypeError: the payload has no ``paper`` object (an unexpected catalog shape, §3.3 #9).
     """
-    paper = _lineage_paper(payload.get("paper")) if isinstance(payload, dict) else None
+    fields = payload if isinstance(payload, dict) else {}
+    paper = _lineage_paper(fields.get("paper")) if isinstance(payload, dict) else None
     if paper is None:
         raise TypeError("lineage payload did not contain a paper object")
 
-    def side(key: str) -> list[dict]:
-        items = payload.get(key)
-        return [p for p in (_lineage_paper(i) for i in (items if isinstance(items, list) else [])) if p]
+    def side(key: str) -> list[JsonValue]:
+        items = fields.get(key)
+        found: list[JsonValue] = [p for p in (_lineage_paper(i) for i in (items if isinstance(items, list) else [])) if p]
+        return found
 
     return {
         "paper": paper,

@@ -8,16 +8,9 @@ the text is a compact Markdown rendering of the projections' facts.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import cast
 
-from pwc_mcp_core.tools.projections.leaderboards import (
-    RANKING_NOTE,
-    evaluation,
-    metric_directions,
-    next_page,
-    paper_evaluation,
-)
-from pwc_mcp_core.tools.projections.papers import lineage_result, paper_detail, paper_items, payload_rows, whole
+from pwc_mcp_core.protocol.json_types import JsonObject, JsonValue
 from pwc_mcp_core.tools.projections.entities import (
     benchmark_items,
     benchmark_summary,
@@ -25,6 +18,20 @@ from pwc_mcp_core.tools.projections.entities import (
     is_grouped,
     method_detail,
     task_detail,
+)
+from pwc_mcp_core.tools.projections.leaderboards import (
+    RANKING_NOTE,
+    evaluation,
+    metric_directions,
+    next_page,
+    paper_evaluation,
+)
+from pwc_mcp_core.tools.projections.papers import (
+    lineage_result,
+    paper_detail,
+    paper_items,
+    payload_rows,
+    whole,
 )
 from pwc_mcp_core.tools.projections.text_entities import (
     benchmark_list_text,
@@ -47,11 +54,32 @@ __all__ = ["public_paper_result", "structured"]
 _ROW_FILTERS = ("require_metrics", "minimum_metrics", "maximum_metrics", "pareto", "sort_metric")
 
 
-def _envelope(payload: Any, **projections: Any) -> dict[str, Any]:
-    return {"schema_version": "v1", **projections, "data": payload}
+def _envelope(payload: object, **projections: object) -> JsonObject:
+    # JSON by construction: the CLI payload is parsed JSON and the projections are built from it.
+    return cast(JsonObject, {"schema_version": "v1", **projections, "data": payload})
 
 
-def _next(payload: Any, page: int | None, limit: int | None) -> int | None:
+def _list(value: JsonValue) -> list[JsonValue]:
+    return value if isinstance(value, list) else []
+
+
+def _opt_int(value: JsonValue) -> int | None:
+    """A validated integer argument (None when absent)."""
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
+def _as_int(value: JsonValue) -> int:
+    """``int(value)`` of a validated numeric argument.
+
+    Raises:
+        TypeError: ``value`` is not a number or numeric string (as ``int()`` does).
+    """
+    if isinstance(value, bool | int | float | str):
+        return int(value)
+    raise TypeError(f"int() argument must be a number, not {type(value).__name__!r}")
+
+
+def _next(payload: object, page: int | None, limit: int | None) -> int | None:
     if not isinstance(payload, dict):
         return None
     explicit = payload.get("next_page")
@@ -63,27 +91,27 @@ def _next(payload: Any, page: int | None, limit: int | None) -> int | None:
     return None
 
 
-def _frameworks(paper: dict) -> dict[str, str]:
+def _frameworks(paper: JsonObject) -> dict[str, str]:
     """Repository URL → framework, from the CLI payload (the projection keeps url and official flag)."""
-    return {repo["url"]: str(repo["framework"]) for repo in paper.get("repositories") or []
+    return {str(repo["url"]): str(repo["framework"]) for repo in _list(paper.get("repositories"))
             if isinstance(repo, dict) and isinstance(repo.get("url"), str) and repo.get("framework")}
 
 
-def paper_page(payload: Any, arguments: dict[str, Any], _notes: list[str]) -> tuple[dict, str]:
+def paper_page(payload: object, arguments: JsonObject, _notes: list[str]) -> tuple[JsonObject, str]:
     items = paper_items(payload)
-    nxt = _next(payload, arguments.get("page", 1), arguments.get("limit"))
+    nxt = _next(payload, _opt_int(arguments.get("page", 1)), _opt_int(arguments.get("limit")))
     return _envelope(payload, items=items, next_page=nxt), paper_list_text(items, nxt, total=_count(payload))
 
 
-def _count(payload: Any) -> int | None:
+def _count(payload: object) -> int | None:
     """The catalog's total of a list payload (``count``), when it states one."""
     return whole(payload.get("count")) if isinstance(payload, dict) else None
 
 
-def paper_info(payload: Any, arguments: dict[str, Any], _notes: list[str]) -> tuple[dict, str]:
+def paper_info(payload: object, arguments: JsonObject, _notes: list[str]) -> tuple[JsonObject, str]:
     paper = payload if isinstance(payload, dict) else {}
     detail = paper_detail(paper, include_resources=bool(arguments.get("include_resources")),
-                          repo_limit=int(arguments.get("repo_limit", 5)))
+                          repo_limit=_as_int(arguments.get("repo_limit", 5)))
     evaluations = count = None
     if arguments.get("include_evaluations") and isinstance(paper.get("evaluations"), dict):
         rows = payload_rows(paper["evaluations"])
@@ -94,50 +122,50 @@ def paper_info(payload: Any, arguments: dict[str, Any], _notes: list[str]) -> tu
     return _envelope(payload, paper=detail, evaluation_count=count, evaluations=evaluations), rendered
 
 
-def public_paper_result(reference: str, record: dict[str, Any]) -> tuple[dict, str]:
+def public_paper_result(reference: str, record: JsonObject) -> tuple[JsonObject, str]:
     """``get_paper_info`` for a paper outside the catalog: public metadata, ``in_catalog: false``."""
     detail = paper_detail({"id": record.get("arxiv_id") or record.get("doi") or reference, **record},
                           include_resources=False, repo_limit=5)
     note = str(record.get("note") or "This paper is not in the Papers With Code catalog.")
-    links = [link for link in record.get("available_at") or [] if isinstance(link, dict) and link.get("url")]
+    links = [link for link in _list(record.get("available_at")) if isinstance(link, dict) and link.get("url")]
     result = _envelope(record, paper=detail, evaluation_count=None, evaluations=None, in_catalog=False,
                        note=note, available_at=links)
     return result, public_paper_text(detail, note, links)
 
 
-def evaluation_page(payload: Any, arguments: dict[str, Any], _notes: list[str]) -> tuple[dict, str]:
+def evaluation_page(payload: object, arguments: JsonObject, _notes: list[str]) -> tuple[JsonObject, str]:
     rows = [evaluation(row) for row in payload_rows(payload)]
     data = payload if isinstance(payload, dict) else {}
     count = whole(data.get("count"))
     count = len(rows) if count is None else count
-    page = whole(data.get("page")) or arguments.get("page", 1)
-    nxt = _next(data, page, arguments.get("limit"))
+    page = whole(data.get("page")) or _opt_int(arguments.get("page", 1))
+    nxt = _next(data, page, _opt_int(arguments.get("limit")))
     paper = str(arguments.get("paper", "")).strip()
     result = _envelope(payload, paper=paper, evaluation_count=count, page=page, next_page=nxt, evaluations=rows)
     return result, evaluations_text(paper, count, page, nxt, rows)
 
 
-def lineage(payload: Any, _arguments: dict[str, Any], _notes: list[str]) -> tuple[dict, str]:
+def lineage(payload: object, _arguments: JsonObject, _notes: list[str]) -> tuple[JsonObject, str]:
     fields = lineage_result(payload)
     return _envelope(payload, **fields), lineage_text(fields)
 
 
-def task(payload: Any, arguments: dict[str, Any], _notes: list[str]) -> tuple[dict, str]:
-    detail = task_detail(payload, benchmark_limit=int(arguments.get("benchmark_limit", 10)))
+def task(payload: object, arguments: JsonObject, _notes: list[str]) -> tuple[JsonObject, str]:
+    detail = task_detail(payload, benchmark_limit=_as_int(arguments.get("benchmark_limit", 10)))
     benchmarks = payload.get("benchmarks") if isinstance(payload, dict) else None
     total = len(benchmarks) if isinstance(benchmarks, list) else None
     return _envelope(payload, task=detail), task_text(detail, benchmark_total=total)
 
 
-def method(payload: Any, _arguments: dict[str, Any], _notes: list[str]) -> tuple[dict, str]:
+def method(payload: object, _arguments: JsonObject, _notes: list[str]) -> tuple[JsonObject, str]:
     detail = method_detail(payload)
     return _envelope(payload, method=detail), method_text(detail)
 
 
-def benchmark(payload: Any, arguments: dict[str, Any], notes: list[str]) -> tuple[dict, str]:
+def benchmark(payload: object, arguments: JsonObject, notes: list[str]) -> tuple[JsonObject, str]:
     data = payload if isinstance(payload, dict) else {}
     rows = [evaluation(row) for row in payload_rows(data)]
-    page, limit = int(arguments.get("page", 1)), int(arguments.get("limit", 20))
+    page, limit = _as_int(arguments.get("page", 1)), _as_int(arguments.get("limit", 20))
     scanned = data.get("matched_count") is not None and not notes
     nxt = next_page(data, page, limit, scanned=scanned)
     summary = benchmark_summary(data.get("benchmark"))
@@ -155,12 +183,12 @@ def benchmark(payload: Any, arguments: dict[str, Any], notes: list[str]) -> tupl
     return result, benchmark_text(result, filtered=filtered, order=order)
 
 
-def benchmark_page(payload: Any, arguments: dict[str, Any], notes: list[str]) -> tuple[dict, str]:
+def benchmark_page(payload: object, arguments: JsonObject, notes: list[str]) -> tuple[JsonObject, str]:
     """``list_benchmarks``. A grouped tree is paged here by ``limit``/``page`` (the CLI pages areas,
     not benchmarks); ``arguments`` then carry the caller's own ``limit`` and ``page``."""
     if not is_grouped(payload):
         items = benchmark_items(payload, grouped=False)
-        nxt = _next(payload, arguments.get("page", 1), arguments.get("limit"))
+        nxt = _next(payload, _opt_int(arguments.get("page", 1)), _opt_int(arguments.get("limit")))
         result = _envelope(payload, items=items, next_page=nxt)
         if notes:
             result["notes"] = list(notes)
@@ -172,12 +200,13 @@ def benchmark_page(payload: Any, arguments: dict[str, Any], notes: list[str]) ->
     items = [benchmark_summary(bench) for bench, _places in shown]
     grouping = (f"grouped by area: benchmarks with at least {arguments.get('minimum_evaluations') or 2} evaluations, "
                 "each once with its area and tasks; the flat list (no group_by_area) has them all")
-    result = _envelope(payload, items=items, next_page=nxt, notes=[*notes, grouping])
+    shown_notes = [*notes, grouping]
+    result = _envelope(payload, items=items, next_page=nxt, notes=shown_notes)
     places = {str(item["id"]): "; ".join(where) for item, (_bench, where) in zip(items, shown, strict=True)}
-    return result, benchmark_list_text(items, nxt, result["notes"], total=len(every), places=places)
+    return result, benchmark_list_text(items, nxt, shown_notes, total=len(every), places=places)
 
 
-def query(payload: Any, arguments: dict[str, Any], _notes: list[str], tool: str = "") -> tuple[dict, str]:
+def query(payload: object, arguments: JsonObject, _notes: list[str], tool: str = "") -> tuple[JsonObject, str]:
     return _envelope(payload), query_text(tool, payload)
 
 
@@ -188,8 +217,8 @@ _BUILDERS = {
 }
 
 
-def structured(output: str, payload: Any, arguments: dict[str, Any], notes: list[str],
-               tool: str = "") -> tuple[dict, str]:
+def structured(output: str, payload: object, arguments: JsonObject, notes: list[str],
+               tool: str = "") -> tuple[JsonObject, str]:
     """``(structuredContent, text)`` of a tool whose ``outputSchema`` key is ``output``.
 
     ``arguments`` are the validated MCP arguments (after fall-back plans); ``notes`` the

@@ -10,14 +10,22 @@ shows the same columns.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import Any
 
-from pwc.commands.entities import (conference_dates, conference_tier, conference_venue, framework_platforms,
-                                   framework_table, organization_table, paper_years)
+from pwc.commands.entities import (
+    conference_dates,
+    conference_tier,
+    conference_venue,
+    framework_platforms,
+    framework_table,
+    organization_table,
+    paper_years,
+)
 from pwc.errors import ResponseError
 from pwc.markdown import md_cell, md_table
 from pwc.render import md_escape, result_list
+from pwc_mcp_core.protocol.json_types import JsonObject
 from pwc_mcp_core.tools.projections.text_papers import (
+    as_objects,
     count_of,
     evaluation_table,
     facts,
@@ -33,12 +41,12 @@ from pwc_mcp_core.tools.projections.text_papers import (
 __all__ = ["benchmark_list_text", "benchmark_text", "method_text", "query_text", "task_text"]
 
 
-def _identity(item: dict[str, Any]) -> str:
+def _identity(item: JsonObject) -> str:
     """``id N; slug S``: the handles an agent passes back (the slug only when the name does not imply it)."""
     return facts(labelled("id", item.get("id")), labelled("slug", shown_slug(item)))
 
 
-def _benchmark_rows(items: list[dict[str, Any]], places: dict[str, str] | None = None) -> list[str]:
+def _benchmark_rows(items: list[JsonObject], places: dict[str, str] | None = None) -> list[str]:
     """``BenchmarkSummary`` table (a full name equal to the name is not repeated); ``places``: benchmark
     ID → the ``Area: Task, Task`` headings a grouped list shows it under."""
     places = places or {}
@@ -55,28 +63,30 @@ def _benchmark_rows(items: list[dict[str, Any]], places: dict[str, str] | None =
 # ---------------------------------------------------------------- typed projections
 
 
-def task_text(task: dict[str, Any], *, benchmark_total: int | None = None) -> str:
+def task_text(task: JsonObject, *, benchmark_total: int | None = None) -> str:
     """Text of ``get_task``: identity, area, paper count, description, hierarchy and benchmarks
     (``2 of 3`` when ``benchmark_limit`` left some out)."""
-    area = task.get("area") or {}
-    benchmarks = task.get("benchmarks") or []
+    found = task.get("area")
+    area = found if isinstance(found, dict) else {}
+    benchmarks = as_objects(task.get("benchmarks"))
     lines = [f"# {md_escape(task.get('name'))}",
              facts(_identity(task), labelled("area", f"{area['name']} (id {area['id']})" if area.get("name") else None),
                    labelled("papers", task.get("paper_count"))),
              one_line(task.get("description")),
-             labelled("Parents:", references(task.get("parents") or [])),
-             labelled("Subtasks:", references(task.get("children") or []))]
+             labelled("Parents:", references(as_objects(task.get("parents")))),
+             labelled("Subtasks:", references(as_objects(task.get("children"))))]
     if benchmarks:
         lines += [f"## Benchmarks ({of_total(len(benchmarks), benchmark_total, 'benchmark')})",
                   *_benchmark_rows(benchmarks)]
     return join_lines(lines)
 
 
-def method_text(method: dict[str, Any]) -> str:
+def method_text(method: JsonObject) -> str:
     """Text of ``get_method``: identity, full name, area, year, paper count, description, source paper."""
     full = method.get("full_name")
+    url = method.get("source_url")
     source = " ".join(p for p in (md_escape(method["source_title"]) if method.get("source_title") else None,
-                                  method.get("source_url")) if p)
+                                  str(url) if url else None) if p)
     paper = f"Source paper {method['source_paper_id']}:" if method.get("source_paper_id") else "Source:"
     title = f"# {md_escape(method.get('name'))}" + (f" ({md_escape(full)})" if full and full != method.get("name")
                                                      else "")
@@ -88,7 +98,7 @@ def method_text(method: dict[str, Any]) -> str:
                        one_line(method.get("description")), source_line])
 
 
-def _row_counts(count: Any, matched: Any, filtered: bool) -> str:
+def _row_counts(count: object, matched: object, filtered: bool) -> str:
     """Stored rows, then what the leaderboard shows of them: rows matching the filters, or (no
     filter) the merged rows, one per model result however many tasks rank it."""
     stored = count_of(count, "evaluation row")
@@ -99,7 +109,7 @@ def _row_counts(count: Any, matched: Any, filtered: bool) -> str:
     return f"{stored}, merged into {count_of(matched, 'leaderboard row')} (one per model result)"
 
 
-def _order_line(order: dict[str, Any] | None) -> str:
+def _order_line(order: JsonObject | None) -> str:
     """How the rows are ordered: by a metric (best first), else by the catalog's task-scoped rank."""
     if not order:
         return "Rows in the catalog's rank order; ranks are task-scoped (not comparable across tasks)."
@@ -108,15 +118,18 @@ def _order_line(order: dict[str, Any] | None) -> str:
             "rank (not comparable across tasks).")
 
 
-def benchmark_text(result: dict[str, Any], *, filtered: bool = False, order: dict[str, Any] | None = None) -> str:
+def benchmark_text(result: JsonObject, *, filtered: bool = False, order: JsonObject | None = None) -> str:
     """Text of ``get_benchmark``: the benchmark, counts, metric directions, the leaderboard page
     (ranks with their task scope), notes and ``next_page``; ``filtered``: metric filters were given;
     ``order``: the metric the rows are ordered by."""
-    bench = result.get("benchmark") or {}
-    rows = result.get("evaluations") or []
+    found = result.get("benchmark")
+    bench = found if isinstance(found, dict) else {}
+    rows = as_objects(result.get("evaluations"))
+    stated = result.get("metric_directions")
+    following = result.get("next_page")
     count, matched = result.get("evaluation_count"), result.get("matched_count")
     directions = ", ".join(f"{md_escape(name)} ({way})"
-                           for name, way in (result.get("metric_directions") or {}).items())
+                           for name, way in (stated if isinstance(stated, dict) else {}).items())
     full = bench.get("full_name")
     lines = [f"# {md_escape(bench.get('name'))}" + (f" ({md_escape(full)})" if full and full != bench.get("name")
                                                      else ""),
@@ -127,11 +140,11 @@ def benchmark_text(result: dict[str, Any], *, filtered: bool = False, order: dic
              _order_line(order),
              labelled("Metric directions:", directions),
              labelled("Note:", result.get("metric_note")),
-             next_page_line(result.get("next_page"))]
-    return join_lines(lines + (evaluation_table(rows, with_paper=True, with_benchmark=False) if rows else []))
+             next_page_line(following if isinstance(following, int) else None)]
+    return join_lines([*lines, *(evaluation_table(rows, with_paper=True, with_benchmark=False) if rows else [])])
 
 
-def benchmark_list_text(items: list[dict[str, Any]], next_page: int | None, notes: list[str],
+def benchmark_list_text(items: list[JsonObject], next_page: int | None, notes: list[str],
                         total: int | None = None, places: dict[str, str] | None = None) -> str:
     """Text of ``list_benchmarks``: the benchmark table, notes and ``next_page``; ``places`` (grouped
     lists) adds each benchmark's area and tasks."""
@@ -143,14 +156,14 @@ def benchmark_list_text(items: list[dict[str, Any]], next_page: int | None, note
 # ---------------------------------------------------------------- CLI payloads (no typed projection)
 
 
-def _count_line(payload: Any, rows: list[dict[str, Any]], noun: str) -> str:
+def _count_line(payload: object, rows: list[JsonObject], noun: str) -> str:
     count = payload.get("count") if isinstance(payload, dict) else None
     if isinstance(count, int) and not isinstance(count, bool) and count != len(rows):
         return f"{len(rows)} of {count} {noun}."
     return f"{count_of(len(rows), noun.removesuffix('s'), noun)}."
 
 
-def _table(payload: Any, noun: str, table: Callable[[Any], tuple[list[str], list[list]]]) -> str:
+def _table(payload: object, noun: str, table: Callable[[object], tuple[list[str], list[list[object]]]]) -> str:
     """A list payload as ``N of M nouns.``, the next page and one table row per result.
 
     Raises:
@@ -165,17 +178,17 @@ def _table(payload: Any, noun: str, table: Callable[[Any], tuple[list[str], list
     return join_lines([_count_line(payload, rows, noun), next_page_line(following), *body])
 
 
-def _key(name: str) -> Callable[[dict], Any]:
+def _key(name: str) -> Callable[[JsonObject], object]:
     return lambda row: row.get(name)
 
 
-def _grouped_task(task: dict[str, Any]) -> str:
+def _grouped_task(task: JsonObject) -> str:
     counts = facts(_identity(task), labelled("papers", task.get("paper_count")),
                    labelled("benchmarks", task.get("benchmark_count")), labelled("evals", task.get("evaluation_count")))
     return f"- {md_escape(task.get('name'))} ({counts})"
 
 
-def _grouped_tasks(payload: Any) -> str:
+def _grouped_tasks(payload: object) -> str:
     """``list_tasks`` grouped by area: one section per area, one line per task."""
     lines = []
     for area in result_list(payload):
@@ -185,14 +198,14 @@ def _grouped_tasks(payload: Any) -> str:
     return join_lines(lines)
 
 
-def _conference(item: dict[str, Any]) -> str:
+def _conference(item: JsonObject) -> str:
     return join_lines([f"# {md_escape(item.get('name'))}",
                        facts(_identity(item), item.get("year"), labelled("papers", item.get("paper_count")),
                              labelled("tier", conference_tier(item)), conference_dates(item), conference_venue(item)),
                        one_line(item.get("description")), facts(item.get("url"), item.get("hf_url")) or None])
 
 
-def _organization(item: dict[str, Any]) -> str:
+def _organization(item: JsonObject) -> str:
     return join_lines([f"# {md_escape(item.get('name'))}",
                        facts(_identity(item), labelled("papers", item.get("paper_count")),
                              labelled("trending rank", item.get("trending_rank")),
@@ -202,7 +215,7 @@ def _organization(item: dict[str, Any]) -> str:
                        facts(item.get("website_url"), item.get("github_url"), item.get("hf_url")) or None])
 
 
-def _framework(item: dict[str, Any]) -> str:
+def _framework(item: JsonObject) -> str:
     return join_lines([f"# {md_escape(item.get('name'))}",
                        facts(_identity(item), item.get("domain_name") or item.get("domain_slug"),
                              item.get("category_name") or item.get("category_slug"), item.get("organization_name"),
@@ -214,15 +227,15 @@ def _framework(item: dict[str, Any]) -> str:
                        facts(item.get("github_url"), item.get("docs_url")) or None])
 
 
-def _columns(spec: Sequence[tuple[str, Callable[[dict], Any]]]) -> Callable[[Any], tuple[list[str], list[list]]]:
+def _columns(spec: Sequence[tuple[str, Callable[[JsonObject], object]]]) -> Callable[[object], tuple[list[str], list[list[object]]]]:
     """A table builder from ``(header, getter)`` pairs, shaped like the CLI's ``*_table`` functions."""
     return lambda payload: ([name for name, _ in spec], [[get(row) for _, get in spec] for row in result_list(payload)])
 
 
-_DETAILS: dict[str, Callable[[dict[str, Any]], str]] = {
+_DETAILS: dict[str, Callable[[JsonObject], str]] = {
     "get_conference": _conference, "get_organization": _organization, "get_framework": _framework,
 }
-_LISTS: dict[str, tuple[str, Callable[[Any], tuple[list[str], list[list]]]]] = {
+_LISTS: dict[str, tuple[str, Callable[[object], tuple[list[str], list[list[object]]]]]] = {
     # The CLI's task and method tables name the area from a lookup the payload lacks: the area ID here.
     "list_tasks": ("tasks", _columns([("id", _key("id")), ("slug", _key("slug")), ("name", _key("name")),
                                       ("area id", _key("area_id")), ("level", _key("level")),
@@ -243,7 +256,7 @@ _LISTS: dict[str, tuple[str, Callable[[Any], tuple[list[str], list[list]]]]] = {
 }
 
 
-def query_text(tool: str, payload: Any) -> str:
+def query_text(tool: str, payload: object) -> str:
     """Text of a tool whose result is the CLI payload alone (``outputSchema`` key ``query``)."""
     if tool in _DETAILS and isinstance(payload, dict):
         return _DETAILS[tool](payload)

@@ -16,13 +16,15 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Iterable
-from typing import Any
 
 from pwc.leaderboard import metric_summary, model_label, parameters_cell
 from pwc.markdown import md_cell, md_table
 from pwc.render import md_escape
+from pwc_mcp_core.protocol.json_types import JsonObject, JsonValue
 
 __all__ = [
+    "as_list",
+    "as_objects",
     "available_at",
     "count_of",
     "derived_slug",
@@ -45,12 +47,22 @@ __all__ = [
 ]
 
 
-def facts(*parts: Any) -> str:
+def as_list(value: JsonValue) -> list[JsonValue]:
+    """``value`` when it is a JSON array, else an empty one (``value or []`` for projected fields)."""
+    return value if isinstance(value, list) else []
+
+
+def as_objects(value: JsonValue) -> list[JsonObject]:
+    """The objects of a JSON array (a projected list of records); anything else is none."""
+    return [item for item in as_list(value) if isinstance(item, dict)]
+
+
+def facts(*parts: object) -> str:
     """The non-empty parts joined with ``; `` (one line of labelled facts)."""
     return "; ".join(str(part) for part in parts if part is not None and part is not False and part not in ("", []))
 
 
-def labelled(label: str, value: Any) -> str | None:
+def labelled(label: str, value: object) -> str | None:
     """``label value`` when the value is present, else None."""
     return None if value in (None, "", []) else f"{label} {value}"
 
@@ -60,18 +72,18 @@ def next_page_line(next_page: int | None) -> str | None:
     return f"Next page: {next_page} (pass page={next_page})." if next_page else None
 
 
-def derived_slug(name: Any) -> str:
+def derived_slug(name: object) -> str:
     """The slug a name would get (lowercase words joined by ``-``); a slug equal to it is not repeated."""
     return re.sub(r"[^a-z0-9]+", "-", str(name or "").casefold()).strip("-")
 
 
-def shown_slug(item: dict[str, Any]) -> str | None:
+def shown_slug(item: JsonObject) -> str | None:
     """The item's slug when it says more than its name and ID (pass any of the three back)."""
     slug = item.get("slug")
-    return slug if slug and slug not in (item.get("id"), derived_slug(item.get("name"))) else None
+    return str(slug) if slug and slug not in (item.get("id"), derived_slug(item.get("name"))) else None
 
 
-def references(items: Iterable[dict[str, Any]]) -> str:
+def references(items: Iterable[JsonObject]) -> str:
     """``CatalogReference`` list: ``Name (slug, id N); …`` (slug only when not derived from the name)."""
     out = []
     for ref in items:
@@ -86,7 +98,7 @@ def join_lines(lines: Iterable[str | None]) -> str:
     return "\n".join(line for line in lines if line is not None)
 
 
-def one_line(value: Any) -> str | None:
+def one_line(value: object) -> str | None:
     """A free-text value on one line (CR dropped, newlines as spaces); None when missing."""
     return " ".join(str(value).replace("\r", "").split("\n")) if value not in (None, "") else None
 
@@ -94,22 +106,22 @@ def one_line(value: Any) -> str | None:
 # ---------------------------------------------------------------- paper lists
 
 
-def _code(item: dict[str, Any]) -> str:
+def _code(item: JsonObject) -> str:
     count = item.get("code_repository_count") or 0
     return f"{count} official" if item.get("has_official_implementation") else str(count)
 
 
-def _arxiv_url(item: dict[str, Any]) -> bool:
+def _arxiv_url(item: JsonObject) -> bool:
     arxiv = item.get("arxiv_id")
     return bool(arxiv) and item.get("url") in (f"https://arxiv.org/abs/{arxiv}", None)
 
 
-def _arxiv_pdf(item: dict[str, Any]) -> bool:
+def _arxiv_pdf(item: JsonObject) -> bool:
     arxiv = item.get("arxiv_id")
     return bool(arxiv) and item.get("pdf_url") in (f"https://arxiv.org/pdf/{arxiv}", None)
 
 
-def paper_summary_table(items: list[dict[str, Any]]) -> list[str]:
+def paper_summary_table(items: list[JsonObject]) -> list[str]:
     """The ``PaperSummary`` table: id, arXiv, title, authors, published, citations, code repositories
     (``N official`` when one is official) and a URL column only for URLs that are not the arXiv page."""
     urls = any(not _arxiv_url(item) and item.get("url") for item in items)
@@ -117,7 +129,7 @@ def paper_summary_table(items: list[dict[str, Any]]) -> list[str]:
     rows = []
     for item in items:
         row = [md_cell(item.get("id")), md_cell(item.get("arxiv_id") if item.get("arxiv_id") != item.get("id") else ""),
-               md_cell(item.get("title")), md_cell(", ".join(item.get("authors") or [])),
+               md_cell(item.get("title")), md_cell(", ".join(str(a) for a in as_list(item.get("authors")))),
                md_cell(item.get("published")), md_cell(item.get("citation_count")), _code(item)]
         if urls:
             row.append("" if _arxiv_url(item) else md_cell(item.get("url")))
@@ -125,7 +137,7 @@ def paper_summary_table(items: list[dict[str, Any]]) -> list[str]:
     return md_table(headers, rows, drop_empty=True, compact=True)
 
 
-def of_total(shown: int, total: Any, noun: str, plural: str | None = None) -> str:
+def of_total(shown: int, total: object, noun: str, plural: str | None = None) -> str:
     """``3 of 10 papers`` when the total is known and larger than what is shown, else ``1 paper`` /
     ``3 papers``: a header states the total, not only the page."""
     if isinstance(total, int) and not isinstance(total, bool) and total > shown:
@@ -133,12 +145,12 @@ def of_total(shown: int, total: Any, noun: str, plural: str | None = None) -> st
     return count_of(shown, noun, plural)
 
 
-def count_of(value: Any, noun: str, plural: str | None = None) -> str:
+def count_of(value: object, noun: str, plural: str | None = None) -> str:
     """``1 paper`` / ``12 papers`` (digits as the structured view has them, so facts match)."""
     return f"{value} {noun if value == 1 else plural or noun + 's'}"
 
 
-def paper_list_text(items: list[dict[str, Any]], next_page: int | None, note: str | None = None,
+def paper_list_text(items: list[JsonObject], next_page: int | None, note: str | None = None,
                     total: int | None = None) -> str:
     """Text of a paper page (search, list, recent, trending, related); ``total`` is the catalog's count
     of matching papers."""
@@ -149,37 +161,37 @@ def paper_list_text(items: list[dict[str, Any]], next_page: int | None, note: st
 # ---------------------------------------------------------------- evaluations
 
 
-def _scope(rank: Any, task: Any) -> str:
+def _scope(rank: object, task: object) -> str:
     """``#2 in Image Classification``: a rank is a position within one task's leaderboard."""
     place = f"#{rank}" if rank is not None else ""
     where = md_escape(task) if task else ""
     return f"{place} in {where}" if place and where else place or where
 
 
-def _rank(row: dict[str, Any]) -> str:
-    scopes = [s for s in row.get("rank_scopes") or [] if s.get("rank") is not None or s.get("task_name")]
+def _rank(row: JsonObject) -> str:
+    scopes = [s for s in as_objects(row.get("rank_scopes")) if s.get("rank") is not None or s.get("task_name")]
     if scopes:
         return "; ".join(_scope(s.get("rank"), s.get("task_name")) for s in scopes)
     return _scope(row.get("best_rank"), row.get("task"))
 
 
-def _open(value: Any) -> str:
+def _open(value: object) -> str:
     return "" if value is None else ("yes" if value else "no")
 
 
-def _params(value: Any) -> str:
+def _params(value: object) -> str:
     cell = parameters_cell(value)
     return "" if cell == "—" else cell
 
 
-def _paper(row: dict[str, Any]) -> str:
+def _paper(row: JsonObject) -> str:
     ref = row.get("paper_arxiv_id")
     parts = [md_escape(row["paper_title"]) if row.get("paper_title") else None,
              f"arXiv {ref}" if ref else None, f"id {row['paper_id']}" if row.get("paper_id") else None]
     return ", ".join(p for p in parts if p)
 
 
-def evaluation_table(rows: list[dict[str, Any]], *, with_paper: bool, with_benchmark: bool) -> list[str]:
+def evaluation_table(rows: list[JsonObject], *, with_paper: bool, with_benchmark: bool) -> list[str]:
     """The ``Evaluation`` table: rank with its task scope, model, metrics (best first, the CLI's Scores
     cell), parameters, split, shots, protocol, open, extra data, the paper (leaderboards) or the
     benchmark (a paper's results), source and code links, updated, and the row id."""
@@ -201,38 +213,39 @@ def evaluation_table(rows: list[dict[str, Any]], *, with_paper: bool, with_bench
     return md_table(headers, table, drop_empty=True, compact=True)
 
 
-def evaluations_text(paper: str, count: int, page: int, next_page: int | None, rows: list[dict[str, Any]]) -> str:
+def evaluations_text(paper: str, count: int, page: int | None, next_page: int | None, rows: list[JsonObject]) -> str:
     """Text of ``get_paper_evaluations``: the paper once, then its rows (paper columns left out)."""
     head = f"# Evaluations of {(_paper(rows[0]) if rows else '') or md_escape(paper)}"
     lines = [head, f"{count_of(count, 'evaluation row')}; {len(rows)} on page {page}. Ranks are task-scoped.",
              next_page_line(next_page)]
-    return join_lines(lines + (evaluation_table(rows, with_paper=False, with_benchmark=True) if rows else []))
+    return join_lines([*lines, *(evaluation_table(rows, with_paper=False, with_benchmark=True) if rows else [])])
 
 
 # ---------------------------------------------------------------- paper detail
 
 
-def _repository(repo: dict[str, Any], frameworks: dict[str, str]) -> str:
-    extra = ", ".join(p for p in ("official" if repo.get("is_official") else None, frameworks.get(repo["url"])) if p)
+def _repository(repo: JsonObject, frameworks: dict[str, str]) -> str:
+    extra = ", ".join(p for p in ("official" if repo.get("is_official") else None, frameworks.get(str(repo["url"]))) if p)
     return f"- {repo['url']}" + (f" ({extra})" if extra else "")
 
 
-def _resource_lines(paper: dict[str, Any]) -> list[str]:
+def _resource_lines(paper: JsonObject) -> list[str]:
     lines = []
     for key, label in (("project_pages", "Project pages"), ("hf_models", "HF models"),
                        ("hf_datasets", "HF datasets"), ("hf_spaces", "HF spaces")):
         if paper.get(key):
-            lines.append(f"{label}: " + ", ".join(paper[key]))
+            lines.append(f"{label}: " + ", ".join(str(item) for item in as_list(paper[key])))
     return lines
 
 
-def paper_info_text(paper: dict[str, Any], evaluation_count: int | None, evaluations: list[dict] | None,
+def paper_info_text(paper: JsonObject, evaluation_count: int | None, evaluations: list[JsonObject] | None,
                     frameworks: dict[str, str] | None = None, *, in_catalog: bool = True) -> str:
     """Text of ``get_paper_info``: identity and counts, authors, links, tasks, methods, abstract,
     repositories (official flag and framework) and, when requested, the evaluations. Outside the
     catalog (``in_catalog`` false) code facts are unknown and left out."""
-    repos = paper.get("repositories") or []
-    code = paper.get("code_repository_count") or 0
+    repos = as_objects(paper.get("repositories"))
+    given = paper.get("code_repository_count")
+    code = given if isinstance(given, int) else 0
     lines = [f"# {md_escape(paper.get('title'))}",
              facts(labelled("id", paper.get("id") if paper.get("id") != paper.get("arxiv_id") else None),
                    labelled("arXiv", paper.get("arxiv_id")),
@@ -240,11 +253,11 @@ def paper_info_text(paper: dict[str, Any], evaluation_count: int | None, evaluat
                    labelled("citations", paper.get("citation_count")),
                    in_catalog and "official code: " + ("yes" if paper.get("has_official_implementation") else "no"),
                    in_catalog and count_of(code, "code repository", "code repositories")),
-             labelled("Authors:", ", ".join(paper.get("authors") or [])),
+             labelled("Authors:", ", ".join(str(a) for a in as_list(paper.get("authors")))),
              facts(labelled("URL:", None if _arxiv_url(paper) else paper.get("url")),
                    labelled("PDF:", None if _arxiv_pdf(paper) else paper.get("pdf_url"))) or None,
-             labelled("Tasks:", references(paper.get("tasks") or [])),
-             labelled("Methods:", references(paper.get("methods") or [])),
+             labelled("Tasks:", references(as_objects(paper.get("tasks")))),
+             labelled("Methods:", references(as_objects(paper.get("methods")))),
              *_resource_lines(paper)]
     if paper.get("abstract"):
         lines += ["## Abstract", str(paper["abstract"]).replace("\r", "").strip()]
@@ -257,34 +270,34 @@ def paper_info_text(paper: dict[str, Any], evaluation_count: int | None, evaluat
     return join_lines(lines)
 
 
-def public_paper_text(paper: dict[str, Any], note: str, links: list[dict[str, Any]]) -> str:
+def public_paper_text(paper: JsonObject, note: str, links: list[JsonObject]) -> str:
     """Text of a paper outside the catalog: its public metadata, the note and the links to cite."""
     return join_lines([paper_info_text(paper, None, None, in_catalog=False), note, available_at(links)])
 
 
-def available_at(links: list[dict[str, Any]]) -> str | None:
+def available_at(links: list[JsonObject]) -> str | None:
     """``Available at: label: URL; …`` for the links to cite, or None."""
-    cite = "; ".join(f"{link.get('label') or 'link'}: {link.get('url')}" for link in links
-                     if isinstance(link, dict) and link.get("url"))
+    cite = "; ".join(f"{link.get('label') or 'link'}: {link.get('url')}" for link in links if link.get("url"))
     return f"Available at: {cite}" if cite else None
 
 
 # ---------------------------------------------------------------- lineage
 
 
-def _lineage_item(item: dict[str, Any]) -> str:
+def _lineage_item(item: JsonObject) -> str:
     ref = item.get("reference")
     ident = item.get("id")
-    detail = ", ".join(p for p in (ref if ref else None, f"id {ident}" if ident and ident != ref else None) if p)
+    detail = ", ".join(p for p in (str(ref) if ref else None, f"id {ident}" if ident and ident != ref else None) if p)
     title = md_escape(item.get("title") or ref or "Unknown paper")
     return f"- {title}" + (f" ({detail})" if detail else "")
 
 
-def lineage_text(fields: dict[str, Any]) -> str:
+def lineage_text(fields: JsonObject) -> str:
     """Text of ``get_paper_lineage``: the paper, its predecessors and successors, and the coverage rule."""
-    lines = [f"# Lineage of {_lineage_item(fields['paper'])[2:]}"]
+    paper = fields["paper"]
+    lines = [f"# Lineage of {_lineage_item(paper if isinstance(paper, dict) else {})[2:]}"]
     for key, name in (("predecessors", "Predecessors"), ("successors", "Successors")):
-        items = fields.get(key) or []
+        items = as_objects(fields.get(key))
         lines.append(f"## {name} ({len(items)})")
         lines += [_lineage_item(item) for item in items] or ["- None recorded"]
     lines.append("Explicit catalog links only: an empty list does not mean none exist.")
@@ -294,7 +307,7 @@ def lineage_text(fields: dict[str, Any]) -> str:
 # ---------------------------------------------------------------- read_paper
 
 
-def read_paper_text(result: dict[str, Any]) -> str:
+def read_paper_text(result: JsonObject) -> str:
     """Text of ``read_paper``: the chunk as received, then where it sits and, while more remains,
     the ``next_cursor`` value with the call that continues (a text-only client can read it all)."""
     if result.get("in_catalog") is False:
@@ -312,12 +325,13 @@ def read_paper_text(result: dict[str, Any]) -> str:
             f"read_paper with paper={paper} and cursor=\"{result.get('next_cursor')}\"]")
 
 
-def _public_read_text(result: dict[str, Any]) -> str:
+def _public_read_text(result: JsonObject) -> str:
     """``read_paper`` outside the catalog: the public metadata, the note and the links to cite."""
-    meta = result.get("public_metadata") or {}
-    authors = meta.get("authors") if isinstance(meta.get("authors"), list) else []
+    found = result.get("public_metadata")
+    meta = found if isinstance(found, dict) else {}
+    authors = as_list(meta.get("authors"))
     identity = facts(labelled("arXiv", meta.get("arxiv_id")), labelled("DOI", meta.get("doi")),
                      labelled("published", meta.get("published")), labelled("source", meta.get("source")))
     return join_lines([f"# {md_escape(meta['title'])}" if meta.get("title") else None, identity or None,
                        labelled("Authors:", ", ".join(str(a) for a in authors)), one_line(meta.get("abstract")),
-                       result.get("note") or None, available_at(list(result.get("available_at") or []))])
+                       str(note) if (note := result.get("note")) else None, available_at(as_objects(result.get("available_at")))])

@@ -7,8 +7,8 @@ import threading
 import time
 from collections.abc import Iterator
 
-from pwc_mcp_core.runtime.call import Call
 from pwc_mcp_core.mcp_server.local_executor import LocalExecutor
+from pwc_mcp_core.runtime.call import Call
 from pwc_mcp_core.runtime.dispatch import Answer, TimedOut, TooLarge, Unavailable
 
 

@@ -7,12 +7,20 @@ from typing import Any
 
 import pytest
 
-from pwc_mcp_core.runtime.call import Call
 from pwc_mcp_core.cluster.admission import Decision
 from pwc_mcp_core.mcp_server.server import McpServer, Reply
+from pwc_mcp_core.runtime.call import Call
 from pwc_mcp_core.runtime.core_settings import CoreSettings
-from pwc_mcp_core.runtime.dispatch import Answer, Deferred, Outcome, PoolState, Refused, TimedOut, TooLarge, \
-    Unavailable
+from pwc_mcp_core.runtime.dispatch import (
+    Answer,
+    Deferred,
+    Outcome,
+    PoolState,
+    Refused,
+    TimedOut,
+    TooLarge,
+    Unavailable,
+)
 from pwc_mcp_core.tools.instructions import SERVER_INSTRUCTIONS
 from tests.helpers import refusal_error
 

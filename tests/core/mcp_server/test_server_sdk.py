@@ -13,11 +13,11 @@ import pytest
 from aiohttp import web
 from mcp import Client
 
-from pwc_mcp_core.runtime.call import Call
 from pwc_mcp_core.mcp_server.server import McpServer
+from pwc_mcp_core.runtime.call import Call
 from pwc_mcp_core.runtime.core_settings import CoreSettings
-from pwc_mcp_core.tools.instructions import SERVER_INSTRUCTIONS
 from pwc_mcp_core.runtime.dispatch import InMemoryDispatcher
+from pwc_mcp_core.tools.instructions import SERVER_INSTRUCTIONS
 from tests.core.mcp_server.test_server import FAKE_TOOLS
 
 ECHO_TOOLS = [{**t, "inputSchema": {"type": "object", "properties": {"q": {"type": "string"}}}} for t in FAKE_TOOLS]

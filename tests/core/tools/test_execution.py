@@ -14,9 +14,9 @@ import fastjsonschema
 import pytest
 
 from pwc_mcp_core.runtime.call import Call
-from pwc_mcp_core.tools.registry import get_tool, tools
-from pwc_mcp_core.tools.execution import Runtime, execute
 from pwc_mcp_core.runtime.core_settings import CoreSettings
+from pwc_mcp_core.tools.execution import Runtime, execute
+from pwc_mcp_core.tools.registry import get_tool, tools
 from tests.core.tools.tools_stub import StubCatalog, runtime, stub  # noqa: F401 - fixtures
 
 ARGUMENTS: dict[str, dict[str, Any]] = {
@@ -52,7 +52,7 @@ def call_tool(runtime: Runtime, name: str, arguments: Any, *, era: str = "legacy
     return json.loads(body)
 
 
-def _validator(name: str):  # noqa: ANN202
+def _validator(name: str):
     schema = {k: v for k, v in get_tool(name).output_schema.items() if k != "$schema"}
     return fastjsonschema.compile(schema)
 

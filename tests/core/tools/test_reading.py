@@ -19,9 +19,9 @@ import pytest
 
 from pwc.cache import NullCache
 from pwc.transport import Client
+from pwc_mcp_core.errors import ToolError
 from pwc_mcp_core.runtime.caches import ChunkCache, MemoryCache
 from pwc_mcp_core.tools.cursors import CursorCodec
-from pwc_mcp_core.errors import ToolError
 from pwc_mcp_core.tools.reading import READ_PAPER_OUTPUT_SCHEMA, PaperChanged, read_paper
 from tests.core.tools.test_paper_resolution import EXTERNAL, Reply, StubCatalog, not_found, stub  # noqa: F401
 

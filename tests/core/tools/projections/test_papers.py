@@ -4,8 +4,18 @@ from __future__ import annotations
 
 import pytest
 
-from pwc_mcp_core.tools.projections.papers import lineage_result, paper_detail, paper_items, paper_summary
-from pwc_mcp_core.tools.projections.entities import benchmark_items, benchmark_summary, method_detail, task_detail
+from pwc_mcp_core.tools.projections.entities import (
+    benchmark_items,
+    benchmark_summary,
+    method_detail,
+    task_detail,
+)
+from pwc_mcp_core.tools.projections.papers import (
+    lineage_result,
+    paper_detail,
+    paper_items,
+    paper_summary,
+)
 from tests.core.tools.tools_stub import BENCHMARK, METHOD, PAPER
 
 
