@@ -28,8 +28,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Final, Protocol
 
-from redis.exceptions import RedisError
 
+from pwc_mcp_core.cluster.errors import StoreUnavailable
 from pwc_mcp_core.cluster import redis_keys as keys, scripts
 from pwc_mcp_core.cluster.redis_connect import RedisTarget
 from pwc_mcp_core.cluster.admission import AdmissionScript, Decision, Lease, decision_from_code
@@ -120,7 +120,7 @@ class RedisLimiter:
         script = self.admission_script(client_hash, semantic=semantic)
         try:
             code = await self._admit(script.keys, [*script.args, "1" if lease else "0"])
-        except (RedisError, OSError) as exc:
+        except StoreUnavailable as exc:
             raise LimitsUnavailable("redis unreachable") from exc
         return decision_from_code(int(code), script.lease if lease else None)
 
@@ -128,14 +128,14 @@ class RedisLimiter:
         try:
             await self._release([keys.concurrency_client(lease.client_hash), keys.concurrency_global()],
                                 [lease.lease_id])
-        except (RedisError, OSError):
+        except StoreUnavailable:
             pass  # the lease expires on its own after lease_ttl_s
 
     async def ping(self) -> bool:
         """True when Redis answers (health checks)."""
         try:
             return bool(await self._pipe.execute("PING"))
-        except (RedisError, OSError):
+        except StoreUnavailable:
             return False
 
     async def close(self) -> None:

@@ -19,7 +19,9 @@ The gateway's per-call paths (`enqueue`, `admit_and_enqueue`, `wait_replies`) ta
 :class:`~pwc_mcp_core.cluster.redis_pipe.RedisPipe` (``wait_replies`` one of its own: it blocks);
 a worker's consumer threads (`read_jobs_sync`, `finish_sync`) each a
 :class:`~pwc_mcp_core.cluster.redis_pipe.SyncPipe`; the rest a ``redis.asyncio.Redis`` created
-with ``decode_responses=False``.
+with ``decode_responses=False``. The async functions raise
+`~pwc_mcp_core.cluster.errors.StoreUnavailable` for any Redis failure (the sync ones,
+a worker's, redis-py's errors).
 """
 
 from __future__ import annotations
@@ -35,6 +37,7 @@ from redis.asyncio import Redis
 from redis.exceptions import ResponseError
 
 from pwc_mcp_core.cluster import redis_keys, scripts
+from pwc_mcp_core.cluster.errors import store_errors
 from pwc_mcp_core.cluster.liveness import STALL_S
 from pwc_mcp_core.cluster.redis_pipe import RedisPipe, ScriptRunner, SyncPipe
 
@@ -128,6 +131,7 @@ def decode_reply(raw: bytes) -> tuple[str, bytes]:
     return rid.decode("ascii"), body
 
 
+@store_errors
 async def ensure_group(redis: Redis) -> None:
     """Create the Stream and its consumer group if they do not exist yet (idempotent)."""
     try:
@@ -137,6 +141,7 @@ async def ensure_group(redis: Redis) -> None:
             raise
 
 
+@store_errors
 async def enqueue(pipe: RedisPipe, *, rid: str, reply_key: str, call_json: bytes | str, max_backlog: int,
                   lease: tuple[str, str] | None = None, redis_deadline: float | None = None) -> str:
     """Append one call to the Stream, atomically refusing when the backlog is full.
@@ -149,7 +154,7 @@ async def enqueue(pipe: RedisPipe, *, rid: str, reply_key: str, call_json: bytes
 
     Raises:
         QueueFull: ``max_backlog`` entries are already queued or running.
-        redis.exceptions.RedisError: Redis is unreachable (callers map it).
+        StoreUnavailable: Redis is unreachable or refused the script (callers map it).
     """
     fields = _entry_fields(rid, reply_key, call_json, lease, redis_deadline)
     added = await _script(pipe, "enqueue")([redis_keys.calls_stream()], [max_backlog, *fields])
@@ -158,6 +163,7 @@ async def enqueue(pipe: RedisPipe, *, rid: str, reply_key: str, call_json: bytes
     return added.decode() if isinstance(added, bytes) else str(added)
 
 
+@store_errors
 async def admit_and_enqueue(pipe: RedisPipe, *, admission_keys: Sequence[str], admission_args: Sequence[str | int],
                             rid: str, reply_key: str, call_json: bytes | str, max_backlog: int,
                             lease: tuple[str, str], redis_deadline: float | None = None) -> tuple[int, str | None]:
@@ -174,7 +180,7 @@ async def admit_and_enqueue(pipe: RedisPipe, *, admission_keys: Sequence[str], a
         admission refusal code (``admission.lua``); the id is None unless queued.
 
     Raises:
-        redis.exceptions.RedisError: Redis is unreachable (callers map it).
+        StoreUnavailable: Redis is unreachable or refused the script (callers map it).
     """
     fields = _entry_fields(rid, reply_key, call_json, lease, redis_deadline)
     code = await _script(pipe, "admit_enqueue")([*admission_keys, redis_keys.calls_stream()],
@@ -293,6 +299,7 @@ async def _claimed_jobs(redis: Redis, entries: list[StreamEntry]) -> list[Job]:
     return jobs
 
 
+@store_errors
 async def wait_replies(pipe: RedisPipe, reply_key: str, *, timeout_s: float, batch: int = 256) -> list[bytes]:
     """Up to ``batch`` replies from ``reply_key``, oldest first, waiting at most ``timeout_s`` for one.
 
@@ -319,6 +326,7 @@ def worker_of(consumer: str) -> str:
     return consumer.split("#", 1)[0]
 
 
+@store_errors
 async def heartbeat(redis: Redis, consumer: str, threads: int = 0) -> int:
     """Record that ``consumer`` (running ``threads`` calls at once) is alive, by Redis's
     clock; prune hour-old entries.
@@ -330,6 +338,7 @@ async def heartbeat(redis: Redis, consumer: str, threads: int = 0) -> int:
     return int(await script(keys=[redis_keys.workers_set(), redis_keys.worker_threads()], args=[consumer, 3_600_000, threads]))
 
 
+@store_errors
 async def forget_worker(redis: Redis, consumer: str) -> None:
     """Deregister a consumer that is shutting down cleanly."""
     async with redis.pipeline(transaction=False) as pipe:
@@ -347,6 +356,7 @@ class Liveness:
     threads: int
 
 
+@store_errors
 async def live_workers_at(redis: Redis, *, grace_s: float = 0.0) -> Liveness:
     """The consumers whose heartbeat is at most ``HEARTBEAT_TTL_S + grace_s`` old, judged by
     Redis's own clock (worker hosts' clocks do not matter), with Redis's time and their threads."""
@@ -357,11 +367,13 @@ async def live_workers_at(redis: Redis, *, grace_s: float = 0.0) -> Liveness:
                     consumers=[m.decode() if isinstance(m, bytes) else str(m) for m in reply[2:]])
 
 
+@store_errors
 async def live_workers(redis: Redis, *, grace_s: float = 0.0) -> list[str]:
     """Consumers with a fresh heartbeat (see `live_workers_at`)."""
     return (await live_workers_at(redis, grace_s=grace_s)).consumers
 
 
+@store_errors
 async def entry_exists(redis: Redis, entry_ids: Sequence[str]) -> list[bool]:
     """For each Stream entry id, whether the calls Stream still holds it (one pipeline)."""
     async with redis.pipeline(transaction=False) as pipe:
@@ -371,6 +383,7 @@ async def entry_exists(redis: Redis, entry_ids: Sequence[str]) -> list[bool]:
     return [bool(rows) for rows in found]
 
 
+@store_errors
 async def backlog(redis: Redis) -> tuple[int, int]:
     """``(waiting, running)``: calls no worker has read yet, and calls a worker is running."""
     length = await redis.xlen(redis_keys.calls_stream())
@@ -381,6 +394,7 @@ async def backlog(redis: Redis) -> tuple[int, int]:
     return max(0, length - pending), pending
 
 
+@store_errors
 async def claim_orphans(redis: Redis, *, consumer: str, count: int, grace_s: float = 0.0) -> list[Job]:
     """Claim up to ``count`` pending entries whose consumer is no longer live, for ``consumer``.
 
@@ -409,6 +423,7 @@ async def claim_orphans(redis: Redis, *, consumer: str, count: int, grace_s: flo
     return claimed
 
 
+@store_errors
 async def recover_previous(redis: Redis, *, consumer: str) -> list[Job]:
     """At start: claim every entry still pending for an earlier start of the same worker id,
     then remove those consumers and their heartbeats.

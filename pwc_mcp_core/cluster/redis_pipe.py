@@ -10,10 +10,10 @@ packs with `pack_command` and drops the rest:
   system call, by one flush task;
 * one reader task reads the replies in order and resolves each caller's future, so
   the next batch is written while earlier replies are still on their way;
-* a reply that is a Redis error (``ResponseError``, e.g. ``NoScriptError``) goes to its
-  caller alone; a lost connection fails every waiting caller with ``ConnectionError``,
+* a reply that is a Redis error goes to its caller alone, as `StoreRefused`; a lost
+  connection fails every waiting caller with `StoreConnectionLost`,
   and the next command connects again (Redis restarts need no process restart);
-* a caller that waits longer than ``timeout_s`` gets ``redis.exceptions.TimeoutError``
+* a caller that waits longer than ``timeout_s`` gets `StoreTimeout`
   and the connection is dropped, so a hung Redis fails fast instead of stalling (one
   timer per pipe, set to the deadline of the oldest unanswered command, replaces a
   timeout per command);
@@ -36,10 +36,15 @@ from typing import Any
 
 from redis.asyncio.connection import AbstractConnection, ConnectionPool
 from redis.connection import ConnectionPool as SyncConnectionPool
-from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import DataError, NoScriptError, RedisError, ResponseError
-from redis.exceptions import TimeoutError as RedisTimeoutError
 
+from pwc_mcp_core.cluster.errors import (
+    StoreConnectionLost,
+    StoreRefused,
+    StoreTimeout,
+    StoreUnavailable,
+    translate,
+)
 from pwc_mcp_core.cluster.redis_connect import RedisTarget, async_pool, reconnect_wait_s, sync_pool
 
 __all__ = ["RedisPipe", "ScriptRunner", "SyncPipe", "pack_command"]
@@ -52,7 +57,7 @@ class RedisPipe:
         target: a ``redis://``/``rediss://``/``unix://`` URL or a Sentinel service (`redis_connect`).
         timeout_s: the longest a caller waits for its reply (seconds; with Sentinel plus
             `redis_connect.reconnect_wait_s`); then the connection is dropped and
-            ``redis.exceptions.TimeoutError`` raised. ``None`` waits forever (a pipe that
+            `StoreTimeout` raised. ``None`` waits forever (a pipe that
             carries blocking commands, whose callers bound the wait themselves).
         connect_timeout_s: the longest one connection attempt may take (seconds).
     """
@@ -78,9 +83,10 @@ class RedisPipe:
         """Run one command (``execute("LPUSH", key, value)``) and return its parsed reply.
 
         Raises:
-            redis.exceptions.ResponseError: Redis answered with an error.
-            redis.exceptions.ConnectionError: Redis is unreachable, or the connection was lost.
-            redis.exceptions.TimeoutError: no reply within ``timeout_s``.
+            StoreRefused: Redis answered with an error.
+            StoreConnectionLost: Redis is unreachable, or the connection was lost.
+            StoreTimeout: no reply within ``timeout_s``.
+            (All three are `StoreUnavailable`, see `pwc_mcp_core.cluster.errors`.)
         """
         result = (await self.execute_many([args]))[0]
         if isinstance(result, Exception):
@@ -90,14 +96,14 @@ class RedisPipe:
     async def execute_many(self, commands: Sequence[Sequence[Any]]) -> list[Any]:
         """Run ``commands`` in order (written together) and return their replies.
 
-        A command that Redis refused has its ``ResponseError`` in its place in the list.
+        A command that Redis refused has its `StoreRefused` in its place in the list.
 
         Raises:
-            redis.exceptions.ConnectionError: Redis is unreachable, or the connection was lost.
-            redis.exceptions.TimeoutError: no reply within ``timeout_s``.
+            StoreConnectionLost: Redis is unreachable, or the connection was lost.
+            StoreTimeout: no reply within ``timeout_s``.
         """
         if self._closed:
-            raise RedisConnectionError("the pipe is closed")
+            raise StoreConnectionLost("the pipe is closed")
         loop = asyncio.get_running_loop()
         waiters = [loop.create_future() for _ in commands]
         self._outbox.append(b"".join([pack_command(command) for command in commands]))
@@ -129,7 +135,7 @@ class RedisPipe:
         # Redis stopped answering. Replies come in order, so every command already written is
         # stuck too: dropping the connection fails them; commands not yet written go out on a
         # new connection, under the watch of this timer again.
-        error = RedisTimeoutError("no reply from Redis in time")
+        error = StoreTimeout("no reply from Redis in time")
         while deadlines and deadlines[0][0] <= now:
             _fail(deadlines.popleft()[1], error)
         self._abandon(error)
@@ -142,7 +148,7 @@ class RedisPipe:
         if self._watchdog is not None:
             self._watchdog.cancel()
             self._watchdog = None
-        self._abandon(RedisConnectionError("the pipe is closed"))
+        self._abandon(StoreConnectionLost("the pipe is closed"))
         await asyncio.gather(*self._closing)
 
     async def _flush(self) -> None:
@@ -155,7 +161,7 @@ class RedisPipe:
                 return
             if self._closed:
                 for waiter in waiters:
-                    _fail(waiter, RedisConnectionError("the pipe is closed"))
+                    _fail(waiter, StoreConnectionLost("the pipe is closed"))
                 return
             conn = self._conn
             try:
@@ -163,7 +169,7 @@ class RedisPipe:
                     await conn.connect()
                     if conn is not self._conn:  # abandoned (closed) while connecting: nothing was written
                         for waiter in waiters:
-                            _fail(waiter, RedisConnectionError("the pipe is closed"))
+                            _fail(waiter, StoreConnectionLost("the pipe is closed"))
                         await _disconnect_quietly(conn)
                         return
                     self._reader = asyncio.get_running_loop().create_task(self._read_forever(conn))
@@ -171,22 +177,22 @@ class RedisPipe:
                 await conn.send_packed_command(data, check_health=False)
             except (RedisError, OSError) as exc:
                 for waiter in waiters:
-                    _fail(waiter, RedisConnectionError(f"Redis unreachable: {type(exc).__name__}"))
+                    _fail(waiter, StoreConnectionLost(f"Redis unreachable: {type(exc).__name__}"))
                 if conn is self._conn:  # else it was abandoned already (timeout, close)
-                    self._abandon(RedisConnectionError("the connection to Redis was lost"))
+                    self._abandon(StoreConnectionLost("the connection to Redis was lost"))
 
     async def _read_forever(self, conn: AbstractConnection) -> None:
         while True:
             try:
                 reply: Any = await conn.read_response(disconnect_on_error=False)
             except ResponseError as exc:
-                reply = exc
+                reply = translate(exc)
             except asyncio.CancelledError:
                 raise
             except (RedisError, OSError) as exc:
                 if conn is self._conn:  # else it was abandoned already
                     self._reader = None  # this task ends here; _abandon must not cancel it
-                    self._abandon(RedisConnectionError(f"the connection to Redis was lost: {type(exc).__name__}"))
+                    self._abandon(StoreConnectionLost(f"the connection to Redis was lost: {type(exc).__name__}"))
                 return
             if conn is not self._conn:  # abandoned: its replies belong to callers already failed
                 return
@@ -195,7 +201,7 @@ class RedisPipe:
                 if not waiter.done():
                     waiter.set_result(reply)
 
-    def _abandon(self, error: RedisError) -> None:
+    def _abandon(self, error: StoreUnavailable) -> None:
         """Fail every caller waiting for a reply and give the connection up, at once.
 
         Synchronous on purpose: a command submitted right after must not be written to
@@ -303,8 +309,8 @@ class ScriptRunner:
     The source is loaded on first use and again when Redis has forgotten it (a restart).
     Each script call stays atomic on its own; concurrent calls share one write.
 
-    Raises (from ``__call__``): ``ResponseError`` raised by the script, or the pipe's
-    ``ConnectionError``/``TimeoutError``.
+    Raises (from ``__call__``): `StoreRefused` for an error raised by the script, or the
+    pipe's `StoreConnectionLost`/`StoreTimeout`: all `StoreUnavailable`.
     """
 
     def __init__(self, pipe: RedisPipe, source: str) -> None:
@@ -315,6 +321,8 @@ class ScriptRunner:
     async def __call__(self, keys: Sequence[Any], args: Sequence[Any]) -> Any:
         try:
             return await self._pipe.execute("EVALSHA", self._sha, len(keys), *keys, *args)
-        except NoScriptError:
+        except StoreRefused as exc:
+            if not isinstance(exc.__cause__, NoScriptError):
+                raise
             await self._pipe.execute("SCRIPT", "LOAD", self._source)
             return await self._pipe.execute("EVALSHA", self._sha, len(keys), *keys, *args)
