@@ -46,20 +46,27 @@ from dataclasses import dataclass, field
 
 from redis.asyncio import Redis
 
-from pwc_mcp_core.cluster.errors import StoreUnavailable
-from pwc_mcp_core.cluster import queue, redis_connect, redis_keys, scripts
-from pwc_mcp_core.cluster.admission import LIMITS_UNAVAILABLE, Lease, decision_from_code
-from pwc_mcp_core.cluster.redis_connect import RedisTarget
-from pwc_mcp_core.cluster.liveness import STALL_S, StallWatch
-from pwc_mcp_core.cluster.redis_backoff import REDIS_BACKOFF
-from pwc_mcp_core.cluster.redis_pipe import RedisPipe, ScriptRunner
-from pwc_mcp_core.runtime.call import Call
-from pwc_mcp_core.runtime.core_settings import DEFAULT_MAX_BODY_BYTES
-from pwc_mcp_core.runtime.dispatch import TIMED_OUT, TOO_LARGE, Deferred, Outcome, PoolState, Refused, \
-    Unavailable, bounded
-
 from gateway.shared import metrics
 from gateway.shared.background import stop_tasks
+from pwc_mcp_core.cluster import queue, redis_connect, redis_keys, scripts
+from pwc_mcp_core.cluster.admission import LIMITS_UNAVAILABLE, Lease, decision_from_code
+from pwc_mcp_core.cluster.errors import StoreUnavailable
+from pwc_mcp_core.cluster.liveness import STALL_S, StallWatch
+from pwc_mcp_core.cluster.redis_backoff import REDIS_BACKOFF
+from pwc_mcp_core.cluster.redis_connect import RedisTarget
+from pwc_mcp_core.cluster.redis_pipe import RedisPipe, ScriptRunner, int_reply
+from pwc_mcp_core.runtime.call import Call
+from pwc_mcp_core.runtime.core_settings import DEFAULT_MAX_BODY_BYTES
+from pwc_mcp_core.runtime.dispatch import (
+    TIMED_OUT,
+    TOO_LARGE,
+    Deferred,
+    Outcome,
+    PoolState,
+    Refused,
+    Unavailable,
+    bounded,
+)
 
 __all__ = ["RedisExecutor"]
 
@@ -238,7 +245,7 @@ class RedisExecutor:
             code = await self._count_only(script.keys, [*script.args, "0"])
         except StoreUnavailable:
             return Refused(LIMITS_UNAVAILABLE)
-        decision = decision_from_code(int(code), None)
+        decision = decision_from_code(int_reply(code), None)
         return outcome if decision.allowed else Refused(decision)
 
     async def _enqueue(self, rid: str, waiting: _InFlight) -> str | Unavailable:
@@ -331,11 +338,12 @@ class RedisExecutor:
 
     async def _check_entries(self) -> None:
         """Find waiting calls whose Stream entry is gone without a reply; queue them again or fail them."""
-        checked = [(rid, w) for rid, w in self._waiting.items() if w.entry_id is not None and not w.future.done()]
+        checked = [(rid, w, entry_id) for rid, w in self._waiting.items()
+                   if (entry_id := w.entry_id) is not None and not w.future.done()]
         if not checked:
             return
-        exists = await queue.entry_exists(self._redis, [w.entry_id for _, w in checked])
-        for (rid, waiting), present in zip(checked, exists):
+        exists = await queue.entry_exists(self._redis, [entry_id for _, _, entry_id in checked])
+        for (rid, waiting, _), present in zip(checked, exists, strict=True):
             waiting.misses = 0 if present else waiting.misses + 1
             if waiting.misses < 2 or waiting.future.done():
                 continue

@@ -34,15 +34,14 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Final, Protocol
 
-from pwc_mcp_core.cluster.errors import StoreRefused, StoreUnavailable
-from pwc_mcp_core.cluster import redis_keys, scripts
-from pwc_mcp_core.cluster.redis_connect import RedisTarget
-from pwc_mcp_core.cluster.redis_backoff import REDIS_BACKOFF
-from pwc_mcp_core.cluster.redis_pipe import RedisPipe, ScriptRunner
-from pwc_mcp_core.runtime.core_settings import env_int, env_number
-
-from gateway.shared.background import stop_tasks
 from gateway.admission.limits import LimitsUnavailable
+from gateway.shared.background import stop_tasks
+from pwc_mcp_core.cluster import redis_keys, scripts
+from pwc_mcp_core.cluster.errors import StoreRefused, StoreUnavailable
+from pwc_mcp_core.cluster.redis_backoff import REDIS_BACKOFF
+from pwc_mcp_core.cluster.redis_connect import RedisTarget
+from pwc_mcp_core.cluster.redis_pipe import RedisPipe, ScriptRunner, int_reply
+from pwc_mcp_core.runtime.core_settings import env_int, env_number
 
 __all__ = ["MemorySessionStore", "RedisSessionStore", "Session", "SessionHub", "SseSettings", "build_session_store"]
 
@@ -201,7 +200,7 @@ class RedisSessionStore:
 
     async def open(self, session_id: str, client_hash: str, settings: SseSettings) -> int:
         try:
-            return int(await self._open(
+            return int_reply(await self._open(
                 [redis_keys.sse_client_sessions(client_hash), redis_keys.sse_sessions_global(), redis_keys.sse_session(session_id)],
                 [session_id, settings.max_streams_per_client, settings.max_streams, self._ttl_ms, self.holder_id,
                  client_hash, self._conn_id]))
@@ -211,10 +210,12 @@ class RedisSessionStore:
     async def lookup(self, session_id: str) -> tuple[str, str] | None:
         record = redis_keys.sse_session(session_id)
         try:
-            holder, client, conn = await self._pipe.execute("HMGET", record, "holder", "client", "conn")
-            if holder is None or client is None:
+            fields = await self._pipe.execute("HMGET", record, "holder", "client", "conn")
+            holder, client, conn = fields if isinstance(fields, list) and len(fields) == 3 else (None, None, None)
+            if not isinstance(holder, bytes) or not isinstance(client, bytes):
                 return None
-            if holder.decode() != self.holder_id and conn and not await self._holder_present(conn):
+            if holder.decode() != self.holder_id and isinstance(conn, bytes) and conn \
+                    and not await self._holder_present(conn):
                 # The holder's inbox connection is gone: the process died with the stream.
                 await self.close(session_id, client.decode())
                 return None
@@ -260,7 +261,7 @@ class RedisSessionStore:
             except StoreUnavailable as exc:
                 logger.warning("sse session renewal failed error=%s", type(exc).__name__)
                 continue
-            for session_id in gone or ():
+            for session_id in gone if isinstance(gone, list) else ():
                 hub.end_local(session_id.decode() if isinstance(session_id, bytes) else str(session_id))
 
     async def _drain_inbox(self, hub: SessionHub) -> None:
@@ -281,8 +282,8 @@ class RedisSessionStore:
                 await asyncio.sleep(REDIS_BACKOFF.compute(failures))
                 continue
             failures = 0
-            if item is None:
-                continue
+            if not (isinstance(item, list) and len(item) == 2 and isinstance(item[1], bytes)):
+                continue  # None: nothing within the block time
             session_id, _, body = item[1].partition(b" ")
             hub.deliver_local(session_id.decode(), body, routed=True)
 

@@ -39,7 +39,7 @@ from redis.exceptions import ResponseError
 from pwc_mcp_core.cluster import redis_keys, scripts
 from pwc_mcp_core.cluster.errors import store_errors
 from pwc_mcp_core.cluster.liveness import STALL_S
-from pwc_mcp_core.cluster.redis_pipe import RedisPipe, ScriptRunner, SyncPipe
+from pwc_mcp_core.cluster.redis_pipe import RedisPipe, Reply, ScriptRunner, SyncPipe, int_reply
 
 __all__ = [
     "ADMITTED_BACKLOG_FULL",
@@ -185,9 +185,9 @@ async def admit_and_enqueue(pipe: RedisPipe, *, admission_keys: Sequence[str], a
     fields = _entry_fields(rid, reply_key, call_json, lease, redis_deadline)
     code = await _script(pipe, "admit_enqueue")([*admission_keys, redis_keys.calls_stream()],
                                                  [*admission_args, max_backlog, *fields])
-    if isinstance(code, bytes | str):
-        return 0, code.decode() if isinstance(code, bytes) else code
-    return int(code), None
+    if isinstance(code, bytes):
+        return 0, code.decode()
+    return int_reply(code), None
 
 
 def _entry_fields(rid: str, reply_key: str, call_json: bytes | str, lease: tuple[str, str] | None,
@@ -224,9 +224,7 @@ def read_jobs_sync(pipe: SyncPipe, *, consumer: str, count: int, block_ms: int) 
                                       "STREAMS", redis_keys.calls_stream(), ">")])
     if isinstance(response, Exception):
         raise response
-    entries = [(entry_id, dict(zip(flat[::2], flat[1::2], strict=False)) if flat else None)
-               for _stream, items in response or [] for entry_id, flat in items]
-    jobs, drop = _parse(entries)
+    jobs, drop = _parse(_stream_entries(response))
     if drop:
         pipe.execute_many(drop)
     return jobs
@@ -260,6 +258,24 @@ def reply_commands(job: Job, body: bytes | None) -> list[Command]:
     commands.append(("XACK", redis_keys.calls_stream(), GROUP, job.entry_id))
     commands.append(("XDEL", redis_keys.calls_stream(), job.entry_id))
     return commands
+
+
+def _stream_entries(response: Reply) -> list[StreamEntry]:
+    """The entries of an ``XREADGROUP`` reply (``[[stream, [[id, [field, value, ...]], ...]]]``).
+
+    A field or value that is not a string is left out, so its entry is dropped as malformed.
+    """
+    entries: list[StreamEntry] = []
+    for stream in response if isinstance(response, list) else []:
+        items = stream[1] if isinstance(stream, list) and len(stream) == 2 else None
+        for item in items if isinstance(items, list) else []:
+            if not (isinstance(item, list) and len(item) == 2 and isinstance(item[0], bytes)):
+                continue
+            flat = item[1]
+            fields = {key: value for key, value in zip(flat[::2], flat[1::2], strict=False)
+                      if isinstance(key, bytes) and isinstance(value, bytes)} if isinstance(flat, list) else {}
+            entries.append((item[0], fields or None))
+    return entries
 
 
 def _parse(entries: list[StreamEntry]) -> tuple[list[Job], list[Command]]:
@@ -308,7 +324,9 @@ async def wait_replies(pipe: RedisPipe, reply_key: str, *, timeout_s: float, bat
     must carry nothing else: the command blocks it.
     """
     popped = await pipe.execute("BLMPOP", timeout_s, 1, reply_key, "RIGHT", "COUNT", batch)
-    return list(popped[1]) if popped else []
+    if not isinstance(popped, list) or len(popped) != 2 or not isinstance(popped[1], list):
+        return []  # None: nothing within timeout_s
+    return [reply for reply in popped[1] if isinstance(reply, bytes)]
 
 
 def consumer_name(worker_id: str, incarnation: str) -> str:

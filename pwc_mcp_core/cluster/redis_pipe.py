@@ -32,7 +32,7 @@ import contextlib
 import hashlib
 from collections import deque
 from collections.abc import Sequence
-from typing import Any
+from typing import TypeAlias
 
 from redis.asyncio.connection import AbstractConnection, ConnectionPool
 from redis.connection import ConnectionPool as SyncConnectionPool
@@ -43,11 +43,16 @@ from pwc_mcp_core.cluster.errors import (
     StoreRefused,
     StoreTimeout,
     StoreUnavailable,
-    translate,
 )
 from pwc_mcp_core.cluster.redis_connect import RedisTarget, async_pool, reconnect_wait_s, sync_pool
 
-__all__ = ["RedisPipe", "ScriptRunner", "SyncPipe", "pack_command"]
+__all__ = ["Arg", "RedisPipe", "Reply", "ScriptRunner", "SyncPipe", "int_reply", "pack_command"]
+
+Arg: TypeAlias = bytes | str | int | float
+"""One argument of a command, as `pack_command` packs it."""
+Reply: TypeAlias = "bytes | int | list[Reply] | None"
+"""A parsed RESP2 reply (no decoding: strings stay bytes); a refused command is an exception instead."""
+_Waiter: TypeAlias = "asyncio.Future[Reply | StoreRefused]"
 
 
 class RedisPipe:
@@ -64,22 +69,22 @@ class RedisPipe:
 
     def __init__(self, target: RedisTarget, *, timeout_s: float | None = 2.0, connect_timeout_s: float = 1.0) -> None:
         self._pool: ConnectionPool = async_pool(target, socket_timeout=None, connect_timeout=connect_timeout_s)
-        self._conn: AbstractConnection = self._pool.make_connection()
+        self._conn: AbstractConnection = self._pool.make_connection()  # type: ignore[no-untyped-call]
         self._closing: set[asyncio.Task[None]] = set()
         self._timeout_s = None if timeout_s is None else timeout_s + reconnect_wait_s(target)
         self._outbox: list[bytes] = []
-        self._outbox_waiters: list[asyncio.Future[Any]] = []
-        self._pending: deque[asyncio.Future[Any]] = deque()
+        self._outbox_waiters: list[_Waiter] = []
+        self._pending: deque[_Waiter] = deque()
         self._flush_task: asyncio.Task[None] | None = None
         self._reader: asyncio.Task[None] | None = None
         self._write_lock = asyncio.Lock()
         self._closed = False
         # (deadline, last waiter of a batch) in submission order; one timer checks the oldest.
         # A per-call asyncio.timeout cost a tenth of a busy gateway's event loop.
-        self._deadlines: deque[tuple[float, asyncio.Future[Any]]] = deque()
+        self._deadlines: deque[tuple[float, _Waiter]] = deque()
         self._watchdog: asyncio.TimerHandle | None = None
 
-    async def execute(self, *args: Any) -> Any:
+    async def execute(self, *args: Arg) -> Reply:
         """Run one command (``execute("LPUSH", key, value)``) and return its parsed reply.
 
         Raises:
@@ -93,7 +98,7 @@ class RedisPipe:
             raise result
         return result
 
-    async def execute_many(self, commands: Sequence[Sequence[Any]]) -> list[Any]:
+    async def execute_many(self, commands: Sequence[Sequence[Arg]]) -> list[Reply | StoreRefused]:
         """Run ``commands`` in order (written together) and return their replies.
 
         A command that Redis refused has its `StoreRefused` in its place in the list.
@@ -105,7 +110,7 @@ class RedisPipe:
         if self._closed:
             raise StoreConnectionLost("the pipe is closed")
         loop = asyncio.get_running_loop()
-        waiters = [loop.create_future() for _ in commands]
+        waiters: list[_Waiter] = [loop.create_future() for _ in commands]
         self._outbox.append(b"".join([pack_command(command) for command in commands]))
         self._outbox_waiters.extend(waiters)
         if self._flush_task is None:
@@ -166,7 +171,7 @@ class RedisPipe:
             conn = self._conn
             try:
                 if not conn.is_connected:
-                    await conn.connect()
+                    await conn.connect()  # type: ignore[no-untyped-call]
                     if conn is not self._conn:  # abandoned (closed) while connecting: nothing was written
                         for waiter in waiters:
                             _fail(waiter, StoreConnectionLost("the pipe is closed"))
@@ -184,9 +189,9 @@ class RedisPipe:
     async def _read_forever(self, conn: AbstractConnection) -> None:
         while True:
             try:
-                reply: Any = await conn.read_response(disconnect_on_error=False)
+                reply: Reply | StoreRefused = await conn.read_response(disconnect_on_error=False)
             except ResponseError as exc:
-                reply = translate(exc)
+                reply = _refused(exc)
             except asyncio.CancelledError:
                 raise
             except (RedisError, OSError) as exc:
@@ -214,7 +219,7 @@ class RedisPipe:
         pending, self._pending = self._pending, deque()
         for waiter in pending:
             _fail(waiter, error)
-        old, self._conn = self._conn, self._pool.make_connection()
+        old, self._conn = self._conn, self._pool.make_connection()  # type: ignore[no-untyped-call]
         task = asyncio.get_running_loop().create_task(_disconnect_quietly(old))
         self._closing.add(task)
         task.add_done_callback(self._closing.discard)
@@ -239,7 +244,7 @@ class SyncPipe:
         pool: SyncConnectionPool = sync_pool(target, socket_timeout=timeout_s, connect_timeout=connect_timeout_s)
         self._conn = pool.make_connection()
 
-    def execute_many(self, commands: Sequence[Sequence[Any]]) -> list[Any]:
+    def execute_many(self, commands: Sequence[Sequence[Arg]]) -> list[Reply | ResponseError]:
         """Run ``commands`` in one write and return their replies (a refused one as its ``ResponseError``).
 
         Raises:
@@ -249,26 +254,26 @@ class SyncPipe:
         try:
             # Connect explicitly: send_packed_command's own connect skips a Sentinel
             # connection's master lookup (and would dial redis-py's default host).
-            self._conn.connect()
-            self._conn.send_packed_command([b"".join([pack_command(command) for command in commands])],
-                                           check_health=False)
-            replies: list[Any] = []
+            self._conn.connect()  # type: ignore[no-untyped-call]
+            packed = [b"".join([pack_command(command) for command in commands])]
+            self._conn.send_packed_command(packed, check_health=False)  # type: ignore[no-untyped-call]
+            replies: list[Reply | ResponseError] = []
             for _command in commands:
                 try:
-                    replies.append(self._conn.read_response())
+                    replies.append(self._conn.read_response())  # type: ignore[no-untyped-call]
                 except ResponseError as exc:
                     replies.append(exc)
             return replies
         except (RedisError, OSError):
-            self._conn.disconnect()
+            self._conn.disconnect()  # type: ignore[no-untyped-call]
             raise
 
     def close(self) -> None:
         """Close the connection."""
-        self._conn.disconnect()
+        self._conn.disconnect()  # type: ignore[no-untyped-call]
 
 
-def pack_command(args: Sequence[Any]) -> bytes:
+def pack_command(args: Sequence[Arg]) -> bytes:
     """One command as a RESP array of bulk strings (``str`` is UTF-8; ``int``/``float`` as text).
 
     redis-py's own packer was a tenth of a busy gateway's time; this one does only what
@@ -298,7 +303,27 @@ async def _disconnect_quietly(conn: AbstractConnection) -> None:
         await conn.disconnect(nowait=True)
 
 
-def _fail(waiter: asyncio.Future[Any], error: Exception) -> None:
+def _refused(exc: ResponseError) -> StoreRefused:
+    refused = StoreRefused(str(exc))
+    refused.__cause__ = exc
+    return refused
+
+
+def int_reply(reply: Reply) -> int:
+    """``reply`` as an integer (a script's status code, a count).
+
+    Raises:
+        StoreRefused: the reply is no integer (a script or a Redis that answers otherwise).
+    """
+    if isinstance(reply, int):
+        return reply
+    if isinstance(reply, bytes):
+        with contextlib.suppress(ValueError):
+            return int(reply)
+    raise StoreRefused(f"expected an integer reply, got {type(reply).__name__}")
+
+
+def _fail(waiter: _Waiter, error: Exception) -> None:
     if not waiter.done():
         waiter.set_exception(error)
 
@@ -318,7 +343,7 @@ class ScriptRunner:
         self._source = source
         self._sha = hashlib.sha1(source.encode("utf-8")).hexdigest()
 
-    async def __call__(self, keys: Sequence[Any], args: Sequence[Any]) -> Any:
+    async def __call__(self, keys: Sequence[Arg], args: Sequence[Arg]) -> Reply:
         try:
             return await self._pipe.execute("EVALSHA", self._sha, len(keys), *keys, *args)
         except StoreRefused as exc:
