@@ -196,17 +196,18 @@ def _names_in_handlers(tree: ast.AST) -> list[tuple[str, int]]:
     found: list[tuple[str, int]] = []
     for node in ast.walk(tree):
         exprs: list[ast.expr] = []
+        line = 0
         if isinstance(node, ast.ExceptHandler) and node.type is not None:
-            exprs.append(node.type)
+            exprs, line = [node.type], node.lineno
         elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute | ast.Name) \
                 and (node.func.attr if isinstance(node.func, ast.Attribute) else node.func.id) == "suppress":
-            exprs.extend(node.args)
+            exprs, line = list(node.args), node.lineno
         for expr in exprs:
             for sub in ast.walk(expr):
                 if isinstance(sub, ast.Name):
-                    found.append((sub.id, node.lineno))
+                    found.append((sub.id, line))
                 elif isinstance(sub, ast.Attribute):
-                    found.append((ast.unparse(sub), node.lineno))
+                    found.append((ast.unparse(sub), line))
     return found
 
 
