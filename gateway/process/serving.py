@@ -30,7 +30,7 @@ import socket
 import sys
 import tempfile
 from collections.abc import Awaitable, Callable, Mapping
-from typing import TYPE_CHECKING, Final, TypedDict
+from typing import TYPE_CHECKING, Final
 
 from gateway.process.settings import GatewaySettings
 from pwc_mcp_core.errors import ConfigError
@@ -43,7 +43,7 @@ if TYPE_CHECKING:  # gunicorn is imported lazily: embedded serving never needs i
     from gunicorn.glogging import Logger
     from gunicorn.workers.base import Worker
 
-    from gateway.process.connection import GatewayRunner
+    from gateway.process.connection import GatewayRunner, ServerOptions
 
 __all__ = [
     "IDLE_TIMEOUT_S",
@@ -63,15 +63,6 @@ logger = logging.getLogger(__name__)
 WORKER_CLASS = "aiohttp.GunicornWebWorker"
 IDLE_TIMEOUT_S: Final = 75
 """Seconds an idle client connection stays open; must exceed the proxy's upstream keep-alive (60 s)."""
-
-
-class ServerOptions(TypedDict):
-    """aiohttp server keyword arguments (`web.run_app`, `web.AppRunner`)."""
-
-    auto_decompress: bool
-    keepalive_timeout: float
-    access_log: logging.Logger | None
-    logger: logging.Logger
 
 
 def server_options() -> ServerOptions:

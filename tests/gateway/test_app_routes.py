@@ -8,7 +8,14 @@ import pytest
 
 from gateway.process.app import create_app
 from pwc_mcp_core.errors import ConfigError
-from tests.gateway.conftest import FAKE_TOOLS, JSON_HEADERS, FakeExecutor, make_settings, rpc, tool_call
+from tests.gateway.conftest import (
+    FAKE_TOOLS,
+    JSON_HEADERS,
+    FakeExecutor,
+    make_settings,
+    rpc,
+    tool_call,
+)
 from tests.helpers import refusal_error
 
 

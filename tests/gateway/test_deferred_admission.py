@@ -18,11 +18,18 @@ import redis.asyncio as aioredis
 from redis.exceptions import RedisError
 
 from gateway.admission import limits
-from gateway.process.app import create_app
 from gateway.dispatch.redis_executor import RedisExecutor
+from gateway.process.app import create_app
 from pwc_mcp_core.cluster import queue, redis_keys, scripts
 from pwc_mcp_core.cluster.redis_pipe import SyncPipe
-from tests.gateway.conftest import FAKE_TOOLS, JSON_HEADERS, TOOL_RESULT, make_settings, rpc, tool_call
+from tests.gateway.conftest import (
+    FAKE_TOOLS,
+    JSON_HEADERS,
+    TOOL_RESULT,
+    make_settings,
+    rpc,
+    tool_call,
+)
 from tests.helpers import refusal_error
 
 
@@ -43,6 +50,7 @@ class EchoWorker:
         self.read = 0
         self.leases: list[tuple[str, str] | None] = []
         self._task: asyncio.Task[None] | None = None
+        self._answering: set[asyncio.Task[None]] = set()  # held until done: the loop keeps weak references
         self.reader = SyncPipe(redis_url, timeout_s=5.0)
         self.writer = SyncPipe(redis_url, timeout_s=5.0)
         self._write_lock = threading.Lock()  # a SyncPipe serves one thread at a time
@@ -76,7 +84,9 @@ class EchoWorker:
             for job in jobs:
                 self.read += 1
                 self.leases.append(job.lease)
-                asyncio.create_task(self._answer(job))
+                task = asyncio.create_task(self._answer(job))
+                self._answering.add(task)
+                task.add_done_callback(self._answering.discard)
 
     async def _answer(self, job: queue.Job) -> None:
         await self.gate.wait()

@@ -17,13 +17,19 @@ from mcp import Client, MCPError
 from mcp.client.streamable_http import streamable_http_client
 from multidict import CIMultiDict
 
-from gateway.process.app import create_app
 from gateway.admission.identity import resolve_client
 from gateway.admission.limits import Decision, LimitsUnavailable
+from gateway.process.app import create_app
 from gateway.process.serving import IDLE_TIMEOUT_S, gunicorn_logger_class, server_options
-from pwc_mcp_core.runtime.logs import BatchingStreamHandler, ContentFreeFilter, LineFormatter
 from pwc_mcp_core.protocol.refusals import REFUSALS, refusal_body
-from tests.gateway.conftest import FAKE_TOOLS, JSON_HEADERS, FakeExecutor, make_settings, rpc, tool_call
+from pwc_mcp_core.runtime.logs import BatchingStreamHandler, ContentFreeFilter, LineFormatter
+from tests.gateway.conftest import (
+    FAKE_TOOLS,
+    JSON_HEADERS,
+    FakeExecutor,
+    make_settings,
+    rpc,
+)
 from tests.helpers import refusal_error
 
 

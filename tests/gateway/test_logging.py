@@ -7,7 +7,14 @@ import logging
 import pytest
 
 from gateway.process.app import create_app
-from tests.gateway.conftest import FAKE_TOOLS, JSON_HEADERS, FakeExecutor, make_settings, rpc, tool_call
+from tests.gateway.conftest import (
+    FAKE_TOOLS,
+    JSON_HEADERS,
+    FakeExecutor,
+    make_settings,
+    rpc,
+    tool_call,
+)
 
 SECRETS = {
     "query": "zebra-quantum-secret-query",

@@ -5,7 +5,14 @@ from __future__ import annotations
 import asyncio
 
 from gateway.process.app import create_app
-from tests.gateway.conftest import FAKE_TOOLS, JSON_HEADERS, FakeExecutor, make_settings, rpc, tool_call
+from tests.gateway.conftest import (
+    FAKE_TOOLS,
+    JSON_HEADERS,
+    FakeExecutor,
+    make_settings,
+    rpc,
+    tool_call,
+)
 from tests.helpers import refusal_error
 
 
@@ -59,8 +66,8 @@ async def test_redis_down_fails_closed_then_recovers_without_restart(aiohttp_cli
 
 
 async def test_redis_mode_uses_the_redis_executor_and_reports_no_workers(aiohttp_client, redis_url: str) -> None:
-    from gateway.process.app import DISPATCHER
     from gateway.dispatch.redis_executor import RedisExecutor
+    from gateway.process.app import DISPATCHER
 
     app = create_app(make_settings(redis_url=redis_url), tools=FAKE_TOOLS)
     client = await aiohttp_client(app)
