@@ -189,3 +189,42 @@ def test_core_tests_mirror_the_layers() -> None:
     assert set(folders) <= set(LAYERS), folders
     stray = sorted(p.name for p in (ROOT / "tests" / "core").glob("test_*.py"))
     assert stray == [], f"move these into tests/core/<layer>/: {stray}"
+
+
+def _names_in_handlers(tree: ast.AST) -> list[tuple[str, int]]:
+    """Every name an ``except`` clause or a ``contextlib.suppress(...)`` call mentions."""
+    found: list[tuple[str, int]] = []
+    for node in ast.walk(tree):
+        exprs: list[ast.expr] = []
+        line = 0
+        if isinstance(node, ast.ExceptHandler) and node.type is not None:
+            exprs, line = [node.type], node.lineno
+        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute | ast.Name) \
+                and (node.func.attr if isinstance(node.func, ast.Attribute) else node.func.id) == "suppress":
+            exprs, line = list(node.args), node.lineno
+        for expr in exprs:
+            for sub in ast.walk(expr):
+                if isinstance(sub, ast.Name):
+                    found.append((sub.id, line))
+                elif isinstance(sub, ast.Attribute):
+                    found.append((ast.unparse(sub), line))
+    return found
+
+
+def test_the_gateway_handles_no_redis_exception() -> None:
+    """Redis failures reach the gateway as the cluster layer's `StoreUnavailable` (issue 20):
+    no gateway module imports ``redis.exceptions`` (or an error class from ``redis``) or
+    names a redis-py error in an ``except``/``suppress``."""
+    offenders = []
+    for path in sorted((ROOT / "gateway").rglob("*.py")):
+        tree = ast.parse(path.read_text(encoding="utf-8"), str(path))
+        rel = path.relative_to(ROOT)
+        for name, line in _imports(path):
+            leaf = name.rsplit(".", 1)[-1]
+            if name.startswith("redis.exceptions") or (name.startswith("redis.") and leaf.endswith("Error")):
+                offenders.append(f"{rel}:{line}: imports {name}")
+        for name, line in _names_in_handlers(tree):
+            if name.startswith("redis.") or name in {"RedisError", "ResponseError", "RedisConnectionError",
+                                                     "RedisTimeoutError", "NoScriptError", "DataError"}:
+                offenders.append(f"{rel}:{line}: catches {name}")
+    assert offenders == [], offenders

@@ -36,16 +36,16 @@ from dataclasses import dataclass
 from typing import Final
 
 from aiohttp import ClientPayloadError, web
+
+from gateway.admission import identity
+from gateway.admission.limits import Decision, Lease, Limiter, LimitsUnavailable
+from gateway.admission.security import SecurityPolicy
+from gateway.shared import metrics
 from pwc_mcp_core.cluster.admission import LIMITS_UNAVAILABLE
+from pwc_mcp_core.protocol.jsonrpc import compact
 from pwc_mcp_core.protocol.refusals import REFUSALS, refusal_body
 from pwc_mcp_core.runtime.core_settings import DEFAULT_MAX_BODY_BYTES
 from pwc_mcp_core.runtime.dispatch import refusal_of
-
-from gateway.admission import identity
-from gateway.shared import metrics
-from gateway.admission.limits import Decision, Lease, Limiter, LimitsUnavailable
-from gateway.admission.security import SecurityPolicy
-from pwc_mcp_core.protocol.jsonrpc import compact
 
 __all__ = ["Admission", "BodyIncomplete", "compact_dumps", "identity_encoded", "json_error", "read_bounded_body",
            "refusal_response"]
@@ -180,7 +180,7 @@ class Admission:
         return None
 
     async def check_client_limits(self, client_hash: str, *, semantic: bool, lease: bool = True,
-                                  id_json: bytes = b"null") -> Lease | None | web.Response:
+                                  id_json: bytes = b"null") -> Lease | web.Response | None:
         """Check 5 for a client whose identity (check 4, `client_hash`) is already known: the
         concurrency lease to release (``None`` when ``lease`` is False: the request is counted
         but holds no slot), or the refusal to send (``id_json``: the request id it carries)."""

@@ -28,16 +28,25 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Final, Protocol
 
-from redis.exceptions import RedisError
-
-from pwc_mcp_core.cluster import redis_keys as keys, scripts
-from pwc_mcp_core.cluster.redis_connect import RedisTarget
+from pwc_mcp_core.cluster import redis_keys as keys
+from pwc_mcp_core.cluster import scripts
 from pwc_mcp_core.cluster.admission import AdmissionScript, Decision, Lease, decision_from_code
-from pwc_mcp_core.cluster.redis_pipe import RedisPipe, ScriptRunner
+from pwc_mcp_core.cluster.errors import StoreUnavailable
+from pwc_mcp_core.cluster.redis_connect import RedisTarget
+from pwc_mcp_core.cluster.redis_pipe import RedisPipe, ScriptRunner, int_reply
 from pwc_mcp_core.runtime.dispatch import Deferred
 
-__all__ = ["AdmissionScript", "Decision", "Lease", "Limiter", "LimitSettings", "LimitsUnavailable", "MemoryLimiter",
-           "RedisLimiter", "decision_from_code"]
+__all__ = [
+    "AdmissionScript",
+    "Decision",
+    "Lease",
+    "LimitSettings",
+    "Limiter",
+    "LimitsUnavailable",
+    "MemoryLimiter",
+    "RedisLimiter",
+    "decision_from_code",
+]
 
 WINDOW_S: Final = 60
 
@@ -120,22 +129,22 @@ class RedisLimiter:
         script = self.admission_script(client_hash, semantic=semantic)
         try:
             code = await self._admit(script.keys, [*script.args, "1" if lease else "0"])
-        except (RedisError, OSError) as exc:
+        except StoreUnavailable as exc:
             raise LimitsUnavailable("redis unreachable") from exc
-        return decision_from_code(int(code), script.lease if lease else None)
+        return decision_from_code(int_reply(code), script.lease if lease else None)
 
     async def release(self, lease: Lease) -> None:
         try:
             await self._release([keys.concurrency_client(lease.client_hash), keys.concurrency_global()],
                                 [lease.lease_id])
-        except (RedisError, OSError):
+        except StoreUnavailable:
             pass  # the lease expires on its own after lease_ttl_s
 
     async def ping(self) -> bool:
         """True when Redis answers (health checks)."""
         try:
             return bool(await self._pipe.execute("PING"))
-        except (RedisError, OSError):
+        except StoreUnavailable:
             return False
 
     async def close(self) -> None:

@@ -8,11 +8,10 @@ imported lazily by :func:`build_dispatcher` so embedded mode never needs it.
 
 from __future__ import annotations
 
+from gateway.shared import metrics
 from pwc_mcp_core.mcp_server.local_executor import LocalExecutor
 from pwc_mcp_core.runtime.core_settings import CoreSettings
 from pwc_mcp_core.runtime.dispatch import Dispatcher
-
-from gateway.shared import metrics
 
 __all__ = ["build_dispatcher", "build_embedded_executor"]
 

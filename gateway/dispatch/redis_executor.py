@@ -45,21 +45,28 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from redis.asyncio import Redis
-from redis.exceptions import RedisError
-
-from pwc_mcp_core.cluster import queue, redis_connect, redis_keys, scripts
-from pwc_mcp_core.cluster.admission import LIMITS_UNAVAILABLE, Lease, decision_from_code
-from pwc_mcp_core.cluster.redis_connect import RedisTarget
-from pwc_mcp_core.cluster.liveness import STALL_S, StallWatch
-from pwc_mcp_core.cluster.redis_backoff import REDIS_BACKOFF
-from pwc_mcp_core.cluster.redis_pipe import RedisPipe, ScriptRunner
-from pwc_mcp_core.runtime.call import Call
-from pwc_mcp_core.runtime.core_settings import DEFAULT_MAX_BODY_BYTES
-from pwc_mcp_core.runtime.dispatch import TIMED_OUT, TOO_LARGE, Deferred, Outcome, PoolState, Refused, \
-    Unavailable, bounded
 
 from gateway.shared import metrics
 from gateway.shared.background import stop_tasks
+from pwc_mcp_core.cluster import queue, redis_connect, redis_keys, scripts
+from pwc_mcp_core.cluster.admission import LIMITS_UNAVAILABLE, Lease, decision_from_code
+from pwc_mcp_core.cluster.errors import StoreUnavailable
+from pwc_mcp_core.cluster.liveness import STALL_S, StallWatch
+from pwc_mcp_core.cluster.redis_backoff import REDIS_BACKOFF
+from pwc_mcp_core.cluster.redis_connect import RedisTarget
+from pwc_mcp_core.cluster.redis_pipe import RedisPipe, ScriptRunner, int_reply
+from pwc_mcp_core.runtime.call import Call
+from pwc_mcp_core.runtime.core_settings import DEFAULT_MAX_BODY_BYTES
+from pwc_mcp_core.runtime.dispatch import (
+    TIMED_OUT,
+    TOO_LARGE,
+    Deferred,
+    Outcome,
+    PoolState,
+    Refused,
+    Unavailable,
+    bounded,
+)
 
 __all__ = ["RedisExecutor"]
 
@@ -224,7 +231,7 @@ class RedisExecutor:
         itself); idempotent, so a late worker release is harmless. Never raises."""
         if lease is None:
             return
-        with contextlib.suppress(RedisError, OSError):  # the lease then lapses after its TTL
+        with contextlib.suppress(StoreUnavailable):  # the lease then lapses after its TTL
             await self._release([redis_keys.concurrency_client(lease.client_hash), redis_keys.concurrency_global()],
                                 [lease.lease_id])
 
@@ -236,9 +243,9 @@ class RedisExecutor:
         script = admission.script
         try:
             code = await self._count_only(script.keys, [*script.args, "0"])
-        except (RedisError, OSError):
+        except StoreUnavailable:
             return Refused(LIMITS_UNAVAILABLE)
-        decision = decision_from_code(int(code), None)
+        decision = decision_from_code(int_reply(code), None)
         return outcome if decision.allowed else Refused(decision)
 
     async def _enqueue(self, rid: str, waiting: _InFlight) -> str | Unavailable:
@@ -249,7 +256,7 @@ class RedisExecutor:
                                        redis_deadline=waiting.redis_deadline)
         except queue.QueueFull:
             return _QUEUE_FULL
-        except (RedisError, OSError):
+        except StoreUnavailable:
             return _QUEUE_DOWN
 
     async def _admit_and_enqueue(self, admission: Deferred, rid: str, waiting: _InFlight) -> str | Outcome:
@@ -260,7 +267,7 @@ class RedisExecutor:
                 self._pipe, admission_keys=script.keys, admission_args=script.args, rid=rid,
                 reply_key=self._reply_key, call_json=waiting.call_json, max_backlog=self._max_backlog,
                 lease=(script.lease.lease_id, script.lease.client_hash), redis_deadline=waiting.redis_deadline)
-        except (RedisError, OSError):
+        except StoreUnavailable:
             return Refused(LIMITS_UNAVAILABLE)
         if code == queue.ADMITTED_BACKLOG_FULL:  # counted, no lease taken, not queued
             return _QUEUE_FULL
@@ -273,7 +280,7 @@ class RedisExecutor:
         while True:
             try:
                 raw_replies = await queue.wait_replies(self._reply_pipe, self._reply_key, timeout_s=_REPLY_WAIT_S)
-            except RedisError:
+            except StoreUnavailable:
                 # Redis restarting: keep waiting callers; their deadlines bound them.
                 failures += 1
                 await asyncio.sleep(REDIS_BACKOFF.compute(failures))
@@ -306,7 +313,7 @@ class RedisExecutor:
             self._offset_s = live.redis_ms / 1000 - time.time()
             self._redis_ok = True
             self._live_workers, self._threads = len(live.consumers), live.threads
-        except RedisError:
+        except StoreUnavailable:
             # Unreachable Redis says nothing about the workers: keep the last judgement
             # (/health is 503 on ``redis`` meanwhile), so that calls sent the moment Redis
             # resumes are not refused as "no worker alive" before the next refresh.
@@ -326,16 +333,17 @@ class RedisExecutor:
     async def _check_entries_forever(self) -> None:
         while True:
             await asyncio.sleep(_ENTRY_CHECK_S)
-            with contextlib.suppress(RedisError):
+            with contextlib.suppress(StoreUnavailable):
                 await self._check_entries()
 
     async def _check_entries(self) -> None:
         """Find waiting calls whose Stream entry is gone without a reply; queue them again or fail them."""
-        checked = [(rid, w) for rid, w in self._waiting.items() if w.entry_id is not None and not w.future.done()]
+        checked = [(rid, w, entry_id) for rid, w in self._waiting.items()
+                   if (entry_id := w.entry_id) is not None and not w.future.done()]
         if not checked:
             return
-        exists = await queue.entry_exists(self._redis, [w.entry_id for _, w in checked])
-        for (rid, waiting), present in zip(checked, exists):
+        exists = await queue.entry_exists(self._redis, [entry_id for _, _, entry_id in checked])
+        for (rid, waiting, _), present in zip(checked, exists, strict=True):
             waiting.misses = 0 if present else waiting.misses + 1
             if waiting.misses < 2 or waiting.future.done():
                 continue

@@ -17,30 +17,30 @@ import logging
 from collections.abc import AsyncIterator, Mapping, Sequence
 
 from aiohttp import web
+
+from gateway.admission.checks import Admission
+from gateway.admission.cors import cors_middleware, preflight_handler
+from gateway.admission.identity import derive_key, parse_networks
+from gateway.admission.limits import Limiter, MemoryLimiter, RedisLimiter
+from gateway.admission.security import SecurityPolicy
+from gateway.dispatch.calls import CallDispatch
+from gateway.dispatch.executors import build_dispatcher
+from gateway.process.connection import request_started_middleware
+from gateway.process.settings import GatewaySettings
+from gateway.shared import metrics
+from gateway.surfaces.docs import DocsPage
+from gateway.surfaces.health import HealthState
+from gateway.surfaces.openapi import OpenApiDocument
+from gateway.surfaces.public_url import PublicUrl
+from gateway.surfaces.rest import RestApi, add_rest_routes
+from gateway.surfaces.route_errors import route_errors_middleware
+from gateway.surfaces.sse_routes import add_sse_routes
+from gateway.surfaces.sse_sessions import SessionHub, build_session_store
+from gateway.surfaces.streamable_http import McpEndpoint
+from gateway.surfaces.wellknown import WellKnown
 from pwc_mcp_core.mcp_server.server import McpServer
 from pwc_mcp_core.protocol.json_types import JsonValue
 from pwc_mcp_core.runtime.dispatch import Dispatcher
-
-from gateway.shared import metrics
-from gateway.admission.checks import Admission
-from gateway.process.connection import request_started_middleware
-from gateway.admission.cors import cors_middleware, preflight_handler
-from gateway.dispatch.calls import CallDispatch
-from gateway.surfaces.docs import DocsPage
-from gateway.dispatch.executors import build_dispatcher
-from gateway.surfaces.health import HealthState
-from gateway.surfaces.streamable_http import McpEndpoint
-from gateway.admission.identity import derive_key, parse_networks
-from gateway.admission.limits import Limiter, MemoryLimiter, RedisLimiter
-from gateway.surfaces.public_url import PublicUrl
-from gateway.admission.security import SecurityPolicy
-from gateway.surfaces.openapi import OpenApiDocument
-from gateway.surfaces.rest import RestApi, add_rest_routes
-from gateway.surfaces.route_errors import route_errors_middleware
-from gateway.process.settings import GatewaySettings
-from gateway.surfaces.sse_routes import add_sse_routes
-from gateway.surfaces.sse_sessions import SessionHub, build_session_store
-from gateway.surfaces.wellknown import WellKnown
 
 __all__ = ["DISPATCHER", "HEALTH", "LIMITER", "create_app"]
 

@@ -55,10 +55,10 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def _serve(args: argparse.Namespace) -> int:
-    from pwc_mcp_core.runtime.logs import configure_logging
     from gateway.process.serving import check_listen, config_error, serve_from_env
     from gateway.process.settings import GatewaySettings
     from gateway.process.supervisor import Child, gateway_argv, supervise, worker_argv
+    from pwc_mcp_core.runtime.logs import configure_logging
 
     try:
         settings = GatewaySettings.from_env(os.environ)

@@ -17,14 +17,14 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Awaitable, Callable
-from typing import Any, Final
+from typing import Final, TypedDict, Unpack
 
 import orjson
 from aiohttp import web
 from aiohttp.web_protocol import RequestHandler
 from aiohttp.web_request import BaseRequest
 
-__all__ = ["HEADER_TIMEOUT_S", "GatewayRequestHandler", "GatewayRunner", "request_started_middleware"]
+__all__ = ["HEADER_TIMEOUT_S", "GatewayRequestHandler", "GatewayRunner", "ServerOptions", "request_started_middleware"]
 
 logger = logging.getLogger(__name__)
 
@@ -39,11 +39,22 @@ _ERRORS: Final = {
 _INTERNAL: Final = "internal_error: the server failed to answer; retry after 1 s"
 
 
+class ServerOptions(TypedDict):
+    """aiohttp server keyword arguments (`web.run_app`, `web.AppRunner`; `serving.server_options`)."""
+
+    auto_decompress: bool
+    keepalive_timeout: float
+    access_log: logging.Logger | None
+    logger: logging.Logger
+
+
 class GatewayRequestHandler(RequestHandler):
     """aiohttp's connection handler with the header deadline and JSON errors (module docstring)."""
 
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
+    def __init__(self, manager: web.Server, *, loop: asyncio.AbstractEventLoop,
+                 **options: Unpack[ServerOptions]) -> None:
+        # aiohttp annotates access_log as a Logger, but None is its documented "no access log".
+        super().__init__(manager, loop=loop, **options)  # type: ignore[arg-type]
         self._in_request = False
         self._header_timer: asyncio.TimerHandle | None = None
 
@@ -94,7 +105,7 @@ class GatewayRequestHandler(RequestHandler):
 class _HandlerFactory:
     """The protocol factory a site listens with: aiohttp's server, making gateway handlers."""
 
-    def __init__(self, server: web.Server, handler_kwargs: dict[str, Any]) -> None:
+    def __init__(self, server: web.Server, handler_kwargs: ServerOptions) -> None:
         self._server = server
         self._handler_kwargs = handler_kwargs
 
@@ -116,12 +127,13 @@ class GatewayRunner(web.AppRunner):
         handler_kwargs: aiohttp's server settings (``serving.server_options``).
     """
 
-    def __init__(self, app: web.Application, *, shutdown_timeout: float = 60.0, **handler_kwargs: Any) -> None:
+    def __init__(self, app: web.Application, *, shutdown_timeout: float = 60.0,
+                 **handler_kwargs: Unpack[ServerOptions]) -> None:
         super().__init__(app, shutdown_timeout=shutdown_timeout, **handler_kwargs)
         self._handler_kwargs = handler_kwargs
 
     @property
-    def server(self) -> Any:  # the factory stands in for web.Server where sites use it
+    def server(self) -> _HandlerFactory | None:  # type: ignore[override]  # stands in for web.Server at the sites
         """The protocol factory sites listen with (None before ``setup``)."""
         server = super().server
         return None if server is None else _HandlerFactory(server, self._handler_kwargs)

@@ -30,21 +30,20 @@ import socket
 import sys
 import tempfile
 from collections.abc import Awaitable, Callable, Mapping
-from typing import TYPE_CHECKING, Final, TypedDict
-
-from pwc_mcp_core.errors import ConfigError
+from typing import TYPE_CHECKING, Final
 
 from gateway.process.settings import GatewaySettings
+from pwc_mcp_core.errors import ConfigError
 
 if TYPE_CHECKING:  # gunicorn is imported lazily: embedded serving never needs it
     from aiohttp import web
-
-    from gateway.process.connection import GatewayRunner
     from gunicorn.app.base import BaseApplication
     from gunicorn.arbiter import Arbiter
     from gunicorn.config import Config
     from gunicorn.glogging import Logger
     from gunicorn.workers.base import Worker
+
+    from gateway.process.connection import GatewayRunner, ServerOptions
 
 __all__ = [
     "IDLE_TIMEOUT_S",
@@ -64,15 +63,6 @@ logger = logging.getLogger(__name__)
 WORKER_CLASS = "aiohttp.GunicornWebWorker"
 IDLE_TIMEOUT_S: Final = 75
 """Seconds an idle client connection stays open; must exceed the proxy's upstream keep-alive (60 s)."""
-
-
-class ServerOptions(TypedDict):
-    """aiohttp server keyword arguments (`web.run_app`, `web.AppRunner`)."""
-
-    auto_decompress: bool
-    keepalive_timeout: float
-    access_log: logging.Logger | None
-    logger: logging.Logger
 
 
 def server_options() -> ServerOptions:
@@ -143,7 +133,9 @@ def serving_app(settings: GatewaySettings) -> web.Application:
     """``create_app`` for a server process: once started, its heap is settled
     (``gc_tuning.settle_after_startup``). Tests build apps with ``create_app``, which
     leaves the test process's collector alone."""
-    from gateway.process.app import create_app  # lazy: `pwc-mcp --help` and the workers never build the app
+    from gateway.process.app import (
+        create_app,  # lazy: `pwc-mcp --help` and the workers never build the app
+    )
 
     app = create_app(settings)
     app.on_startup.append(_settle_heap)  # runs after the app's lifecycle has started everything
@@ -164,9 +156,8 @@ async def app_factory() -> GatewayRunner:
     timeout above the proxy's, the content-free server logger) and connections
     (:mod:`gateway.process.connection`: header deadline, JSON parse errors).
     """
-    from pwc_mcp_core.runtime.logs import configure_logging
-
     from gateway.process.connection import GatewayRunner
+    from pwc_mcp_core.runtime.logs import configure_logging
 
     settings = GatewaySettings.from_env(os.environ)
     configure_logging(settings.core.log_level)

@@ -17,10 +17,10 @@ from typing import Final
 
 import orjson
 from aiohttp import web
-from pwc_mcp_core.protocol.json_types import JsonObject, JsonValue
-from pwc_mcp_core.protocol.versions import SERVER_INFO, SERVER_VERSION
 
 from gateway.surfaces.public_url import PublicUrl
+from pwc_mcp_core.protocol.json_types import JsonObject, JsonValue
+from pwc_mcp_core.protocol.versions import SERVER_INFO, SERVER_VERSION
 
 __all__ = ["OpenApiDocument", "build_openapi"]
 

@@ -32,24 +32,32 @@ import math
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Final
+from typing import Final
 
 import orjson
 from aiohttp import web
 from multidict import MultiMapping
+
+from gateway.admission.checks import Admission
+from gateway.admission.cors import preflight_handler
+from gateway.admission.security import SecurityPolicy
+from gateway.dispatch.calls import CallDispatch
+from gateway.shared import metrics
 from pwc_mcp_core.cluster.admission import Decision
 from pwc_mcp_core.mcp_server.server import McpServer
 from pwc_mcp_core.protocol.eras import is_semantic_search
+from pwc_mcp_core.protocol.json_types import JsonObject, JsonValue
 from pwc_mcp_core.protocol.jsonrpc import INVALID_PARAMS
 from pwc_mcp_core.protocol.refusals import REFUSALS
 from pwc_mcp_core.protocol.versions import SERVER_VERSION
-from pwc_mcp_core.runtime.dispatch import Answer, Outcome, Refused, TimedOut, Unavailable, refusal_of
-
-from gateway.shared import metrics
-from gateway.admission.checks import Admission
-from gateway.admission.cors import preflight_handler
-from gateway.dispatch.calls import CallDispatch
-from gateway.admission.security import SecurityPolicy
+from pwc_mcp_core.runtime.dispatch import (
+    Answer,
+    Outcome,
+    Refused,
+    TimedOut,
+    Unavailable,
+    refusal_of,
+)
 
 __all__ = ["RestApi", "add_rest_routes", "coerce_query", "status_for"]
 
@@ -90,7 +98,7 @@ def status_for(text: str) -> int:
     return _PREFIX_STATUS.get(text.split(":", 1)[0].strip(), 502)
 
 
-def _json(status: int, payload: Any, headers: Mapping[str, str] | None = None) -> web.Response:
+def _json(status: int, payload: object, headers: Mapping[str, str] | None = None) -> web.Response:
     return web.Response(status=status, body=orjson.dumps(payload), content_type="application/json",
                         headers=headers)
 
@@ -99,14 +107,14 @@ def _error(status: int, text: str, *, retry_after: int | None = None) -> web.Res
     return _json(status, {"error": text}, {"Retry-After": str(retry_after)} if retry_after is not None else None)
 
 
-def _scalar_type(schema: Mapping[str, Any]) -> str | None:
+def _scalar_type(schema: Mapping[str, JsonValue]) -> str | None:
     kind = schema.get("type")
     if isinstance(kind, list):
         kind = next((k for k in kind if k != "null"), None)
     return kind if isinstance(kind, str) else None
 
 
-def _coerce(value: str, schema: Mapping[str, Any]) -> Any:
+def _coerce(value: str, schema: Mapping[str, JsonValue]) -> JsonValue:
     declared = schema.get("type")
     if value == "" and isinstance(declared, list) and "null" in declared:
         return None  # an empty value of a nullable parameter means null
@@ -127,23 +135,28 @@ def _coerce(value: str, schema: Mapping[str, Any]) -> Any:
     return value
 
 
-def coerce_query(query: MultiMapping[str], input_schema: Mapping[str, Any]) -> dict[str, Any]:
+def coerce_query(query: MultiMapping[str], input_schema: Mapping[str, JsonValue]) -> JsonObject:
     """Query parameters → tool arguments, typed per ``input_schema``'s properties.
 
     Unknown names pass through as strings (validation then refuses them by name).
     """
-    properties: Mapping[str, Any] = input_schema.get("properties") or {}
-    arguments: dict[str, Any] = {}
+    properties = _object(input_schema.get("properties"))
+    arguments: JsonObject = {}
     for name in dict.fromkeys(query.keys()):
         values = query.getall(name)
-        schema = properties.get(name) or {}
+        schema = _object(properties.get(name))
         if _scalar_type(schema) == "array":
-            items = schema.get("items") or {}
+            items = _object(schema.get("items"))
             parts = [part for value in values for part in (value.split(",") if len(values) == 1 else [value])]
             arguments[name] = [_coerce(part, items) for part in parts if part != ""]
         else:
             arguments[name] = _coerce(values[-1], schema)
     return arguments
+
+
+def _object(value: JsonValue | None) -> JsonObject:
+    """``value`` when it is a JSON object (a schema), else an empty one."""
+    return value if isinstance(value, dict) else {}
 
 
 def _refusal(code: str, *, retry_after: int | None = None, limit_bytes: int = 0) -> web.Response:
@@ -206,10 +219,10 @@ class RestApi:
     admission: Admission
     server: McpServer
     calls: CallDispatch
-    tools: Sequence[Mapping[str, Any]]
+    tools: Sequence[Mapping[str, JsonValue]]
 
     def __post_init__(self) -> None:
-        self._by_name = {tool["name"]: tool for tool in self.tools}
+        self._by_name = {str(tool["name"]): tool for tool in self.tools}
         self._listing = orjson.dumps({"tools": list(self.tools)})
 
     async def list_tools(self, request: web.Request) -> web.Response:
@@ -232,7 +245,7 @@ class RestApi:
         if isinstance(body, str):
             return self._record("unknown", _refusal(body, limit_bytes=self.admission.max_body_bytes), started)
         if not body.strip():
-            arguments: Any = {}
+            arguments: JsonValue = {}
         else:
             try:
                 arguments = orjson.loads(body)
@@ -252,10 +265,10 @@ class RestApi:
         started = time.perf_counter()
         name = request.match_info["name"]
         tool = self._by_name.get(name)
-        arguments = coerce_query(request.query, tool["inputSchema"]) if tool else {}
+        arguments = coerce_query(request.query, _object(tool.get("inputSchema"))) if tool else {}
         return await self._call(request, name, arguments, started)
 
-    async def _call(self, request: web.Request, name: str, arguments: dict[str, Any], started: float) -> web.Response:
+    async def _call(self, request: web.Request, name: str, arguments: JsonObject, started: float) -> web.Response:
         label = self._label(name)
         refused = self._transport_refusal(request)
         if refused is not None:

@@ -34,16 +34,16 @@ from dataclasses import dataclass
 from typing import Final
 
 from aiohttp import web
-from pwc_mcp_core.protocol.jsonrpc import INVALID_REQUEST, error_response
-from pwc_mcp_core.protocol.versions import SERVER_VERSION
 
-from gateway.shared import metrics
 from gateway.admission.checks import Admission, refusal_response
 from gateway.admission.cors import preflight_handler
-from gateway.surfaces.streamable_http import McpEndpoint
 from gateway.admission.limits import LimitsUnavailable
 from gateway.admission.security import SecurityPolicy
+from gateway.shared import metrics
 from gateway.surfaces.sse_sessions import GLOBAL_CAP, Session, SessionHub
+from gateway.surfaces.streamable_http import McpEndpoint
+from pwc_mcp_core.protocol.jsonrpc import INVALID_REQUEST, error_response
+from pwc_mcp_core.protocol.versions import SERVER_VERSION
 
 __all__ = ["SseRoutes", "add_sse_routes"]
 
@@ -180,18 +180,20 @@ class SseRoutes:
             counted = await self.admission.check_client_limits(client_hash, semantic=False, lease=False)
             response = counted if isinstance(counted, web.Response) else _session_not_found()
             return self._message_logged(response, started)
-        response = await self.endpoint.post(request)
-        if not isinstance(response, web.Response) or not response.body:
-            return response  # 202 for a notification
-        if response.status != 200:
+        answer = await self.endpoint.post(request)
+        raw = answer.body if isinstance(answer, web.Response) else None
+        if not isinstance(raw, bytes | bytearray) or not raw:
+            return answer  # 202 for a notification
+        body = bytes(raw)
+        if answer.status != 200:
             # A refusal (429, 503, 413, ...) answers the POST; when it names the request id it
             # also goes on the stream, where SSE clients wait for that id's answer.
-            if _names_a_request(bytes(response.body)):
+            if _names_a_request(body):
                 with contextlib.suppress(LimitsUnavailable):
-                    await self.hub.deliver(holder, session_id, bytes(response.body))
-            return response
+                    await self.hub.deliver(holder, session_id, body)
+            return answer
         try:
-            delivered = await self.hub.deliver(holder, session_id, bytes(response.body))
+            delivered = await self.hub.deliver(holder, session_id, body)
         except LimitsUnavailable:
             return self.admission.limits_unavailable()
         return web.Response(status=202) if delivered else _session_not_found()

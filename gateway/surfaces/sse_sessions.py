@@ -34,15 +34,14 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Final, Protocol
 
-from pwc_mcp_core.cluster import redis_keys, scripts
-from pwc_mcp_core.cluster.redis_connect import RedisTarget
-from pwc_mcp_core.cluster.redis_backoff import REDIS_BACKOFF
-from pwc_mcp_core.cluster.redis_pipe import RedisPipe, ScriptRunner
-from pwc_mcp_core.runtime.core_settings import env_int, env_number
-from redis.exceptions import RedisError, ResponseError
-
-from gateway.shared.background import stop_tasks
 from gateway.admission.limits import LimitsUnavailable
+from gateway.shared.background import stop_tasks
+from pwc_mcp_core.cluster import redis_keys, scripts
+from pwc_mcp_core.cluster.errors import StoreRefused, StoreUnavailable
+from pwc_mcp_core.cluster.redis_backoff import REDIS_BACKOFF
+from pwc_mcp_core.cluster.redis_connect import RedisTarget
+from pwc_mcp_core.cluster.redis_pipe import RedisPipe, ScriptRunner, int_reply
+from pwc_mcp_core.runtime.core_settings import env_int, env_number
 
 __all__ = ["MemorySessionStore", "RedisSessionStore", "Session", "SessionHub", "SseSettings", "build_session_store"]
 
@@ -201,24 +200,26 @@ class RedisSessionStore:
 
     async def open(self, session_id: str, client_hash: str, settings: SseSettings) -> int:
         try:
-            return int(await self._open(
+            return int_reply(await self._open(
                 [redis_keys.sse_client_sessions(client_hash), redis_keys.sse_sessions_global(), redis_keys.sse_session(session_id)],
                 [session_id, settings.max_streams_per_client, settings.max_streams, self._ttl_ms, self.holder_id,
                  client_hash, self._conn_id]))
-        except (RedisError, OSError) as exc:
+        except StoreUnavailable as exc:
             raise LimitsUnavailable("redis unreachable") from exc
 
     async def lookup(self, session_id: str) -> tuple[str, str] | None:
         record = redis_keys.sse_session(session_id)
         try:
-            holder, client, conn = await self._pipe.execute("HMGET", record, "holder", "client", "conn")
-            if holder is None or client is None:
+            fields = await self._pipe.execute("HMGET", record, "holder", "client", "conn")
+            holder, client, conn = fields if isinstance(fields, list) and len(fields) == 3 else (None, None, None)
+            if not isinstance(holder, bytes) or not isinstance(client, bytes):
                 return None
-            if holder.decode() != self.holder_id and conn and not await self._holder_present(conn):
+            if holder.decode() != self.holder_id and isinstance(conn, bytes) and conn \
+                    and not await self._holder_present(conn):
                 # The holder's inbox connection is gone: the process died with the stream.
                 await self.close(session_id, client.decode())
                 return None
-        except (RedisError, OSError) as exc:
+        except StoreUnavailable as exc:
             raise LimitsUnavailable("redis unreachable") from exc
         return holder.decode(), client.decode()
 
@@ -226,7 +227,7 @@ class RedisSessionStore:
         """Whether the Redis client ``conn`` (a holder's inbox connection) is still connected."""
         try:
             return bool(await self._pipe.execute("CLIENT", "LIST", "ID", conn))
-        except ResponseError:  # CLIENT not allowed here: presence unknown, assume the holder lives
+        except StoreRefused:  # CLIENT not allowed here: presence unknown, assume the holder lives
             return True
 
     async def forward(self, holder_id: str, session_id: str, body: bytes) -> None:
@@ -234,11 +235,11 @@ class RedisSessionStore:
         try:
             await self._pipe.execute_many([("RPUSH", inbox, session_id.encode() + b" " + body),
                                            ("EXPIRE", inbox, redis_keys.SSE_INBOX_TTL_S)])
-        except (RedisError, OSError) as exc:
+        except StoreUnavailable as exc:
             raise LimitsUnavailable("redis unreachable") from exc
 
     async def close(self, session_id: str, client_hash: str) -> None:
-        with contextlib.suppress(RedisError, OSError):
+        with contextlib.suppress(StoreUnavailable):
             await self._pipe.execute_many([("ZREM", redis_keys.sse_client_sessions(client_hash), session_id),
                                            ("ZREM", redis_keys.sse_sessions_global(), session_id),
                                            ("DEL", redis_keys.sse_session(session_id))])
@@ -257,10 +258,10 @@ class RedisSessionStore:
                 record_keys += [redis_keys.sse_client_sessions(session.client_hash), redis_keys.sse_session(session.session_id)]
             try:
                 gone = await self._renew(record_keys, [self._ttl_ms, self._conn_id, *(s.session_id for s in sessions)])
-            except (RedisError, OSError) as exc:
+            except StoreUnavailable as exc:
                 logger.warning("sse session renewal failed error=%s", type(exc).__name__)
                 continue
-            for session_id in gone or ():
+            for session_id in gone if isinstance(gone, list) else ():
                 hub.end_local(session_id.decode() if isinstance(session_id, bytes) else str(session_id))
 
     async def _drain_inbox(self, hub: SessionHub) -> None:
@@ -274,15 +275,15 @@ class RedisSessionStore:
                 # The next renewal writes a new id into the records; where CLIENT is not allowed
                 # (some managed Redis), "" leaves the sessions to their expiry alone.
                 self._conn_id = "" if isinstance(conn_id, Exception) else str(conn_id)
-            except (RedisError, OSError) as exc:
+            except StoreUnavailable as exc:
                 failures += 1
                 if failures == 1:  # once per outage, not at every retry
                     logger.warning("sse inbox read failed error=%s", type(exc).__name__)
                 await asyncio.sleep(REDIS_BACKOFF.compute(failures))
                 continue
             failures = 0
-            if item is None:
-                continue
+            if not (isinstance(item, list) and len(item) == 2 and isinstance(item[1], bytes)):
+                continue  # None: nothing within the block time
             session_id, _, body = item[1].partition(b" ")
             hub.deliver_local(session_id.decode(), body, routed=True)
 

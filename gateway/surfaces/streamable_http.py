@@ -19,15 +19,15 @@ from dataclasses import dataclass
 from typing import Final
 
 from aiohttp import web
+
+from gateway.admission.checks import Admission, compact_dumps
+from gateway.dispatch.calls import CallDispatch
+from gateway.shared import metrics
+from pwc_mcp_core.mcp_server.server import McpServer, Pending, Reply
 from pwc_mcp_core.protocol.eras import PROTOCOL_HEADER, Classification, protocol_label
 from pwc_mcp_core.protocol.jsonrpc import INTERNAL_ERROR, INVALID_REQUEST, error_response
 from pwc_mcp_core.protocol.refusals import request_id_json
-from pwc_mcp_core.mcp_server.server import McpServer, Pending, Reply
 from pwc_mcp_core.protocol.versions import SERVER_VERSION
-
-from gateway.shared import metrics
-from gateway.admission.checks import Admission, compact_dumps
-from gateway.dispatch.calls import CallDispatch
 
 __all__ = ["McpEndpoint", "method_not_allowed"]
 
@@ -64,7 +64,7 @@ def accepts_json(accept: str | None) -> bool:
 
 def is_json_content(content_type: str | None) -> bool:
     """True when ``Content-Type`` is ``application/json`` (parameters such as charset allowed)."""
-    return bool(content_type) and content_type.split(";", 1)[0].strip().lower() == "application/json"
+    return content_type is not None and content_type.split(";", 1)[0].strip().lower() == "application/json"
 
 
 def _media_types_ok(request: web.Request) -> bool:

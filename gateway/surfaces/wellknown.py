@@ -8,10 +8,10 @@ section, as absolute URLs (built from the request's allowlisted ``Host``, scheme
 from __future__ import annotations
 
 from aiohttp import web
-from pwc_mcp_core.protocol.json_types import JsonObject
-from pwc_mcp_core.protocol.versions import LATEST_LEGACY_VERSION, SUPPORTED_VERSIONS
 
 from gateway.surfaces.public_url import PublicUrl
+from pwc_mcp_core.protocol.json_types import JsonObject
+from pwc_mcp_core.protocol.versions import LATEST_LEGACY_VERSION, SUPPORTED_VERSIONS
 
 __all__ = ["WellKnown", "discovery_document"]
 

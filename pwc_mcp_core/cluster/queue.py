@@ -19,7 +19,9 @@ The gateway's per-call paths (`enqueue`, `admit_and_enqueue`, `wait_replies`) ta
 :class:`~pwc_mcp_core.cluster.redis_pipe.RedisPipe` (``wait_replies`` one of its own: it blocks);
 a worker's consumer threads (`read_jobs_sync`, `finish_sync`) each a
 :class:`~pwc_mcp_core.cluster.redis_pipe.SyncPipe`; the rest a ``redis.asyncio.Redis`` created
-with ``decode_responses=False``.
+with ``decode_responses=False``. The async functions raise
+`~pwc_mcp_core.cluster.errors.StoreUnavailable` for any Redis failure (the sync ones,
+a worker's, redis-py's errors).
 """
 
 from __future__ import annotations
@@ -35,8 +37,9 @@ from redis.asyncio import Redis
 from redis.exceptions import ResponseError
 
 from pwc_mcp_core.cluster import redis_keys, scripts
+from pwc_mcp_core.cluster.errors import store_errors
 from pwc_mcp_core.cluster.liveness import STALL_S
-from pwc_mcp_core.cluster.redis_pipe import RedisPipe, ScriptRunner, SyncPipe
+from pwc_mcp_core.cluster.redis_pipe import RedisPipe, Reply, ScriptRunner, SyncPipe, int_reply
 
 __all__ = [
     "ADMITTED_BACKLOG_FULL",
@@ -128,6 +131,7 @@ def decode_reply(raw: bytes) -> tuple[str, bytes]:
     return rid.decode("ascii"), body
 
 
+@store_errors
 async def ensure_group(redis: Redis) -> None:
     """Create the Stream and its consumer group if they do not exist yet (idempotent)."""
     try:
@@ -137,6 +141,7 @@ async def ensure_group(redis: Redis) -> None:
             raise
 
 
+@store_errors
 async def enqueue(pipe: RedisPipe, *, rid: str, reply_key: str, call_json: bytes | str, max_backlog: int,
                   lease: tuple[str, str] | None = None, redis_deadline: float | None = None) -> str:
     """Append one call to the Stream, atomically refusing when the backlog is full.
@@ -149,7 +154,7 @@ async def enqueue(pipe: RedisPipe, *, rid: str, reply_key: str, call_json: bytes
 
     Raises:
         QueueFull: ``max_backlog`` entries are already queued or running.
-        redis.exceptions.RedisError: Redis is unreachable (callers map it).
+        StoreUnavailable: Redis is unreachable or refused the script (callers map it).
     """
     fields = _entry_fields(rid, reply_key, call_json, lease, redis_deadline)
     added = await _script(pipe, "enqueue")([redis_keys.calls_stream()], [max_backlog, *fields])
@@ -158,6 +163,7 @@ async def enqueue(pipe: RedisPipe, *, rid: str, reply_key: str, call_json: bytes
     return added.decode() if isinstance(added, bytes) else str(added)
 
 
+@store_errors
 async def admit_and_enqueue(pipe: RedisPipe, *, admission_keys: Sequence[str], admission_args: Sequence[str | int],
                             rid: str, reply_key: str, call_json: bytes | str, max_backlog: int,
                             lease: tuple[str, str], redis_deadline: float | None = None) -> tuple[int, str | None]:
@@ -174,14 +180,14 @@ async def admit_and_enqueue(pipe: RedisPipe, *, admission_keys: Sequence[str], a
         admission refusal code (``admission.lua``); the id is None unless queued.
 
     Raises:
-        redis.exceptions.RedisError: Redis is unreachable (callers map it).
+        StoreUnavailable: Redis is unreachable or refused the script (callers map it).
     """
     fields = _entry_fields(rid, reply_key, call_json, lease, redis_deadline)
     code = await _script(pipe, "admit_enqueue")([*admission_keys, redis_keys.calls_stream()],
                                                  [*admission_args, max_backlog, *fields])
-    if isinstance(code, bytes | str):
-        return 0, code.decode() if isinstance(code, bytes) else code
-    return int(code), None
+    if isinstance(code, bytes):
+        return 0, code.decode()
+    return int_reply(code), None
 
 
 def _entry_fields(rid: str, reply_key: str, call_json: bytes | str, lease: tuple[str, str] | None,
@@ -218,9 +224,7 @@ def read_jobs_sync(pipe: SyncPipe, *, consumer: str, count: int, block_ms: int) 
                                       "STREAMS", redis_keys.calls_stream(), ">")])
     if isinstance(response, Exception):
         raise response
-    entries = [(entry_id, dict(zip(flat[::2], flat[1::2], strict=False)) if flat else None)
-               for _stream, items in response or [] for entry_id, flat in items]
-    jobs, drop = _parse(entries)
+    jobs, drop = _parse(_stream_entries(response))
     if drop:
         pipe.execute_many(drop)
     return jobs
@@ -254,6 +258,24 @@ def reply_commands(job: Job, body: bytes | None) -> list[Command]:
     commands.append(("XACK", redis_keys.calls_stream(), GROUP, job.entry_id))
     commands.append(("XDEL", redis_keys.calls_stream(), job.entry_id))
     return commands
+
+
+def _stream_entries(response: Reply) -> list[StreamEntry]:
+    """The entries of an ``XREADGROUP`` reply (``[[stream, [[id, [field, value, ...]], ...]]]``).
+
+    A field or value that is not a string is left out, so its entry is dropped as malformed.
+    """
+    entries: list[StreamEntry] = []
+    for stream in response if isinstance(response, list) else []:
+        items = stream[1] if isinstance(stream, list) and len(stream) == 2 else None
+        for item in items if isinstance(items, list) else []:
+            if not (isinstance(item, list) and len(item) == 2 and isinstance(item[0], bytes)):
+                continue
+            flat = item[1]
+            fields = {key: value for key, value in zip(flat[::2], flat[1::2], strict=False)
+                      if isinstance(key, bytes) and isinstance(value, bytes)} if isinstance(flat, list) else {}
+            entries.append((item[0], fields or None))
+    return entries
 
 
 def _parse(entries: list[StreamEntry]) -> tuple[list[Job], list[Command]]:
@@ -293,6 +315,7 @@ async def _claimed_jobs(redis: Redis, entries: list[StreamEntry]) -> list[Job]:
     return jobs
 
 
+@store_errors
 async def wait_replies(pipe: RedisPipe, reply_key: str, *, timeout_s: float, batch: int = 256) -> list[bytes]:
     """Up to ``batch`` replies from ``reply_key``, oldest first, waiting at most ``timeout_s`` for one.
 
@@ -301,7 +324,9 @@ async def wait_replies(pipe: RedisPipe, reply_key: str, *, timeout_s: float, bat
     must carry nothing else: the command blocks it.
     """
     popped = await pipe.execute("BLMPOP", timeout_s, 1, reply_key, "RIGHT", "COUNT", batch)
-    return list(popped[1]) if popped else []
+    if not isinstance(popped, list) or len(popped) != 2 or not isinstance(popped[1], list):
+        return []  # None: nothing within timeout_s
+    return [reply for reply in popped[1] if isinstance(reply, bytes)]
 
 
 def consumer_name(worker_id: str, incarnation: str) -> str:
@@ -319,6 +344,7 @@ def worker_of(consumer: str) -> str:
     return consumer.split("#", 1)[0]
 
 
+@store_errors
 async def heartbeat(redis: Redis, consumer: str, threads: int = 0) -> int:
     """Record that ``consumer`` (running ``threads`` calls at once) is alive, by Redis's
     clock; prune hour-old entries.
@@ -330,6 +356,7 @@ async def heartbeat(redis: Redis, consumer: str, threads: int = 0) -> int:
     return int(await script(keys=[redis_keys.workers_set(), redis_keys.worker_threads()], args=[consumer, 3_600_000, threads]))
 
 
+@store_errors
 async def forget_worker(redis: Redis, consumer: str) -> None:
     """Deregister a consumer that is shutting down cleanly."""
     async with redis.pipeline(transaction=False) as pipe:
@@ -347,6 +374,7 @@ class Liveness:
     threads: int
 
 
+@store_errors
 async def live_workers_at(redis: Redis, *, grace_s: float = 0.0) -> Liveness:
     """The consumers whose heartbeat is at most ``HEARTBEAT_TTL_S + grace_s`` old, judged by
     Redis's own clock (worker hosts' clocks do not matter), with Redis's time and their threads."""
@@ -357,11 +385,13 @@ async def live_workers_at(redis: Redis, *, grace_s: float = 0.0) -> Liveness:
                     consumers=[m.decode() if isinstance(m, bytes) else str(m) for m in reply[2:]])
 
 
+@store_errors
 async def live_workers(redis: Redis, *, grace_s: float = 0.0) -> list[str]:
     """Consumers with a fresh heartbeat (see `live_workers_at`)."""
     return (await live_workers_at(redis, grace_s=grace_s)).consumers
 
 
+@store_errors
 async def entry_exists(redis: Redis, entry_ids: Sequence[str]) -> list[bool]:
     """For each Stream entry id, whether the calls Stream still holds it (one pipeline)."""
     async with redis.pipeline(transaction=False) as pipe:
@@ -371,6 +401,7 @@ async def entry_exists(redis: Redis, entry_ids: Sequence[str]) -> list[bool]:
     return [bool(rows) for rows in found]
 
 
+@store_errors
 async def backlog(redis: Redis) -> tuple[int, int]:
     """``(waiting, running)``: calls no worker has read yet, and calls a worker is running."""
     length = await redis.xlen(redis_keys.calls_stream())
@@ -381,6 +412,7 @@ async def backlog(redis: Redis) -> tuple[int, int]:
     return max(0, length - pending), pending
 
 
+@store_errors
 async def claim_orphans(redis: Redis, *, consumer: str, count: int, grace_s: float = 0.0) -> list[Job]:
     """Claim up to ``count`` pending entries whose consumer is no longer live, for ``consumer``.
 
@@ -409,6 +441,7 @@ async def claim_orphans(redis: Redis, *, consumer: str, count: int, grace_s: flo
     return claimed
 
 
+@store_errors
 async def recover_previous(redis: Redis, *, consumer: str) -> list[Job]:
     """At start: claim every entry still pending for an earlier start of the same worker id,
     then remove those consumers and their heartbeats.

@@ -10,10 +10,10 @@ packs with `pack_command` and drops the rest:
   system call, by one flush task;
 * one reader task reads the replies in order and resolves each caller's future, so
   the next batch is written while earlier replies are still on their way;
-* a reply that is a Redis error (``ResponseError``, e.g. ``NoScriptError``) goes to its
-  caller alone; a lost connection fails every waiting caller with ``ConnectionError``,
+* a reply that is a Redis error goes to its caller alone, as `StoreRefused`; a lost
+  connection fails every waiting caller with `StoreConnectionLost`,
   and the next command connects again (Redis restarts need no process restart);
-* a caller that waits longer than ``timeout_s`` gets ``redis.exceptions.TimeoutError``
+* a caller that waits longer than ``timeout_s`` gets `StoreTimeout`
   and the connection is dropped, so a hung Redis fails fast instead of stalling (one
   timer per pipe, set to the deadline of the oldest unanswered command, replaces a
   timeout per command);
@@ -32,17 +32,27 @@ import contextlib
 import hashlib
 from collections import deque
 from collections.abc import Sequence
-from typing import Any
+from typing import TypeAlias
 
 from redis.asyncio.connection import AbstractConnection, ConnectionPool
 from redis.connection import ConnectionPool as SyncConnectionPool
-from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import DataError, NoScriptError, RedisError, ResponseError
-from redis.exceptions import TimeoutError as RedisTimeoutError
 
+from pwc_mcp_core.cluster.errors import (
+    StoreConnectionLost,
+    StoreRefused,
+    StoreTimeout,
+    StoreUnavailable,
+)
 from pwc_mcp_core.cluster.redis_connect import RedisTarget, async_pool, reconnect_wait_s, sync_pool
 
-__all__ = ["RedisPipe", "ScriptRunner", "SyncPipe", "pack_command"]
+__all__ = ["Arg", "RedisPipe", "Reply", "ScriptRunner", "SyncPipe", "int_reply", "pack_command"]
+
+Arg: TypeAlias = bytes | str | int | float
+"""One argument of a command, as `pack_command` packs it."""
+Reply: TypeAlias = "bytes | int | list[Reply] | None"
+"""A parsed RESP2 reply (no decoding: strings stay bytes); a refused command is an exception instead."""
+_Waiter: TypeAlias = "asyncio.Future[Reply | StoreRefused]"
 
 
 class RedisPipe:
@@ -52,54 +62,55 @@ class RedisPipe:
         target: a ``redis://``/``rediss://``/``unix://`` URL or a Sentinel service (`redis_connect`).
         timeout_s: the longest a caller waits for its reply (seconds; with Sentinel plus
             `redis_connect.reconnect_wait_s`); then the connection is dropped and
-            ``redis.exceptions.TimeoutError`` raised. ``None`` waits forever (a pipe that
+            `StoreTimeout` raised. ``None`` waits forever (a pipe that
             carries blocking commands, whose callers bound the wait themselves).
         connect_timeout_s: the longest one connection attempt may take (seconds).
     """
 
     def __init__(self, target: RedisTarget, *, timeout_s: float | None = 2.0, connect_timeout_s: float = 1.0) -> None:
         self._pool: ConnectionPool = async_pool(target, socket_timeout=None, connect_timeout=connect_timeout_s)
-        self._conn: AbstractConnection = self._pool.make_connection()
+        self._conn: AbstractConnection = self._pool.make_connection()  # type: ignore[no-untyped-call]
         self._closing: set[asyncio.Task[None]] = set()
         self._timeout_s = None if timeout_s is None else timeout_s + reconnect_wait_s(target)
         self._outbox: list[bytes] = []
-        self._outbox_waiters: list[asyncio.Future[Any]] = []
-        self._pending: deque[asyncio.Future[Any]] = deque()
+        self._outbox_waiters: list[_Waiter] = []
+        self._pending: deque[_Waiter] = deque()
         self._flush_task: asyncio.Task[None] | None = None
         self._reader: asyncio.Task[None] | None = None
         self._write_lock = asyncio.Lock()
         self._closed = False
         # (deadline, last waiter of a batch) in submission order; one timer checks the oldest.
         # A per-call asyncio.timeout cost a tenth of a busy gateway's event loop.
-        self._deadlines: deque[tuple[float, asyncio.Future[Any]]] = deque()
+        self._deadlines: deque[tuple[float, _Waiter]] = deque()
         self._watchdog: asyncio.TimerHandle | None = None
 
-    async def execute(self, *args: Any) -> Any:
+    async def execute(self, *args: Arg) -> Reply:
         """Run one command (``execute("LPUSH", key, value)``) and return its parsed reply.
 
         Raises:
-            redis.exceptions.ResponseError: Redis answered with an error.
-            redis.exceptions.ConnectionError: Redis is unreachable, or the connection was lost.
-            redis.exceptions.TimeoutError: no reply within ``timeout_s``.
+            StoreRefused: Redis answered with an error.
+            StoreConnectionLost: Redis is unreachable, or the connection was lost.
+            StoreTimeout: no reply within ``timeout_s``.
+            (All three are `StoreUnavailable`, see `pwc_mcp_core.cluster.errors`.)
         """
         result = (await self.execute_many([args]))[0]
         if isinstance(result, Exception):
             raise result
         return result
 
-    async def execute_many(self, commands: Sequence[Sequence[Any]]) -> list[Any]:
+    async def execute_many(self, commands: Sequence[Sequence[Arg]]) -> list[Reply | StoreRefused]:
         """Run ``commands`` in order (written together) and return their replies.
 
-        A command that Redis refused has its ``ResponseError`` in its place in the list.
+        A command that Redis refused has its `StoreRefused` in its place in the list.
 
         Raises:
-            redis.exceptions.ConnectionError: Redis is unreachable, or the connection was lost.
-            redis.exceptions.TimeoutError: no reply within ``timeout_s``.
+            StoreConnectionLost: Redis is unreachable, or the connection was lost.
+            StoreTimeout: no reply within ``timeout_s``.
         """
         if self._closed:
-            raise RedisConnectionError("the pipe is closed")
+            raise StoreConnectionLost("the pipe is closed")
         loop = asyncio.get_running_loop()
-        waiters = [loop.create_future() for _ in commands]
+        waiters: list[_Waiter] = [loop.create_future() for _ in commands]
         self._outbox.append(b"".join([pack_command(command) for command in commands]))
         self._outbox_waiters.extend(waiters)
         if self._flush_task is None:
@@ -129,7 +140,7 @@ class RedisPipe:
         # Redis stopped answering. Replies come in order, so every command already written is
         # stuck too: dropping the connection fails them; commands not yet written go out on a
         # new connection, under the watch of this timer again.
-        error = RedisTimeoutError("no reply from Redis in time")
+        error = StoreTimeout("no reply from Redis in time")
         while deadlines and deadlines[0][0] <= now:
             _fail(deadlines.popleft()[1], error)
         self._abandon(error)
@@ -142,7 +153,7 @@ class RedisPipe:
         if self._watchdog is not None:
             self._watchdog.cancel()
             self._watchdog = None
-        self._abandon(RedisConnectionError("the pipe is closed"))
+        self._abandon(StoreConnectionLost("the pipe is closed"))
         await asyncio.gather(*self._closing)
 
     async def _flush(self) -> None:
@@ -155,15 +166,15 @@ class RedisPipe:
                 return
             if self._closed:
                 for waiter in waiters:
-                    _fail(waiter, RedisConnectionError("the pipe is closed"))
+                    _fail(waiter, StoreConnectionLost("the pipe is closed"))
                 return
             conn = self._conn
             try:
                 if not conn.is_connected:
-                    await conn.connect()
+                    await conn.connect()  # type: ignore[no-untyped-call]
                     if conn is not self._conn:  # abandoned (closed) while connecting: nothing was written
                         for waiter in waiters:
-                            _fail(waiter, RedisConnectionError("the pipe is closed"))
+                            _fail(waiter, StoreConnectionLost("the pipe is closed"))
                         await _disconnect_quietly(conn)
                         return
                     self._reader = asyncio.get_running_loop().create_task(self._read_forever(conn))
@@ -171,22 +182,22 @@ class RedisPipe:
                 await conn.send_packed_command(data, check_health=False)
             except (RedisError, OSError) as exc:
                 for waiter in waiters:
-                    _fail(waiter, RedisConnectionError(f"Redis unreachable: {type(exc).__name__}"))
+                    _fail(waiter, StoreConnectionLost(f"Redis unreachable: {type(exc).__name__}"))
                 if conn is self._conn:  # else it was abandoned already (timeout, close)
-                    self._abandon(RedisConnectionError("the connection to Redis was lost"))
+                    self._abandon(StoreConnectionLost("the connection to Redis was lost"))
 
     async def _read_forever(self, conn: AbstractConnection) -> None:
         while True:
             try:
-                reply: Any = await conn.read_response(disconnect_on_error=False)
+                reply: Reply | StoreRefused = await conn.read_response(disconnect_on_error=False)
             except ResponseError as exc:
-                reply = exc
+                reply = _refused(exc)
             except asyncio.CancelledError:
                 raise
             except (RedisError, OSError) as exc:
                 if conn is self._conn:  # else it was abandoned already
                     self._reader = None  # this task ends here; _abandon must not cancel it
-                    self._abandon(RedisConnectionError(f"the connection to Redis was lost: {type(exc).__name__}"))
+                    self._abandon(StoreConnectionLost(f"the connection to Redis was lost: {type(exc).__name__}"))
                 return
             if conn is not self._conn:  # abandoned: its replies belong to callers already failed
                 return
@@ -195,7 +206,7 @@ class RedisPipe:
                 if not waiter.done():
                     waiter.set_result(reply)
 
-    def _abandon(self, error: RedisError) -> None:
+    def _abandon(self, error: StoreUnavailable) -> None:
         """Fail every caller waiting for a reply and give the connection up, at once.
 
         Synchronous on purpose: a command submitted right after must not be written to
@@ -208,7 +219,7 @@ class RedisPipe:
         pending, self._pending = self._pending, deque()
         for waiter in pending:
             _fail(waiter, error)
-        old, self._conn = self._conn, self._pool.make_connection()
+        old, self._conn = self._conn, self._pool.make_connection()  # type: ignore[no-untyped-call]
         task = asyncio.get_running_loop().create_task(_disconnect_quietly(old))
         self._closing.add(task)
         task.add_done_callback(self._closing.discard)
@@ -233,7 +244,7 @@ class SyncPipe:
         pool: SyncConnectionPool = sync_pool(target, socket_timeout=timeout_s, connect_timeout=connect_timeout_s)
         self._conn = pool.make_connection()
 
-    def execute_many(self, commands: Sequence[Sequence[Any]]) -> list[Any]:
+    def execute_many(self, commands: Sequence[Sequence[Arg]]) -> list[Reply | ResponseError]:
         """Run ``commands`` in one write and return their replies (a refused one as its ``ResponseError``).
 
         Raises:
@@ -243,26 +254,26 @@ class SyncPipe:
         try:
             # Connect explicitly: send_packed_command's own connect skips a Sentinel
             # connection's master lookup (and would dial redis-py's default host).
-            self._conn.connect()
-            self._conn.send_packed_command([b"".join([pack_command(command) for command in commands])],
-                                           check_health=False)
-            replies: list[Any] = []
+            self._conn.connect()  # type: ignore[no-untyped-call]
+            packed = [b"".join([pack_command(command) for command in commands])]
+            self._conn.send_packed_command(packed, check_health=False)  # type: ignore[no-untyped-call]
+            replies: list[Reply | ResponseError] = []
             for _command in commands:
                 try:
-                    replies.append(self._conn.read_response())
+                    replies.append(self._conn.read_response())  # type: ignore[no-untyped-call]
                 except ResponseError as exc:
                     replies.append(exc)
             return replies
         except (RedisError, OSError):
-            self._conn.disconnect()
+            self._conn.disconnect()  # type: ignore[no-untyped-call]
             raise
 
     def close(self) -> None:
         """Close the connection."""
-        self._conn.disconnect()
+        self._conn.disconnect()  # type: ignore[no-untyped-call]
 
 
-def pack_command(args: Sequence[Any]) -> bytes:
+def pack_command(args: Sequence[Arg]) -> bytes:
     """One command as a RESP array of bulk strings (``str`` is UTF-8; ``int``/``float`` as text).
 
     redis-py's own packer was a tenth of a busy gateway's time; this one does only what
@@ -292,7 +303,27 @@ async def _disconnect_quietly(conn: AbstractConnection) -> None:
         await conn.disconnect(nowait=True)
 
 
-def _fail(waiter: asyncio.Future[Any], error: Exception) -> None:
+def _refused(exc: ResponseError) -> StoreRefused:
+    refused = StoreRefused(str(exc))
+    refused.__cause__ = exc
+    return refused
+
+
+def int_reply(reply: Reply) -> int:
+    """``reply`` as an integer (a script's status code, a count).
+
+    Raises:
+        StoreRefused: the reply is no integer (a script or a Redis that answers otherwise).
+    """
+    if isinstance(reply, int):
+        return reply
+    if isinstance(reply, bytes):
+        with contextlib.suppress(ValueError):
+            return int(reply)
+    raise StoreRefused(f"expected an integer reply, got {type(reply).__name__}")
+
+
+def _fail(waiter: _Waiter, error: Exception) -> None:
     if not waiter.done():
         waiter.set_exception(error)
 
@@ -303,8 +334,8 @@ class ScriptRunner:
     The source is loaded on first use and again when Redis has forgotten it (a restart).
     Each script call stays atomic on its own; concurrent calls share one write.
 
-    Raises (from ``__call__``): ``ResponseError`` raised by the script, or the pipe's
-    ``ConnectionError``/``TimeoutError``.
+    Raises (from ``__call__``): `StoreRefused` for an error raised by the script, or the
+    pipe's `StoreConnectionLost`/`StoreTimeout`: all `StoreUnavailable`.
     """
 
     def __init__(self, pipe: RedisPipe, source: str) -> None:
@@ -312,9 +343,11 @@ class ScriptRunner:
         self._source = source
         self._sha = hashlib.sha1(source.encode("utf-8")).hexdigest()
 
-    async def __call__(self, keys: Sequence[Any], args: Sequence[Any]) -> Any:
+    async def __call__(self, keys: Sequence[Arg], args: Sequence[Arg]) -> Reply:
         try:
             return await self._pipe.execute("EVALSHA", self._sha, len(keys), *keys, *args)
-        except NoScriptError:
+        except StoreRefused as exc:
+            if not isinstance(exc.__cause__, NoScriptError):
+                raise
             await self._pipe.execute("SCRIPT", "LOAD", self._source)
             return await self._pipe.execute("EVALSHA", self._sha, len(keys), *keys, *args)
