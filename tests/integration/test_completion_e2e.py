@@ -37,8 +37,11 @@ async def test_completion_offers_what_the_catalog_holds(server_url: str, mode: s
         task = await client.complete(PromptReference(type="ref/prompt", name="survey_task"),
                                      {"name": "task", "value": "Constituency Parsin"})
         assert task.completion.values == ["Constituency Parsing"] and task.completion.has_more is False
+        slug = await client.complete(PromptReference(type="ref/prompt", name="survey_task"),
+                                     {"name": "task", "value": "image-generation"})
+        assert slug.completion.values == ["image-generation"]  # the slug of the sample's Image Generation
         lacking = await client.complete(PromptReference(type="ref/prompt", name="survey_task"),
-                                        {"name": "task", "value": "image-generation"})
+                                        {"name": "task", "value": "protein-folding"})
         assert lacking.completion.values == []
         paper = await client.complete(ResourceTemplateReference(type="ref/resource", uri="pwc://papers/{paper}"),
                                       {"name": "paper", "value": "Attention Is All"})
