@@ -54,6 +54,7 @@ sys.path.insert(0, str(REPO))
 
 from bench.cluster import ProcessGroup, free_port
 from bench.gen_catalog import WORDS
+from bench.report import replace_section
 
 SECTION = "## Catalog at archive size"
 DUMPS = ("papers-with-abstracts.json.gz", "links-between-papers-and-code.json.gz", "methods.json.gz",
@@ -275,18 +276,6 @@ def render(command: str, imported: dict[str, float], db_bytes: int, beside: int,
     return "\n".join(lines) + "\n"
 
 
-def write_section(path: Path, section: str) -> None:
-    """Replace (or append) the ``SECTION`` of ``path``."""
-    text = path.read_text(encoding="utf-8") if path.exists() else ""
-    if SECTION in text:
-        head, rest = text.split(SECTION, 1)
-        tail = rest.split("\n## ", 1)
-        text = head + section + ("\n## " + tail[1] if len(tail) > 1 else "")
-    else:
-        text = text.rstrip("\n") + "\n\n" + section
-    path.write_text(text, encoding="utf-8")
-
-
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
     parser.add_argument("--data", type=Path, default=Path("/work/archive/dumps"))
@@ -333,7 +322,7 @@ def main() -> int:
     if args.out == "-":
         print(section)
     else:
-        write_section(Path(args.out), section)
+        replace_section(Path(args.out), SECTION, section)
         print(section)
     return 0
 

@@ -14,7 +14,7 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any, TypeGuard
 
-__all__ = ["PRESERVED", "config_dict", "machine_info", "render", "write_preserving_catalog"]
+__all__ = ["PRESERVED", "config_dict", "machine_info", "render", "replace_section", "write_preserving_catalog"]
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 PRESERVED = ("Catalog", "Notes", "Search relevance", "Text size", "REST and SSE")  # bench/text_ratio.py, bench/surfaces.py
@@ -230,3 +230,19 @@ def write_preserving_catalog(path: Path, generated: str) -> None:
     catalog = [s for s in kept if not s.startswith("## Notes")]
     parts = [generated.rstrip() + "\n", *analysis, *catalog]
     path.write_text("\n".join(parts), encoding="utf-8")
+
+
+def replace_section(path: Path, title: str, section: str, *, before: str | None = None) -> None:
+    """Replace the ``title`` section (``## …`` up to the next ``## ``) of ``path`` with
+    ``section``; when it is missing, insert it before the ``before`` section, else append it.
+    Every other section stays as it is: each benchmark owns its own."""
+    text = path.read_text(encoding="utf-8") if path.exists() else ""
+    if title in text:
+        head, rest = text.split(title, 1)
+        tail = rest.split("\n## ", 1)
+        text = head + section + ("\n## " + tail[1] if len(tail) > 1 else "")
+    elif before is not None and "\n" + before in text:
+        text = text.replace("\n" + before, "\n" + section + "\n" + before, 1)
+    else:
+        text = text.rstrip("\n") + "\n\n" + section
+    path.write_text(text, encoding="utf-8")

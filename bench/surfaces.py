@@ -31,6 +31,7 @@ import aiohttp
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from bench.cluster import ProcessGroup, free_port
+from bench.report import replace_section
 
 TOOL = "list_conferences"
 CALL = {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": TOOL, "arguments": {}}}
@@ -186,19 +187,6 @@ def render(results: dict[str, dict[str, dict[str, float]]], seconds: float, clie
     return "\n".join(lines) + "\n"
 
 
-def write_section(path: Path, section: str) -> None:
-    """Replace (or append) the ``## REST and SSE`` section of ``path``."""
-    text = path.read_text(encoding="utf-8") if path.exists() else ""
-    if SECTION in text:
-        head, rest = text.split(SECTION, 1)
-        tail = rest.split("\n## ", 1)
-        text = head + section + ("\n## " + tail[1] if len(tail) > 1 else "")
-    else:
-        marker = "\n## Notes"
-        text = text.replace(marker, "\n" + section + marker, 1) if marker in text else text + "\n" + section
-    path.write_text(text, encoding="utf-8")
-
-
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
     parser.add_argument("--seconds", type=float, default=4.0)
@@ -210,7 +198,7 @@ def main() -> int:
     if args.out == "-":
         print(section)
     else:
-        write_section(Path(args.out), section)
+        replace_section(Path(args.out), SECTION, section, before="## Notes")
         print(section)
     return 0
 
