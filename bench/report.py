@@ -233,16 +233,18 @@ def write_preserving_catalog(path: Path, generated: str) -> None:
 
 
 def replace_section(path: Path, title: str, section: str, *, before: str | None = None) -> None:
-    """Replace the ``title`` section (``## …`` up to the next ``## ``) of ``path`` with
-    ``section``; when it is missing, insert it before the ``before`` section, else append it.
-    Every other section stays as it is: each benchmark owns its own."""
+    """Replace the ``title`` section (its heading line up to the next ``## `` heading) of
+    ``path`` with ``section``; when it is missing, insert it before the ``before`` section,
+    else append it. Headings count only at the start of a line (the Notes name sections in
+    their text). Every other section stays as it is: each benchmark owns its own."""
     text = path.read_text(encoding="utf-8") if path.exists() else ""
-    if title in text:
-        head, rest = text.split(title, 1)
-        tail = rest.split("\n## ", 1)
-        text = head + section + ("\n## " + tail[1] if len(tail) > 1 else "")
-    elif before is not None and "\n" + before in text:
-        text = text.replace("\n" + before, "\n" + section + "\n" + before, 1)
+    heading = re.search(rf"(?m)^{re.escape(title)}$", text)
+    if heading is not None:
+        following = re.search(r"(?m)^## ", text[heading.end():])
+        end = heading.end() + following.start() if following is not None else len(text)
+        text = text[:heading.start()] + section.rstrip("\n") + "\n\n" + text[end:]
+    elif before is not None and (anchor := re.search(rf"(?m)^{re.escape(before)}$", text)) is not None:
+        text = text[:anchor.start()] + section.rstrip("\n") + "\n\n" + text[anchor.start():]
     else:
         text = text.rstrip("\n") + "\n\n" + section
-    path.write_text(text, encoding="utf-8")
+    path.write_text(text.rstrip("\n") + "\n", encoding="utf-8")
