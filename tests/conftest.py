@@ -11,6 +11,7 @@ import os
 import shutil
 import subprocess
 import sys
+import tempfile
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -100,21 +101,34 @@ class CatalogServer:
 
     port: int
     proc: subprocess.Popen
+    log_path: Path
 
     @property
     def api_url(self) -> str:
         return f"http://127.0.0.1:{self.port}/api/v1"
 
+    def log_text(self) -> str:
+        """Everything the catalog wrote to stderr so far (its access log included)."""
+        return self.log_path.read_text(encoding="utf-8", errors="replace")
+
 
 def start_catalog(*args: str) -> CatalogServer:
-    """Start ``python -m catalog serve <args>`` on a free port and wait until it answers."""
+    """Start ``python -m catalog serve <args>`` on a free port and wait until it answers.
+
+    The catalog writes an access line per request to stderr. It goes to a file, never to a
+    pipe nobody reads: a full pipe (64 KiB, about 1,000 requests) would block the catalog's
+    event loop and hang every later test that uses the session catalog.
+    """
     port = free_port()
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "catalog", "serve", *args, "--host", "127.0.0.1", "--port", str(port)],
-        cwd=REPO_ROOT, env={**os.environ, "PYTHONUNBUFFERED": "1"},
-        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-    )
-    server = CatalogServer(port=port, proc=proc)
+    log_dir = Path(tempfile.mkdtemp(prefix="pwc-catalog-"))
+    log_path = log_dir / "stderr.log"
+    with log_path.open("wb") as log:
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "catalog", "serve", *args, "--host", "127.0.0.1", "--port", str(port)],
+            cwd=REPO_ROOT, env={**os.environ, "PYTHONUNBUFFERED": "1"},
+            stdout=subprocess.DEVNULL, stderr=log,
+        )
+    server = CatalogServer(port=port, proc=proc, log_path=log_path)
     try:
         wait_http(f"{server.api_url}/tasks/?page=1&page_size=1", proc=proc, timeout_s=60)
     except RuntimeError:
@@ -129,6 +143,7 @@ def catalog_server() -> Iterator[CatalogServer]:
     server = start_catalog("--sample")
     yield server
     stop_process(server.proc)
+    shutil.rmtree(server.log_path.parent, ignore_errors=True)
 
 
 @pytest.fixture(scope="session")

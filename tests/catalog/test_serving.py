@@ -39,7 +39,9 @@ def test_serve_with_processes_answers_from_several_processes_and_stops_them_all(
         stop_process(proc, timeout_s=40)
     assert proc.returncode == 0
     assert not any(Path(f"/proc/{pid}").exists() for pid in workers)
-    stderr = proc.stderr.read().decode() if proc.stderr else ""
+    assert proc.stderr is not None
+    with proc.stderr:
+        stderr = proc.stderr.read().decode()
     assert "Traceback" not in stderr
 
 
@@ -48,3 +50,14 @@ def test_serve_rejects_a_bad_process_count_in_one_line(catalog_db: Path) -> None
                             cwd=REPO_ROOT, capture_output=True, text=True, timeout=60, check=False)
     assert result.returncode == 1
     assert "--processes must be 1-64" in result.stderr and "Traceback" not in result.stderr
+
+
+def test_the_session_catalog_keeps_answering_past_a_pipe_buffer_of_access_lines(catalog_server) -> None:
+    """The fixture's catalog logs to a file: 1,500 requests (≈ twice a 64 KiB pipe of access lines) all answer."""
+    with httpx.Client(timeout=10) as client:
+        for _ in range(1500):
+            response = client.get(f"{catalog_server.api_url}/tasks/", params={"page": 1, "page_size": 1})
+            assert response.status_code == 200
+    log = catalog_server.log_text()
+    assert len(log.encode()) > 64 * 1024 and "GET" in log
+    assert "page_size" not in log  # access lines name the route, never the query
