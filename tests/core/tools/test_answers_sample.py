@@ -54,7 +54,8 @@ def test_read_paper_ends_a_chunk_at_a_line_break_and_states_the_total(runtime: R
     chunks = [structured]
     while chunks[-1]["truncated"]:
         chunk = chunks[-1]
-        assert chunk["markdown"].endswith("\n") and chunk["next_offset"] <= chunk["offset"] + 65536
+        limit = runtime.settings.chunk_bytes
+        assert chunk["markdown"].endswith("\n") and chunk["next_offset"] <= chunk["offset"] + limit
         assert chunk["next_offset"] == chunk["offset"] + len(chunk["markdown"].encode())
         chunks.append(call(runtime, "read_paper", {"paper": "1706.03762", "cursor": chunk["next_cursor"]})[0])
     assert "".join(c["markdown"] for c in chunks) == whole
@@ -164,7 +165,9 @@ def test_a_long_paper_offered_by_completion_reads_as_a_resource(runtime: Runtime
                               runtime))
     assert "error" not in body, body
     text = body["result"]["contents"][0]["text"]
-    assert len(text.encode()) > 60_000 and "[read_paper: truncated; bytes 0-" in text and 'cursor="' in text
+    # The first chunk at the default size (it ends at a line break in its second half), then the call that continues.
+    assert runtime.settings.chunk_bytes // 2 < len(text.encode()) and "[read_paper: truncated; bytes 0-" in text
+    assert 'cursor="' in text
     cursor = text.rsplit('cursor="', 1)[1].split('"', 1)[0]
     _, more, is_error = call(runtime, "read_paper", {"paper": "Attention Is All You Need", "cursor": cursor})
     assert not is_error and more
