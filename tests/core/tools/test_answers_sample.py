@@ -171,3 +171,23 @@ def test_a_long_paper_offered_by_completion_reads_as_a_resource(runtime: Runtime
     cursor = text.rsplit('cursor="', 1)[1].split('"', 1)[0]
     _, more, is_error = call(runtime, "read_paper", {"paper": "Attention Is All You Need", "cursor": cursor})
     assert not is_error and more
+
+
+@pytest.mark.parametrize(("sort", "sizes", "way"), [
+    ("Number of params", ["632M", "307M", "197M", "86M", "66M"], "largest first"),
+    ("Number of params:asc", ["66M", "86M", "197M", "307M", "632M"], "smallest first"),
+])
+def test_a_leaderboard_sorts_by_a_parameter_metric_as_numbers(runtime: Runtime, sort: str, sizes: list[str],
+                                                               way: str) -> None:
+    structured, text, is_error = call(runtime, "get_benchmark", {"benchmark": "imagenet", "sort_metric": sort})
+    assert not is_error, text
+    assert [row["metrics"]["Number of params"] for row in structured["evaluations"]] == sizes
+    assert f"Rows ordered by Number of params ({way}, as requested)" in text
+    table = [line for line in text.splitlines() if line.startswith("#") and "|" in line]
+    assert [next(size for size in sizes if f"|{size}|" in line) for line in table] == sizes
+
+
+def test_a_parameter_threshold_compares_the_number_a_size_stands_for(runtime: Runtime) -> None:
+    structured, _, _ = call(runtime, "get_benchmark", {"benchmark": "imagenet",
+                                                      "minimum_metrics": {"Number of params": 100_000_000}})
+    assert sorted(row["metrics"]["Number of params"] for row in structured["evaluations"]) == ["197M", "307M", "632M"]
