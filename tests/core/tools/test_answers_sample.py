@@ -191,3 +191,28 @@ def test_a_parameter_threshold_compares_the_number_a_size_stands_for(runtime: Ru
     structured, _, _ = call(runtime, "get_benchmark", {"benchmark": "imagenet",
                                                       "minimum_metrics": {"Number of params": 100_000_000}})
     assert sorted(row["metrics"]["Number of params"] for row in structured["evaluations"]) == ["197M", "307M", "632M"]
+
+
+@pytest.mark.parametrize("tool", ["list_tasks", "list_methods", "list_benchmarks"])
+def test_an_area_is_named_by_its_slug_as_well_as_its_display_name(runtime: Runtime, tool: str) -> None:
+    by_slug, slug_text, slug_error = call(runtime, tool, {"area": "computer-vision"})
+    by_name, name_text, name_error = call(runtime, tool, {"area": "Computer Vision"})
+    assert not slug_error and not name_error, (slug_text, name_text)
+    assert by_slug == by_name and slug_text == name_text
+    if tool == "list_tasks":
+        slugs = {task["slug"] for task in by_slug["data"]["results"]}
+        assert "image-classification" in slugs and "machine-translation" not in slugs
+
+
+@pytest.mark.parametrize(("area", "closest"), [
+    ("computer visio", "closest areas: computer-vision (Computer Vision)"),
+    ("nlp", "closest areas: natural-language-processing (Natural Language Processing)"),
+    ("zzz", None),
+])
+def test_an_unknown_area_names_the_argument_the_closest_areas_and_the_choices(runtime: Runtime, area: str,
+                                                                             closest: str | None) -> None:
+    _, text, is_error = call(runtime, "list_tasks", {"area": area})
+    assert is_error and text.startswith(f"not_found: no area matches area={area!r}")
+    assert (closest in text) if closest else ("closest" not in text)
+    assert text.endswith("Pass an area's slug, name or ID; choose from: computer-vision, general, methodology, "
+                         "natural-language-processing.")
