@@ -13,7 +13,8 @@ of the text), until the fact's text is in what it has read. Every call goes thro
 over HTTP: the bundled sample (``python -m catalog serve --sample``; its ``1706.03762`` is a
 98,584-byte study guide dense with numeric tables) and, when the folder exists, the real
 papers of ``../shared/data/paper-text`` imported into a second catalog (skipped with a
-message when absent). Deterministic: no model, no sampling, the same bytes on every run.
+message when absent). Deterministic: no model, no sampling, and a fixed clock for the cursors
+(each carries the same expiry), so every run gives the same bytes and tokens.
 
 Per chunk size (``PWC_MCP_CHUNK_BYTES``: 8, 16, 24, 32 and 64 KiB) it reports:
 
@@ -54,7 +55,7 @@ import tempfile
 import textwrap
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import partial
 from pathlib import Path
 from typing import Any
@@ -64,11 +65,15 @@ sys.path.insert(0, str(REPO))
 
 from pwc_mcp_core.runtime.call import Call
 from pwc_mcp_core.runtime.core_settings import CoreSettings
+from pwc_mcp_core.tools.cursors import CursorCodec
 from pwc_mcp_core.tools.execution import Runtime, execute
 
 CHUNKS = (4096, 8192, 12288, 16384, 24576, 32768, 65536)
 WINDOWS = (4096, 8192, 16384, 32768)
 TOKEN_BUDGET = 8192
+CURSOR_KEY = "bench-reading-agent"
+FIXED_CLOCK = 1_800_000_000.0
+"""The cursor codec's clock: every cursor carries the same expiry, so tokens repeat exactly run to run."""
 BYTES_PER_TOKEN = 3.0
 PAPER_TEXT = REPO.parent / "shared" / "data" / "paper-text"
 SECTION = "## Reading agent"
@@ -366,8 +371,9 @@ def section(rows: dict[int, dict[str, Any]], sources: list[str], how: str, skipp
         "result's text. *Overhead*: context bytes minus the paper's bytes up to the end of the fact, the least "
         "a reader from the start takes in. *Re-read bytes*: the context an agent without a prompt cache sends "
         f"again before each call, summed. Tokens: {how}. A result that fits a window alone still needs room "
-        "for the prompt, the tool list and the answer. Deterministic byte counts: the same on any machine for "
-        "the same catalog and commit.", width=100)
+        "for the prompt, the tool list and the answer. Deterministic: the same bytes and tokens on any machine "
+        "for the same catalog and commit (the cursors' clock is fixed, so each carries the same expiry).",
+        width=100)
     parts = [SECTION, "", intro, ""]
     if skipped:
         parts += [skipped, ""]
@@ -438,8 +444,9 @@ def main(argv: list[str] | None = None) -> int:
             papers = check_questions(api_urls, questions)
             rows = {}
             for chunk in CHUNKS:
-                runtimes = {source: Runtime.build(CoreSettings(api_url=url, cursor_keys=("bench-reading-agent",),
-                                                               chunk_bytes=chunk))
+                runtimes = {source: replace(Runtime.build(CoreSettings(api_url=url, cursor_keys=(CURSOR_KEY,),
+                                                                       chunk_bytes=chunk)),
+                                            cursor_codec=CursorCodec(CURSOR_KEY, clock=lambda: FIXED_CLOCK))
                             for source, url in api_urls.items()}
                 rows[chunk] = measure(runtimes, questions, papers, count)
         finally:
