@@ -1,8 +1,9 @@
 """Markdown for ``BENCHMARKS.md`` from the raw results of ``bench/run.py``.
 
 ``write_preserving_catalog`` rewrites the file but keeps the ``## Catalog``
-section (owned by the catalog benchmark), the ``## Text size`` section (owned by
-``bench/text_ratio.py``) and the hand-written ``## Notes`` section verbatim.
+section (owned by the catalog benchmark), the ``## Text size`` and ``## Reading agent``
+sections (owned by ``bench/text_ratio.py`` and ``bench/reading_agent.py``) and the
+hand-written ``## Notes`` section verbatim (every name in `PRESERVED`).
 """
 
 from __future__ import annotations
@@ -17,7 +18,8 @@ from typing import Any, TypeGuard
 __all__ = ["PRESERVED", "config_dict", "machine_info", "render", "replace_section", "write_preserving_catalog"]
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
-PRESERVED = ("Catalog", "Notes", "Search relevance", "Text size", "REST and SSE")  # bench/text_ratio.py, bench/surfaces.py
+PRESERVED = ("Catalog", "Notes", "Search relevance", "Text size", "Reading agent", "REST and SSE")
+# (bench/text_ratio.py, bench/reading_agent.py, bench/surfaces.py own theirs)
 """``## `` sections this generator never writes."""
 
 TOOLS_LIST_TARGET = 6000.0

@@ -9,6 +9,7 @@ Tree (``docs/cli-contract.md`` §5)::
     │   └── HTTPStatusError       exit 3  "API request failed (<status>): <detail>"
     └── ResponseError             exit 4  invalid JSON, byte limit, shape, fail-closed checks
         ├── NotFoundError         exit 4  "<Entity> not found: …", "Paper title not found: …"
+        │   └── AreaNotFoundError exit 4  "Area not found: …; available areas: …"
         └── AmbiguousError        exit 4  "Paper title is ambiguous: …"
 """
 
@@ -16,6 +17,7 @@ from __future__ import annotations
 
 __all__ = [
     "AmbiguousError",
+    "AreaNotFoundError",
     "HTTPStatusError",
     "NotFoundError",
     "PwcError",
@@ -74,6 +76,20 @@ class ResponseError(PwcError):
 
 class NotFoundError(ResponseError):
     """A named entity, title or reference does not exist in the catalog. Exit 4."""
+
+
+class AreaNotFoundError(NotFoundError):
+    """An area filter names no area. Exit 4.
+
+    Attributes:
+        query: the area as given.
+        areas: every area the catalog listed (``{"id", "name", "slug"}`` dicts), for suggestions.
+    """
+
+    def __init__(self, message: str, query: str, areas: list[dict]) -> None:
+        super().__init__(message)
+        self.query = query
+        self.areas = areas
 
 
 class AmbiguousError(ResponseError):

@@ -11,7 +11,7 @@ import re
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from pwc.errors import NotFoundError, ResponseError
+from pwc.errors import AreaNotFoundError, NotFoundError, ResponseError
 
 __all__ = [
     "AREAS_PARAMS",
@@ -117,17 +117,20 @@ def first_word(query: str) -> str | None:
 
 
 def find_area(areas: Iterable[Any], query: str) -> dict | None:
-    """The area whose ``id`` or ``name`` equals ``query`` (stripped, casefolded), else None."""
-    return find_exact(areas, query, ("id", "name"))
+    """The area whose ``id``, ``name`` or ``slug`` equals ``query`` (stripped, casefolded), else None:
+    ``Computer Vision`` and ``computer-vision`` name the same area."""
+    return find_exact(areas, query, ("id", "name", "slug"))
 
 
 def resolve_area(areas: Sequence[Any], query: str) -> dict:
-    """Like ``find_area`` but raises ``NotFoundError`` listing every area name sorted case-insensitively."""
+    """Like ``find_area`` but raises ``AreaNotFoundError`` (a ``NotFoundError``) listing every area name
+    sorted case-insensitively, and carrying the areas so a caller can suggest the closest."""
     area = find_area(areas, query)
     if area is None:
         names = sorted((str(a.get("name")) for a in areas if isinstance(a, dict) and a.get("name")),
                        key=str.casefold)
-        raise NotFoundError(f"Area not found: {query}; available areas: {', '.join(names)}")
+        raise AreaNotFoundError(f"Area not found: {query}; available areas: {', '.join(names)}", query,
+                                [a for a in areas if isinstance(a, dict)])
     return area
 
 

@@ -66,15 +66,17 @@ BODY_TIMEOUT_S: Final = 10.0
 
 
 def refusal_response(error: str, *, id_json: bytes = b"null", retry_after: int | None = None,
-                     limit_bytes: int = DEFAULT_MAX_BODY_BYTES, close: bool = False) -> web.Response:
+                     limit_bytes: int = DEFAULT_MAX_BODY_BYTES, close: bool = False,
+                     limit: str | None = None) -> web.Response:
     """The JSON-RPC refusal ``error`` (`pwc_mcp_core.protocol.refusals`) with its status and ``Retry-After``.
 
-    ``close`` ends the connection after the answer (a body that broke off cannot be drained).
+    ``close`` ends the connection after the answer (a body that broke off cannot be drained);
+    ``limit`` is the admission limit that refused (its own message and ``data.limit``).
     """
     headers = dict(_JSON_HEADERS)
     if retry_after is not None:
         headers["Retry-After"] = str(retry_after)
-    body = refusal_body(error, id_json=id_json, retry_after_s=retry_after, limit_bytes=limit_bytes)
+    body = refusal_body(error, id_json=id_json, retry_after_s=retry_after, limit_bytes=limit_bytes, limit=limit)
     response = web.Response(status=REFUSALS[error].status, body=body, headers=headers)
     if close:
         response.force_close()
@@ -202,10 +204,11 @@ class Admission:
 
     @staticmethod
     def refusal(decision: Decision, id_json: bytes = b"null") -> web.Response:
-        """The answer to a refused request (`refusal_of`): 503 or 429, with ``Retry-After``."""
+        """The answer to a refused request (`refusal_of`): 503 or 429, with ``Retry-After`` and the
+        message of the limit that refused."""
         metrics.record_rejection(decision.kind)
         code, retry_after = refusal_of(decision)
-        return refusal_response(code, id_json=id_json, retry_after=retry_after)
+        return refusal_response(code, id_json=id_json, retry_after=retry_after, limit=decision.kind)
 
     @staticmethod
     def limits_unavailable(id_json: bytes = b"null") -> web.Response:

@@ -48,7 +48,7 @@ from pwc_mcp_core.mcp_server.server import McpServer
 from pwc_mcp_core.protocol.eras import is_semantic_search
 from pwc_mcp_core.protocol.json_types import JsonObject, JsonValue
 from pwc_mcp_core.protocol.jsonrpc import INVALID_PARAMS
-from pwc_mcp_core.protocol.refusals import REFUSALS
+from pwc_mcp_core.protocol.refusals import REFUSALS, refusal_message
 from pwc_mcp_core.protocol.versions import SERVER_VERSION
 from pwc_mcp_core.runtime.dispatch import (
     Answer,
@@ -159,17 +159,18 @@ def _object(value: JsonValue | None) -> JsonObject:
     return value if isinstance(value, dict) else {}
 
 
-def _refusal(code: str, *, retry_after: int | None = None, limit_bytes: int = 0) -> web.Response:
-    """An admission refusal (a `REFUSALS` code) in REST words: its status, its own message behind
-    the REST prefix, and ``Retry-After`` when retrying can succeed."""
-    kind = REFUSALS[code]
-    text = f"{_REFUSAL_PREFIX[code]}: {kind.message.format(retry=retry_after, limit=limit_bytes)}"
-    return _error(kind.status, text, retry_after=retry_after)
+def _refusal(code: str, *, retry_after: int | None = None, limit_bytes: int = 0,
+             limit: str | None = None) -> web.Response:
+    """An admission refusal (a `REFUSALS` code) in REST words: its status, its own message (the
+    refusing ``limit``'s for a 429) behind the REST prefix, and ``Retry-After`` when retrying can succeed."""
+    message = refusal_message(code, retry_after_s=retry_after, limit_bytes=limit_bytes, limit=limit)
+    text = f"{_REFUSAL_PREFIX[code]}: {message}"
+    return _error(REFUSALS[code].status, text, retry_after=retry_after)
 
 
 def _refused(decision: Decision) -> web.Response:
     code, retry_after = refusal_of(decision)
-    return _refusal(code, retry_after=retry_after)
+    return _refusal(code, retry_after=retry_after, limit=decision.kind)
 
 
 def _answered(body: bytes) -> web.Response:

@@ -102,7 +102,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     mode = lst.add_mutually_exclusive_group()
     mode.add_argument("--group-by-area", action="store_true", help="group benchmarks under areas and tasks")
     mode.add_argument("--flat", action="store_true", help="the flat benchmark table even on a terminal")
-    lst.add_argument("--area", help="exact area name or ID (grouped output only)")
+    lst.add_argument("--area", help="exact area name, slug or ID (grouped output only)")
     lst.add_argument("--benchmarks-per-task", type=int_range("--benchmarks-per-task", 1, 10), default=3,
                      help="benchmarks per task in grouped output")
     lst.add_argument("--include-descendants", action="store_true", help="include subtasks' benchmarks")

@@ -62,7 +62,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     mode = lst.add_mutually_exclusive_group()
     mode.add_argument("--group-by-area", action="store_true", help="group tasks under their areas")
     mode.add_argument("--flat", action="store_true", help="the flat task table even on a terminal")
-    lst.add_argument("--area", help="exact area name (case-insensitive) or area ID")
+    lst.add_argument("--area", help="exact area name or slug (case-insensitive) or area ID")
     lst.add_argument("--level", type=int, help="task hierarchy level")
     lst.add_argument("--visible-only", action="store_true", help="only tasks visible on the site")
     lst.add_argument("--order-by", choices=ORDER_FIELDS, default="name")

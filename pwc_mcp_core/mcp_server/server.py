@@ -332,7 +332,8 @@ class McpServer:
         if isinstance(outcome, Refused):
             code, retry = refusal_of(outcome.decision)
             return Reply(REFUSALS[code].status, refusal_body(code, id_json=id_json, retry_after_s=retry,
-                                                             limit_bytes=self._settings.max_body_bytes),
+                                                             limit_bytes=self._settings.max_body_bytes,
+                                                             limit=outcome.decision.kind),
                          {**_JSON, "Retry-After": str(retry)})
         if isinstance(outcome, Unavailable):
             reply = _error(era, id_json, INTERNAL_ERROR, "The tool service is temporarily unavailable; retry shortly")

@@ -21,6 +21,7 @@ __all__ = [
     "DEFAULT_ALLOWED_HOSTS",
     "DEFAULT_ALLOWED_ORIGINS",
     "DEFAULT_API_URL",
+    "DEFAULT_CHUNK_BYTES",
     "DEFAULT_MAX_BODY_BYTES",
     "CoreSettings",
     "checked_hosts",
@@ -39,6 +40,9 @@ _HOST_PATTERN: Final = re.compile(r"^(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9](?:[A-Za-z0-
 _ORIGIN_PATTERN: Final = re.compile(r"^https?://(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9.-]+)(?::\d{1,5})?$")
 _SECRET_FIELDS: Final = frozenset({"cursor_keys", "redis_url", "redis_sentinel"})
 DEFAULT_MAX_BODY_BYTES: Final = 2 * 1024 * 1024
+DEFAULT_CHUNK_BYTES: Final = 8192
+"""``read_paper``'s chunk: the least context an agent spends before it reaches a fact, each chunk
+within 8k tokens even in dense tables (BENCHMARKS.md "Reading agent"); read_paper caps any setting at 64 KiB."""
 """The 2 MiB bound on request bodies, catalog responses and serialized MCP responses (seed
 "Safety and operations"); ``PWC_MCP_MAX_BODY_BYTES`` overrides it."""
 Network = ipaddress.IPv4Network | ipaddress.IPv6Network
@@ -94,7 +98,8 @@ class CoreSettings:
       1–900 (default catalog timeout + 5).
     * ``PWC_MCP_MAX_BODY_BYTES`` → `max_body_bytes`: bound on request bodies, upstream
       responses and serialized MCP responses, 1024–67108864 (default 2 MiB = 2097152).
-    * ``PWC_MCP_CHUNK_BYTES`` → `chunk_bytes`: ``read_paper`` chunk size, 1024–1048576 (default 65536).
+    * ``PWC_MCP_CHUNK_BYTES`` → `chunk_bytes`: ``read_paper`` chunk size, 1024–1048576
+      (default 8192, `DEFAULT_CHUNK_BYTES`; ``read_paper`` reads at most 65536 per call whatever the setting).
 
     ``repr`` never shows the cursor keys or the Redis URL (it may hold a password).
     """
@@ -123,7 +128,7 @@ class CoreSettings:
     catalog_timeout_s: float = 25.0
     call_deadline_s: float = 30.0
     max_body_bytes: int = DEFAULT_MAX_BODY_BYTES
-    chunk_bytes: int = 65536
+    chunk_bytes: int = DEFAULT_CHUNK_BYTES
 
     def __repr__(self) -> str:
         parts = []
@@ -182,7 +187,7 @@ class CoreSettings:
             catalog_timeout_s=catalog_timeout,
             call_deadline_s=env_number(env, "PWC_MCP_CALL_DEADLINE", catalog_timeout + 5, 1, 900),
             max_body_bytes=env_int(env, "PWC_MCP_MAX_BODY_BYTES", DEFAULT_MAX_BODY_BYTES, 1024, 64 * 1024 * 1024),
-            chunk_bytes=env_int(env, "PWC_MCP_CHUNK_BYTES", 65536, 1024, 1024 * 1024),
+            chunk_bytes=env_int(env, "PWC_MCP_CHUNK_BYTES", DEFAULT_CHUNK_BYTES, 1024, 1024 * 1024),
         )
 
 

@@ -108,9 +108,9 @@ TOOL_DEFS: tuple[ToolDef, ...] = (
     ),
     ToolDef(
         "read_paper", ("paper", "read"), "Read a paper's full text",
-        "Read a paper's full text as Markdown, at most 64 KiB per call. When truncated is true, call again with "
-        "the same paper and cursor=next_cursor to continue; omit cursor to start from the beginning. Use "
-        "get_paper_info first for metadata and the abstract.",
+        "Read a paper's full text as Markdown, one chunk per call (8 KiB by default, at most 64 KiB). When "
+        "truncated is true, call again with the same paper and cursor=next_cursor to continue; omit cursor to "
+        "start from the beginning. Use get_paper_info first for metadata and the abstract.",
         "read_paper",
         overrides={"paper": _PAPER},
         extras={"cursor": {"type": ["string", "null"], "maxLength": 2048,

@@ -15,6 +15,7 @@ import re
 
 from pwc.errors import (
     AmbiguousError,
+    AreaNotFoundError,
     HTTPStatusError,
     NotFoundError,
     PwcError,
@@ -107,6 +108,8 @@ def tool_error_text(exc: BaseException) -> str:
         return GENERIC_UPSTREAM
     if isinstance(exc, RequestTimeout):
         return TIMED_OUT
+    if isinstance(exc, AreaNotFoundError):
+        return area_not_found_text(exc)
     if isinstance(exc, PwcError):
         message = str(exc)
         if isinstance(exc, TransportError) and ("timeout" in message.lower() or "timed out" in message.lower()):
@@ -121,6 +124,29 @@ def tool_error_text(exc: BaseException) -> str:
         return GENERIC_UPSTREAM
     logger.error("tool failed unexpectedly type=%s", type(exc).__name__)
     return INTERNAL_ERROR
+
+
+_AREA_LISTED = 20
+
+
+def area_not_found_text(exc: AreaNotFoundError) -> str:
+    """An ``area`` argument that names no area, as the other filter misses read: the argument, the
+    closest areas (by :func:`pwc.names.closeness`) and the values to choose from, slugs first."""
+    from pwc.names import closeness
+
+    def close(area: dict[str, object]) -> int:
+        # An acronym of the name ("nlp", "cv") is as close as a prefix.
+        initials = "".join(word[0] for word in re.findall(r"[0-9a-z]+", str(area.get("name") or "").casefold()))
+        return 3 if len(initials) > 1 and initials == exc.query.strip().casefold() else closeness(exc.query, area)
+
+    areas = [a for a in exc.areas if a.get("slug") or a.get("name")]
+    ranked = sorted((a for a in areas if close(a) > 0), key=lambda a: -close(a))
+    closest = ", ".join(f"{a.get('slug') or a.get('name')} ({a.get('name') or a.get('slug')})" for a in ranked[:3])
+    names = sorted((str(a.get("slug") or a.get("name")) for a in areas), key=str.casefold)
+    listed = ", ".join(names[:_AREA_LISTED]) + (f", … ({len(names)} in all)" if len(names) > _AREA_LISTED else "")
+    return (f"not_found: no area matches area={exc.query.strip()!r}"
+            + (f"; closest areas: {closest}" if closest else "")
+            + ". Pass an area's slug, name or ID" + (f"; choose from: {listed}." if listed else "."))
 
 
 def mcp_words(message: str) -> str:

@@ -24,8 +24,8 @@ RESOURCE_TEMPLATES: Final[tuple[dict[str, str], ...]] = (
         "uriTemplate": "pwc://papers/{paper}/markdown",
         "name": "paper-markdown",
         "title": "Paper Markdown",
-        "description": "The paper's full Markdown when it fits one 64 KiB chunk; larger papers must be read "
-        "with the read_paper tool and its continuation cursor.",
+        "description": "The paper's full Markdown when it fits one read_paper chunk (8 KiB by default); for a "
+        "larger paper the first chunk and a last line naming the read_paper call that continues it.",
         "mimeType": "text/markdown",
     },
     {

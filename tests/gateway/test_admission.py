@@ -99,6 +99,9 @@ async def test_requests_per_minute_are_limited_exactly(aiohttp_client) -> None:
     assert response.status == 429
     assert refusal_error(await response.read()) == "rate_limit_exceeded"
     assert 1 <= int(response.headers["Retry-After"]) <= 60
+    error = (await response.json())["error"]
+    assert error["data"]["limit"] == "requests" and "(requests per client per minute)" in error["message"]
+    assert "keyword searches and every other tool included" in error["message"]
     assert (await client.post("/mcp", data=b"{}", headers=me("b"))).status != 429
     assert 'pwc_mcp_limit_rejections_total{kind="requests"}' in await (await client.get("/metrics")).text()
 
@@ -123,6 +126,15 @@ async def test_semantic_searches_are_limited(aiohttp_client, arguments: dict, li
     second = await client.post("/mcp", data=tool_call("search_papers", arguments), headers=me("s"))
     assert first.status == 200
     assert (second.status == 429) is limited
+    if limited:  # the refusal names the semantic budget and what is still open: keyword mode, other tools
+        error = (await second.json())["error"]
+        assert error["data"] == {"error": "rate_limit_exceeded", "retry_after_s": int(second.headers["Retry-After"]),
+                                 "limit": "semantic"}
+        assert "(semantic searches per client per minute)" in error["message"]
+        assert "go on now with search_papers mode=keyword or any other tool" in error["message"]
+        keyword = await client.post("/mcp", data=tool_call("search_papers", {"query": "q", "mode": "keyword"}),
+                                    headers=me("s"))
+        assert keyword.status == 200
     other = await client.post("/mcp", data=tool_call("list_tasks"), headers=me("s"))
     assert other.status == 200
 
@@ -135,6 +147,8 @@ async def test_four_concurrent_requests_per_client(aiohttp_client) -> None:
     refused = await client.post("/mcp", data=tool_call(), headers=me("c"))
     assert refused.status == 429
     assert refused.headers["Retry-After"] == "1"
+    error = (await refused.json())["error"]
+    assert error["data"]["limit"] == "concurrency" and "too many requests in progress" in error["message"]
     assert (await client.post("/mcp", data=rpc("ping"), headers=me("other"))).status == 200
     executor.gate.set()
     assert [r.status for r in await asyncio.gather(*held)] == [200] * 4
@@ -150,6 +164,7 @@ async def test_global_concurrency_answers_503_server_saturated(aiohttp_client) -
     assert response.status == 503
     assert response.headers["Retry-After"] == "1"
     assert refusal_error(await response.json()) == "server_saturated"
+    assert "from all clients together" in (await response.json())["error"]["message"]
     executor.gate.set()
     await asyncio.gather(*held)
 

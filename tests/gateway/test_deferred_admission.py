@@ -132,9 +132,24 @@ async def test_tool_calls_are_deferred_admitted_and_answered_until_the_budget_is
     assert refused.status == 429
     assert refusal_error(await refused.read()) == "rate_limit_exceeded"
     assert 1 <= int(refused.headers["Retry-After"]) <= 60
+    # The script's reply names the limit, and the message is that limit's own.
+    assert (await refused.json())["error"]["data"]["limit"] == "requests"
     assert worker.read == 3  # the refused call was never queued
     assert all(lease is not None for lease in worker.leases)  # each call handed its lease over
     assert await _leases(redis_url) == 0  # ...and the worker gave every one back
+
+
+async def test_the_scripts_semantic_refusal_says_keyword_mode_still_works(aiohttp_client, redis_url: str,
+                                                                          worker: EchoWorker) -> None:
+    client = await _gateway(aiohttp_client, redis_url, semantic_limit=1)
+    hybrid = tool_call("search_papers", {"query": "q"})
+    assert (await client.post("/mcp", data=hybrid, headers=me("s"))).status == 200
+    refused = await client.post("/mcp", data=hybrid, headers=me("s"))
+    error = (await refused.json())["error"]
+    assert refused.status == 429 and error["data"]["limit"] == "semantic"
+    assert "go on now with search_papers mode=keyword" in error["message"]
+    keyword = tool_call("search_papers", {"query": "q", "mode": "keyword"})
+    assert (await client.post("/mcp", data=keyword, headers=me("s"))).status == 200
 
 
 async def test_a_call_that_never_reaches_the_executor_is_still_counted_and_refused_in_order(
@@ -168,6 +183,8 @@ async def test_concurrent_calls_beyond_the_client_limit_are_refused_by_the_scrip
             await asyncio.sleep(0.01)
     refused = await client.post("/mcp", data=tool_call(), headers=me("e"))
     assert refused.status == 429 and refused.headers["Retry-After"] == "1"
+    error = (await refused.json())["error"]
+    assert error["data"]["limit"] == "concurrency" and "too many requests in progress" in error["message"]
     worker.gate.set()
     assert (await held).status == 200
     assert (await client.post("/mcp", data=tool_call(), headers=me("e"))).status == 200

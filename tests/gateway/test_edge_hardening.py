@@ -78,8 +78,9 @@ async def test_identity_encoding_is_served(aiohttp_client) -> None:
 
 
 @pytest.mark.parametrize(("kind", "status", "error", "retry"), [
-    ("requests", 429, "rate_limit_exceeded", 7), ("concurrency", 429, "rate_limit_exceeded", 7),
-    ("global", 503, "server_saturated", 1), (None, 503, "limits_unavailable", 1)])
+    ("requests", 429, "rate_limit_exceeded", 7), ("semantic", 429, "rate_limit_exceeded", 7),
+    ("concurrency", 429, "rate_limit_exceeded", 7), ("global", 503, "server_saturated", 1),
+    (None, 503, "limits_unavailable", 1)])
 async def test_limit_refusals_are_jsonrpc_errors_with_the_request_id(aiohttp_client, kind: str | None, status: int,
                                                                    error: str, retry: int) -> None:
     client = await aiohttp_client(create_app(make_settings(), dispatcher=FakeExecutor(), limiter=RefusingLimiter(kind),
@@ -88,8 +89,34 @@ async def test_limit_refusals_are_jsonrpc_errors_with_the_request_id(aiohttp_cli
     assert response.status == status and response.headers["Retry-After"] == str(retry)
     body = await response.json()
     assert body["jsonrpc"] == "2.0" and body["id"] == 41
-    assert body["error"]["data"] == {"error": error, "retry_after_s": retry}
+    assert body["error"]["data"] == {"error": error, "retry_after_s": retry, **({"limit": kind} if status == 429 else {})}
     assert f"retry after {retry} s" in body["error"]["message"]
+
+
+@pytest.mark.parametrize(("kind", "says", "never"), [
+    ("requests", ["(requests per client per minute)", "every request counts, keyword searches and every other tool "
+                  "included", "retry after 7 s"], ["mode=keyword or any other tool"]),
+    ("semantic", ["(semantic searches per client per minute)", "search_papers without mode=keyword",
+                  "retry after 7 s for another such search", "go on now with search_papers mode=keyword or any other tool"], []),
+    ("concurrency", ["(concurrent requests per client)", "too many requests in progress",
+                     "wait until one of them returns and retry after 7 s"], ["keyword"]),
+    ("global", ["Server saturated", "from all clients together", "not this client's own", "retry after 1 s"],
+     ["keyword"]),
+])
+async def test_each_limit_says_which_limit_refused_and_what_the_agent_can_do(aiohttp_client, kind: str,
+                                                                             says: list[str],
+                                                                             never: list[str]) -> None:
+    client = await aiohttp_client(create_app(make_settings(), dispatcher=FakeExecutor(), limiter=RefusingLimiter(kind),
+                                             tools=FAKE_TOOLS))
+    mcp = (await (await client.post("/mcp", data=rpc("tools/list", request_id=3), headers=JSON_HEADERS)).json())
+    rest = (await (await client.get("/v1/tools/list_tasks")).json())["error"]
+    message = mcp["error"]["message"]
+    assert rest.endswith(message) and rest.startswith("rate_limited: " if kind != "global" else "unavailable: ")
+    assert all(part in message for part in says), message
+    assert not any(part in message for part in never), message
+    others = {other: json.loads(refusal_body("rate_limit_exceeded", retry_after_s=7, limit_bytes=1, limit=other))
+              for other in ("requests", "semantic", "concurrency")}
+    assert len({body["error"]["message"] for body in others.values()}) == 3  # each limit its own text
 
 
 def test_every_refusal_has_a_message_that_says_what_to_do() -> None:
@@ -124,7 +151,7 @@ async def test_the_python_sdk_raises_mcp_error_with_the_refusal_message_and_data
     assert refused.value.error.data["error"] == error
     assert refused.value.error.message == json.loads(refusal_body(
         error, retry_after_s=refused.value.error.data["retry_after_s"],
-        limit_bytes=64 * 1024 if kind == "ok" else 2 * 1024 * 1024))["error"]["message"]
+        limit_bytes=64 * 1024 if kind == "ok" else 2 * 1024 * 1024, limit=kind))["error"]["message"]
 
 
 def test_forwarded_for_lines_are_combined_before_the_right_most_rule() -> None:

@@ -73,6 +73,19 @@ def test_the_text_is_at_most_70_percent_of_the_projections_json(server: ServerPr
     assert text_bytes <= 0.70 * json_bytes, (tool, text_bytes, json_bytes)
 
 
+def test_every_tool_together_stays_within_70_percent_at_the_default_chunk(server: ServerProcess) -> None:
+    """The size goal (bench/text_ratio.py): all text bytes ÷ all projection JSON bytes, read_paper's
+    verbatim chunk included, at the server's default chunk size."""
+    text_bytes = json_bytes = 0
+    for tool, arguments in TOOL_CALLS.items():
+        result = call(server, tool, arguments)
+        structured = result["structuredContent"]
+        rest = {k: v for k, v in structured.items() if k not in ("schema_version", "data", "data_note")}
+        text_bytes += len(text_of(result).encode())
+        json_bytes += compact_bytes(rest or structured["data"])
+    assert text_bytes <= 0.70 * json_bytes, (text_bytes, json_bytes)
+
+
 def test_a_text_first_agent_reads_the_whole_paper_by_the_cursor_in_the_text(server: ServerProcess,
                                                                              catalog_url: str) -> None:
     first = call(server, "read_paper", {"paper": "1706.03762"})

@@ -128,6 +128,16 @@ def test_shot_count(text: str | None, shots: str) -> None:
     pytest.param("n/a", None, id="text"),
     pytest.param(None, None, id="null"),
     pytest.param([1], None, id="list"),
+    pytest.param("632M", 632e6, id="millions"),
+    pytest.param("1.2B", 1.2e9, id="billions"),
+    pytest.param("340K", 340e3, id="thousands-suffix"),
+    pytest.param("13B", 13e9, id="whole-billions"),
+    pytest.param(" 7b ", 7e9, id="lower-case"),
+    pytest.param("1,500M", 1.5e9, id="grouped-millions"),
+    pytest.param("1.5T", 1.5e12, id="trillions"),
+    pytest.param("M", None, id="suffix-alone"),
+    pytest.param("1.2.3B", None, id="two-points"),
+    pytest.param("12 parameters", None, id="words"),
 ])
 def test_metric_value_parsing(value: Any, expected: float | None) -> None:
     assert metric_value({"Accuracy": value}, "accuracy") == expected
@@ -175,6 +185,31 @@ def test_pareto_without_sort_orders_by_first_objective() -> None:
     selection = MetricSelection(pareto=(("mAP", "higher"), ("FPS", "lower")))
     # With FPS lower-is-better, Accurate (62, 20) dominates Fast and Dominated (50, 10) joins the front.
     assert [r["model_name"] for r in selection.apply(COCO)] == ["Accurate", "Dominated"]
+
+
+SIZES = [
+    _row(model_name="Small", metrics={"Params": "340K", "Accuracy": 70}),
+    _row(model_name="Large", metrics={"Params": "13B", "Accuracy": 80}),
+    _row(model_name="Medium", metrics={"Params": "632M", "Accuracy": 75}),
+    _row(model_name="Big", metrics={"Params": "1.2B", "Accuracy": 78}),
+    _row(model_name="Plain", metrics={"Params": 5_000_000, "Accuracy": 72}),
+]
+
+
+@pytest.mark.parametrize(("direction", "order"), [
+    ("desc", ["Large", "Big", "Medium", "Plain", "Small"]),
+    ("asc", ["Small", "Plain", "Medium", "Big", "Large"]),
+])
+def test_sorting_by_a_parameter_metric_reads_its_magnitude_suffix(direction: str, order: list[str]) -> None:
+    # "632M" < "1.2B" < "13B" as numbers; read as text or as nothing they would not sort at all.
+    assert [r["model_name"] for r in MetricSelection(sort=("params", direction)).apply(SIZES)] == order
+
+
+def test_thresholds_and_pareto_read_magnitude_suffixes() -> None:
+    bounded = MetricSelection(minimum=(("Params", 1e6),), maximum=(("Params", 2e9),)).apply(SIZES)
+    assert [r["model_name"] for r in bounded] == ["Medium", "Big", "Plain"]
+    front = MetricSelection(pareto=(("Accuracy", "higher"), ("Params", "lower"))).apply(SIZES)
+    assert [r["model_name"] for r in front] == ["Large", "Big", "Medium", "Plain", "Small"]
 
 
 def test_min_and_max_thresholds_are_inclusive() -> None:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from pwc.errors import NotFoundError
+from pwc.errors import AreaNotFoundError, NotFoundError
 from pwc.names import (
     BENCHMARK_FIELDS,
     ENTITY_FIELDS,
@@ -51,11 +51,14 @@ def test_not_found_message(items: list, name_only: bool, message: str) -> None:
     assert error.exit_code == 4
 
 
-AREAS = [{"id": 1, "name": "vision"}, {"id": 6, "name": "Audio"}, {"id": 9, "name": "Biology"}]
+AREAS = [{"id": 1, "name": "vision"}, {"id": 6, "name": "Audio"}, {"id": 9, "name": "Biology"},
+         {"id": 12, "name": "Computer Code", "slug": "computer-code"}]
 
 
 @pytest.mark.parametrize(("query", "expected"), [
     pytest.param("VISION", 1, id="name"), pytest.param("6", 6, id="id"), pytest.param(" 9 ", 9, id="stripped"),
+    pytest.param("computer-code", 12, id="slug"), pytest.param("Computer-Code", 12, id="slug-any-case"),
+    pytest.param("Computer Code", 12, id="display-name"),
 ])
 def test_area_resolution(query: str, expected: int) -> None:
     assert find_area(AREAS, query)["id"] == expected
@@ -63,9 +66,12 @@ def test_area_resolution(query: str, expected: int) -> None:
 
 
 def test_unknown_area_lists_names_sorted_case_insensitively() -> None:
-    with pytest.raises(NotFoundError, match="^Area not found: Robotics; available areas: Audio, Biology, vision$"):
+    with pytest.raises(NotFoundError, match="^Area not found: Robotics; available areas: Audio, Biology, "
+                                            "Computer Code, vision$") as missed:
         resolve_area(AREAS, "Robotics")
+    assert isinstance(missed.value, AreaNotFoundError)  # it carries what a caller suggests from
+    assert (missed.value.query, missed.value.areas) == ("Robotics", AREAS)
 
 
 def test_area_name_map_keys_ids_as_strings() -> None:
-    assert area_name_map([*AREAS, {"name": "no id"}]) == {"1": "vision", "6": "Audio", "9": "Biology"}
+    assert area_name_map([*AREAS, {"name": "no id"}]) == {"1": "vision", "6": "Audio", "9": "Biology", "12": "Computer Code"}

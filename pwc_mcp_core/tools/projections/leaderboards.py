@@ -12,7 +12,7 @@ import argparse
 import re
 
 from pwc import render
-from pwc.leaderboard import metric_number, parse_parameter_size, shot_count
+from pwc.leaderboard import metric_magnitude, metric_number, parse_parameter_size, shot_count
 from pwc_mcp_core.protocol.json_types import JsonObject, JsonValue
 
 __all__ = [
@@ -280,7 +280,8 @@ def order_by_metric(payload: object, requested: list[str]) -> object:
 
 
 def _value_of(row: JsonObject, name: str) -> float | None:
-    return metric_number(_object(row.get("metrics")).get(name))
+    # Compared as the CLI compares ("632M" is 632,000,000), whatever the projection shows.
+    return metric_magnitude(_object(row.get("metrics")).get(name))
 
 
 def unknown_metric_error(message: str) -> bool:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from typing import cast
 
+from pwc.leaderboard import parse_sort
 from pwc_mcp_core.protocol.json_types import JsonObject, JsonValue
 from pwc_mcp_core.tools.projections.entities import (
     benchmark_items,
@@ -178,8 +179,10 @@ def benchmark(payload: object, arguments: JsonObject, notes: list[str]) -> tuple
         result["metric_note"] = notes[0]
     filtered = any(arguments.get(name) not in (None, [], {}) for name in _ROW_FILTERS)
     order = data.get("order") if isinstance(data.get("order"), dict) else None
-    if order is None and arguments.get("sort_metric"):
-        order = {"metric": arguments["sort_metric"], "direction": "as requested"}
+    sort = arguments.get("sort_metric")
+    if order is None and not notes and isinstance(sort, str) and sort.strip():
+        name, direction = parse_sort(sort)  # already accepted by the CLI, so it parses
+        order = {"metric": name, "direction": "ascending" if direction == "asc" else "descending"}
     return result, benchmark_text(result, filtered=filtered, order=order)
 
 

@@ -113,7 +113,8 @@ def _order_line(order: JsonObject | None) -> str:
     """How the rows are ordered: by a metric (best first), else by the catalog's task-scoped rank."""
     if not order:
         return "Rows in the catalog's rank order; ranks are task-scoped (not comparable across tasks)."
-    way = {"higher": "higher first", "lower": "lower first"}.get(str(order.get("direction")), "as requested")
+    way = {"higher": "higher first", "lower": "lower first", "ascending": "smallest first, as requested",
+           "descending": "largest first, as requested"}.get(str(order.get("direction")), "as requested")
     return (f"Rows ordered by {md_escape(order.get('metric'))} ({way}); the rank column is each task's own "
             "rank (not comparable across tasks).")
 

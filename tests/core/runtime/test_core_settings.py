@@ -24,7 +24,7 @@ def test_defaults_follow_the_seed_readme() -> None:
     assert s.trusted_proxy_cidrs == ()
     assert (s.log_level, s.redis_url, s.worker_threads) == ("INFO", None, 128)
     assert (s.catalog_timeout_s, s.call_deadline_s) == (25.0, 30.0)
-    assert (s.max_body_bytes, s.chunk_bytes) == (2 * 1024 * 1024, 65536)
+    assert (s.max_body_bytes, s.chunk_bytes) == (2 * 1024 * 1024, 8192)  # BENCHMARKS.md "Reading agent"
 
 
 @pytest.mark.parametrize(("env", "attribute", "value"), [

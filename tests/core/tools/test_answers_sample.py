@@ -54,7 +54,8 @@ def test_read_paper_ends_a_chunk_at_a_line_break_and_states_the_total(runtime: R
     chunks = [structured]
     while chunks[-1]["truncated"]:
         chunk = chunks[-1]
-        assert chunk["markdown"].endswith("\n") and chunk["next_offset"] <= chunk["offset"] + 65536
+        limit = runtime.settings.chunk_bytes
+        assert chunk["markdown"].endswith("\n") and chunk["next_offset"] <= chunk["offset"] + limit
         assert chunk["next_offset"] == chunk["offset"] + len(chunk["markdown"].encode())
         chunks.append(call(runtime, "read_paper", {"paper": "1706.03762", "cursor": chunk["next_cursor"]})[0])
     assert "".join(c["markdown"] for c in chunks) == whole
@@ -164,7 +165,54 @@ def test_a_long_paper_offered_by_completion_reads_as_a_resource(runtime: Runtime
                               runtime))
     assert "error" not in body, body
     text = body["result"]["contents"][0]["text"]
-    assert len(text.encode()) > 60_000 and "[read_paper: truncated; bytes 0-" in text and 'cursor="' in text
+    # The first chunk at the default size (it ends at a line break in its second half), then the call that continues.
+    assert runtime.settings.chunk_bytes // 2 < len(text.encode()) and "[read_paper: truncated; bytes 0-" in text
+    assert 'cursor="' in text
     cursor = text.rsplit('cursor="', 1)[1].split('"', 1)[0]
     _, more, is_error = call(runtime, "read_paper", {"paper": "Attention Is All You Need", "cursor": cursor})
     assert not is_error and more
+
+
+@pytest.mark.parametrize(("sort", "sizes", "way"), [
+    ("Number of params", ["632M", "307M", "197M", "86M", "66M"], "largest first"),
+    ("Number of params:asc", ["66M", "86M", "197M", "307M", "632M"], "smallest first"),
+])
+def test_a_leaderboard_sorts_by_a_parameter_metric_as_numbers(runtime: Runtime, sort: str, sizes: list[str],
+                                                               way: str) -> None:
+    structured, text, is_error = call(runtime, "get_benchmark", {"benchmark": "imagenet", "sort_metric": sort})
+    assert not is_error, text
+    assert [row["metrics"]["Number of params"] for row in structured["evaluations"]] == sizes
+    assert f"Rows ordered by Number of params ({way}, as requested)" in text
+    table = [line for line in text.splitlines() if line.startswith("#") and "|" in line]
+    assert [next(size for size in sizes if f"|{size}|" in line) for line in table] == sizes
+
+
+def test_a_parameter_threshold_compares_the_number_a_size_stands_for(runtime: Runtime) -> None:
+    structured, _, _ = call(runtime, "get_benchmark", {"benchmark": "imagenet",
+                                                      "minimum_metrics": {"Number of params": 100_000_000}})
+    assert sorted(row["metrics"]["Number of params"] for row in structured["evaluations"]) == ["197M", "307M", "632M"]
+
+
+@pytest.mark.parametrize("tool", ["list_tasks", "list_methods", "list_benchmarks"])
+def test_an_area_is_named_by_its_slug_as_well_as_its_display_name(runtime: Runtime, tool: str) -> None:
+    by_slug, slug_text, slug_error = call(runtime, tool, {"area": "computer-vision"})
+    by_name, name_text, name_error = call(runtime, tool, {"area": "Computer Vision"})
+    assert not slug_error and not name_error, (slug_text, name_text)
+    assert by_slug == by_name and slug_text == name_text
+    if tool == "list_tasks":
+        slugs = {task["slug"] for task in by_slug["data"]["results"]}
+        assert "image-classification" in slugs and "machine-translation" not in slugs
+
+
+@pytest.mark.parametrize(("area", "closest"), [
+    ("computer visio", "closest areas: computer-vision (Computer Vision)"),
+    ("nlp", "closest areas: natural-language-processing (Natural Language Processing)"),
+    ("zzz", None),
+])
+def test_an_unknown_area_names_the_argument_the_closest_areas_and_the_choices(runtime: Runtime, area: str,
+                                                                             closest: str | None) -> None:
+    _, text, is_error = call(runtime, "list_tasks", {"area": area})
+    assert is_error and text.startswith(f"not_found: no area matches area={area!r}")
+    assert (closest in text) if closest else ("closest" not in text)
+    assert text.endswith("Pass an area's slug, name or ID; choose from: computer-vision, general, methodology, "
+                         "natural-language-processing.")
