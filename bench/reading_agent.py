@@ -46,14 +46,11 @@ from __future__ import annotations
 import argparse
 import json
 import logging
-import os
 import re
-import socket
 import subprocess
 import sys
 import tempfile
 import textwrap
-import time
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from functools import partial
@@ -63,6 +60,7 @@ from typing import Any
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
+from bench.catalog_process import serve
 from pwc_mcp_core.runtime.call import Call
 from pwc_mcp_core.runtime.core_settings import CoreSettings
 from pwc_mcp_core.tools.cursors import CursorCodec
@@ -265,35 +263,6 @@ def measure(runtimes: dict[str, Runtime], questions: list[Question], papers: dic
 
 
 # ---------------------------------------------------------------- catalogs
-
-
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
-def serve(*source: str) -> tuple[subprocess.Popen, str]:
-    """``python -m catalog serve <source>`` on a free loopback port; returns (process, API URL)."""
-    import httpx
-
-    port = _free_port()
-    proc = subprocess.Popen([sys.executable, "-m", "catalog", "serve", *source, "--host", "127.0.0.1",
-                             "--port", str(port)], cwd=REPO, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                            env={**os.environ, "PYTHONUNBUFFERED": "1"})
-    api_url = f"http://127.0.0.1:{port}/api/v1"
-    deadline = time.monotonic() + 120
-    while time.monotonic() < deadline:
-        if proc.poll() is not None:
-            raise RuntimeError(f"the catalog ({' '.join(source)}) exited before answering")
-        try:
-            if httpx.get(f"{api_url}/tasks/?page=1&page_size=1", timeout=2).status_code == 200:
-                return proc, api_url
-        except httpx.HTTPError:
-            pass
-        time.sleep(0.1)
-    proc.kill()
-    raise RuntimeError("the catalog did not answer within 120 s")
 
 
 def import_paper_text(folder: Path, db: Path) -> None:

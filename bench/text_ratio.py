@@ -25,19 +25,16 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
-import re
-import socket
 import subprocess
 import sys
 import textwrap
-import time
 from pathlib import Path
 from typing import Any
 
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
+from bench.catalog_process import serve
 from pwc_mcp_core.runtime.call import Call
 from pwc_mcp_core.runtime.core_settings import DEFAULT_CHUNK_BYTES, CoreSettings
 from pwc_mcp_core.tools.examples import EXAMPLE_CALLS
@@ -163,40 +160,9 @@ def section(rows: list[dict[str, Any]], totals: dict[int, dict[str, Any]] | None
 
 def write_section(path: Path, rows: list[dict[str, Any]], totals: dict[int, dict[str, Any]] | None = None) -> None:
     """Replace (or append) the ``## Text size`` section of ``path``, leaving every other section as it is."""
-    text = path.read_text(encoding="utf-8") if path.exists() else "# Benchmarks\n"
-    parts = re.split(r"(?m)^(?=## )", text)
-    new = section(rows, totals)
-    index = next((i for i, part in enumerate(parts) if part.startswith(SECTION)), len(parts))
-    parts[index:index + 1] = [new]
-    path.write_text("\n\n".join(part.strip("\n") for part in parts if part.strip()) + "\n", encoding="utf-8")
+    from bench.report import replace_section
 
-
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
-def _start_catalog() -> tuple[subprocess.Popen, str]:
-    port = _free_port()
-    proc = subprocess.Popen([sys.executable, "-m", "catalog", "serve", "--sample", "--host", "127.0.0.1",
-                             "--port", str(port)], cwd=REPO, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                            env={**os.environ, "PYTHONUNBUFFERED": "1"})
-    api_url = f"http://127.0.0.1:{port}/api/v1"
-    import httpx
-
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline:
-        if proc.poll() is not None:
-            raise RuntimeError("the sample catalog exited before answering")
-        try:
-            if httpx.get(f"{api_url}/tasks/?page=1&page_size=1", timeout=2).status_code == 200:
-                return proc, api_url
-        except httpx.HTTPError:
-            pass
-        time.sleep(0.1)
-    proc.kill()
-    raise RuntimeError("the sample catalog did not answer within 60 s")
+    replace_section(path, SECTION, section(rows, totals))
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -211,7 +177,7 @@ def main(argv: list[str] | None = None) -> int:
     proc = None
     api_url = args.api_url
     if api_url is None:
-        proc, api_url = _start_catalog()
+        proc, api_url = serve("--sample")
     totals: dict[int, dict[str, Any]] = {}
     try:
         rows = run(api_url, args.chunk_bytes)
