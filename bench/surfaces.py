@@ -10,9 +10,16 @@ server on the sample catalog, warms the cache, then measures the same cached cal
 * an SSE round trip: ``POST /messages`` (202) until its answer arrives on the session's
   ``GET /sse`` stream;
 with one client (sequential: p50/p95 latency) and with ``--clients`` concurrent clients
-(throughput; each its own identity, and for SSE its own session). The load generator is
-one Python process (aiohttp), the same for the three surfaces, so the ratios against
-``/mcp`` are the comparable figures; absolute numbers are below ``bench/run.py``'s wrk ones.
+(throughput; each its own identity, and for SSE its own session; every surface has the
+same number of calls in flight). The load generator is one Python process (aiohttp), the
+same for the three surfaces, so the ratios against ``/mcp`` are the comparable figures;
+absolute numbers are below ``bench/run.py``'s wrk ones.
+
+An SSE call costs its client two HTTP exchanges (the POST's 202, then the stream event), and
+that client shares the 2 cores with the server, so the rate ratio mixes the load
+generator's cost into the server's. The server's own cost is measured apart: the user+system
+CPU the gateway process (and in Redis mode the worker) spent during the concurrent phase,
+divided by the calls answered (``/proc/<pid>/stat``), compared per surface against ``/mcp``.
 Writes the ``## REST and SSE`` section of ``BENCHMARKS.md`` (kept by ``bench/run.py``).
 """
 
@@ -21,6 +28,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import os
 import statistics
 import sys
 import time
@@ -42,6 +50,19 @@ ENV = {"PWC_MCP_REQUEST_LIMIT": "10000", "PWC_MCP_SEMANTIC_LIMIT": "10000", "PWC
 SECTION = "## REST and SSE"
 
 Caller = Callable[[], Awaitable[None]]
+TICKS = os.sysconf("SC_CLK_TCK")
+
+
+def cpu_seconds(pids: list[int]) -> float:
+    """User+system CPU seconds the processes ``pids`` have used so far (``/proc/<pid>/stat``)."""
+    total = 0
+    for pid in pids:
+        try:
+            fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        total += int(fields[11]) + int(fields[12])  # utime + stime
+    return total / TICKS
 
 
 async def mcp_caller(http: aiohttp.ClientSession, base: str, client: str) -> Caller:
@@ -110,8 +131,10 @@ async def make_caller(surface: str, http: aiohttp.ClientSession, base: str, clie
     return await (mcp_caller if surface == "mcp" else rest_caller)(http, base, client)
 
 
-async def measure(base: str, surface: str, seconds: float, clients: int) -> dict[str, float]:
-    """p50/p95 ms with one sequential client, and calls/s with ``clients`` concurrent ones."""
+async def measure(base: str, surface: str, seconds: float, clients: int,
+                  servers: dict[str, list[int]]) -> dict[str, float]:
+    """p50/p95 ms with one sequential client, calls/s with ``clients`` concurrent ones, and the
+    CPU µs per call each of ``servers`` (name → pids) spent meanwhile."""
     streams: list = []
     connector = aiohttp.TCPConnector(limit=0)
     async with aiohttp.ClientSession(connector=connector) as http:
@@ -135,9 +158,11 @@ async def measure(base: str, surface: str, seconds: float, clients: int) -> dict
                     await call()
                     done += 1
 
+            cpu_before = {name: cpu_seconds(pids) for name, pids in servers.items()}
             started = time.perf_counter()
             await asyncio.gather(*(loop(c, started + seconds) for c in callers))
             elapsed = time.perf_counter() - started
+            cpu = {name: (cpu_seconds(pids) - cpu_before[name]) * 1e6 / max(done, 1) for name, pids in servers.items()}
         finally:
             for item in streams:
                 if isinstance(item, asyncio.Task):
@@ -145,7 +170,8 @@ async def measure(base: str, surface: str, seconds: float, clients: int) -> dict
                 else:
                     item.close()
     quantiles = statistics.quantiles(latencies, n=100)
-    return {"p50": statistics.median(latencies), "p95": quantiles[94], "rate": done / elapsed}
+    return {"p50": statistics.median(latencies), "p95": quantiles[94], "rate": done / elapsed,
+            **{f"cpu_{name}": value for name, value in cpu.items()}}
 
 
 def run(seconds: float, clients: int) -> dict[str, dict[str, dict[str, float]]]:
@@ -158,12 +184,16 @@ def run(seconds: float, clients: int) -> dict[str, dict[str, dict[str, float]]]:
         for config in ("embedded", "redis-g1-w1"):
             env = {**ENV, "PWC_API_URL": api, "PORT": str(free_port())}
             procs = []
+            servers: dict[str, list[int]] = {}
             if config != "embedded":
                 env["PWC_MCP_REDIS_URL"] = redis_url
                 procs.append(group.start_pwc_mcp(f"{config}-worker", "worker", ["worker"], env, wait_path=None))
+                servers["worker"] = procs[-1].pids()
             procs.append(group.start_pwc_mcp(f"{config}-gateway", "gateway", ["gateway"], env, wait_path="/health"))
+            servers["gateway"] = procs[-1].pids()
             base = f"http://127.0.0.1:{env['PORT']}"
-            results[config] = {surface: asyncio.run(measure(base, surface, seconds, clients)) for surface in SURFACES}
+            results[config] = {surface: asyncio.run(measure(base, surface, seconds, clients, servers))
+                               for surface in SURFACES}
             for proc in procs:
                 group.stop(proc)
     return results
@@ -177,13 +207,16 @@ def render(results: dict[str, dict[str, dict[str, float]]], seconds: float, clie
              f"{seconds:g} s per measurement; one Python aiohttp load generator for all three, so compare the "
              "ratios (÷ `/mcp`) rather than the absolute figures with the wrk tables above.", "",
              f"| surface | config | p50 ms (1 client) | p95 ms | calls/s ({clients} clients) | rate ÷ /mcp "
-             "| p50 ÷ /mcp |", "| --- | --- | --- | --- | --- | --- | --- |"]
+             "| p50 ÷ /mcp | gateway CPU µs/call | gateway CPU ÷ /mcp | worker CPU µs/call |",
+             "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
     for config, by_surface in results.items():
         base = by_surface["mcp"]
         for surface in SURFACES:
             row = by_surface[surface]
+            worker = f"{row['cpu_worker']:,.0f}" if "cpu_worker" in row else "–"
             lines.append(f"| {names[surface]} | `{config}` | {row['p50']:.2f} | {row['p95']:.2f} | "
-                         f"{row['rate']:,.0f} | {row['rate'] / base['rate']:.2f}× | {row['p50'] / base['p50']:.2f}× |")
+                         f"{row['rate']:,.0f} | {row['rate'] / base['rate']:.2f}× | {row['p50'] / base['p50']:.2f}× | "
+                         f"{row['cpu_gateway']:,.0f} | {row['cpu_gateway'] / base['cpu_gateway']:.2f}× | {worker} |")
     return "\n".join(lines) + "\n"
 
 

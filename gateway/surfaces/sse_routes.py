@@ -138,7 +138,8 @@ class SseRoutes:
             if now - session.last_active > settings.idle_timeout_s:
                 return
             try:
-                body = await asyncio.wait_for(session.outbox.get(), timeout=tick)
+                async with asyncio.timeout(tick):  # not wait_for: no task per message
+                    body = await session.outbox.get()
             except TimeoutError:
                 if time.monotonic() - last_event >= settings.heartbeat_s:
                     await self._write(request, response, _PING)
@@ -156,7 +157,8 @@ class SseRoutes:
                 waits on its full buffer any more) or the client went away.
         """
         try:
-            await asyncio.wait_for(response.write(data), timeout=self.hub.settings.write_timeout_s)
+            async with asyncio.timeout(self.hub.settings.write_timeout_s):
+                await response.write(data)
         except TimeoutError:
             metrics.record_rejection("sse_write_timeout")
             if request.transport is not None:

@@ -340,7 +340,14 @@ class SessionHub:
 
     async def holder_of(self, session_id: str, client_hash: str) -> str | None:
         """The holder of ``session_id`` when it is open and was opened by ``client_hash``,
-        else None (raises LimitsUnavailable)."""
+        else None (raises LimitsUnavailable).
+
+        A stream this process holds is answered from memory: no store round trip per message.
+        (A record the store lost ends that stream at the next renewal, `end_local`.)
+        """
+        local = self._local.get(session_id)
+        if local is not None and not local.closed.is_set():
+            return self.store.holder_id if hmac.compare_digest(local.client_hash, client_hash) else None
         found = await self.store.lookup(session_id)
         if found is None or not hmac.compare_digest(found[1], client_hash):
             return None
