@@ -24,7 +24,7 @@ PRESERVED = ("Catalog", "Notes", "Search relevance", "Text size", "Reading agent
 
 TOOLS_LIST_TARGET = 6000.0
 CACHED_CALL_TARGET = 2000.0
-HOP_TARGET_MS = 1.0
+HOP_TARGET_MS = 0.5  # issue 20: the hop was +0.57 ms, the goal ≤ 0.5 ms
 
 
 def machine_info() -> dict[str, str]:
@@ -117,17 +117,17 @@ def targets(configs: list[dict[str, Any]], hop: dict[str, Any] | None = None) ->
     emb, red = keyed.get("embedded", {}).get("hop"), keyed.get("redis-g1-w1", {}).get("hop")
     if hop and "delta_ms" in hop:
         delta = hop["delta_ms"]
-        rows.append(("Redis hop adds ≤ 1 ms at p50 over embedded (cached call, 1 connection)",
+        rows.append((f"Redis hop adds ≤ {HOP_TARGET_MS:g} ms at p50 over embedded (cached call, 1 connection)",
                      f"+{delta:.2f} ms (median of {len(hop['pairs'])} interleaved pairs; "
                      f"{hop['redis_p50_ms']:.2f} vs {hop['embedded_p50_ms']:.2f} ms)",
                      "PASS" if delta <= HOP_TARGET_MS else "FAIL", "redis-g1-w1 and embedded side by side"))
     elif _ok(emb) and _ok(red):
         delta = red["p50_ms"] - emb["p50_ms"]
-        rows.append(("Redis hop adds ≤ 1 ms at p50 over embedded (cached call, 1 connection)",
+        rows.append((f"Redis hop adds ≤ {HOP_TARGET_MS:g} ms at p50 over embedded (cached call, 1 connection)",
                      f"+{delta:.2f} ms ({red['p50_ms']:.2f} vs {emb['p50_ms']:.2f} ms)",
                      "PASS" if delta <= HOP_TARGET_MS else "FAIL", "redis-g1-w1 vs embedded"))
     else:
-        rows.append(("Redis hop adds ≤ 1 ms at p50 over embedded", "not measured", "n/a", "–"))
+        rows.append((f"Redis hop adds ≤ {HOP_TARGET_MS:g} ms at p50 over embedded", "not measured", "n/a", "–"))
     return rows
 
 

@@ -1,6 +1,7 @@
 """REST and HTTP+SSE beside Streamable HTTP: one cached tool call over each surface, same run.
 
-Usage: ``uv run python bench/surfaces.py [--seconds 4] [--clients 16] [--out BENCHMARKS.md]``.
+Usage: ``uv run python bench/surfaces.py [--seconds 4] [--clients 16] [--rounds 3] [--paced-rate 300]
+[--out BENCHMARKS.md]``.
 
 For ``embedded`` and ``redis-g1-w1`` (one gateway process, one worker) it starts the
 server on the sample catalog, warms the cache, then measures the same cached call
@@ -10,9 +11,19 @@ server on the sample catalog, warms the cache, then measures the same cached cal
 * an SSE round trip: ``POST /messages`` (202) until its answer arrives on the session's
   ``GET /sse`` stream;
 with one client (sequential: p50/p95 latency) and with ``--clients`` concurrent clients
-(throughput; each its own identity, and for SSE its own session). The load generator is
-one Python process (aiohttp), the same for the three surfaces, so the ratios against
-``/mcp`` are the comparable figures; absolute numbers are below ``bench/run.py``'s wrk ones.
+(throughput; each its own identity, and for SSE its own session; every surface has the
+same number of calls in flight). The load generator is one Python process (aiohttp), the
+same for the three surfaces, so the ratios against ``/mcp`` are the comparable figures;
+absolute numbers are below ``bench/run.py``'s wrk ones.
+
+An SSE call costs its client two HTTP exchanges (the POST's 202, then the stream event), and
+that client shares the 2 cores with the server, so the rate ratio mixes the load
+generator's cost into the server's. The server's own cost is measured apart: the same
+clients send ``--paced-rate`` calls/s in all (300, below every surface's top rate, so each
+surface is measured at the same load: at its own top rate batching and warm caches would
+favour the fastest), and the user+system CPU the gateway process (and in Redis mode the
+worker) spent meanwhile, divided by the calls answered (``/proc/<pid>/stat``), is compared
+per surface against ``/mcp``. The SSE target is a gateway CPU per call within 10 % of ``/mcp``'s.
 Writes the ``## REST and SSE`` section of ``BENCHMARKS.md`` (kept by ``bench/run.py``).
 """
 
@@ -21,6 +32,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import os
 import statistics
 import sys
 import time
@@ -42,6 +54,19 @@ ENV = {"PWC_MCP_REQUEST_LIMIT": "10000", "PWC_MCP_SEMANTIC_LIMIT": "10000", "PWC
 SECTION = "## REST and SSE"
 
 Caller = Callable[[], Awaitable[None]]
+TICKS = os.sysconf("SC_CLK_TCK")
+
+
+def cpu_seconds(pids: list[int]) -> float:
+    """User+system CPU seconds the processes ``pids`` have used so far (``/proc/<pid>/stat``)."""
+    total = 0
+    for pid in pids:
+        try:
+            fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        total += int(fields[11]) + int(fields[12])  # utime + stime
+    return total / TICKS
 
 
 async def mcp_caller(http: aiohttp.ClientSession, base: str, client: str) -> Caller:
@@ -110,8 +135,11 @@ async def make_caller(surface: str, http: aiohttp.ClientSession, base: str, clie
     return await (mcp_caller if surface == "mcp" else rest_caller)(http, base, client)
 
 
-async def measure(base: str, surface: str, seconds: float, clients: int) -> dict[str, float]:
-    """p50/p95 ms with one sequential client, and calls/s with ``clients`` concurrent ones."""
+async def measure(base: str, surface: str, seconds: float, clients: int, paced_rate: float,
+                  servers: dict[str, list[int]]) -> dict[str, float]:
+    """p50/p95 ms with one sequential client, calls/s with ``clients`` concurrent ones, and the
+    CPU µs per call each of ``servers`` (name → pids) spent while the same clients sent
+    ``paced_rate`` calls/s in all."""
     streams: list = []
     connector = aiohttp.TCPConnector(limit=0)
     async with aiohttp.ClientSession(connector=connector) as http:
@@ -138,6 +166,28 @@ async def measure(base: str, surface: str, seconds: float, clients: int) -> dict
             started = time.perf_counter()
             await asyncio.gather(*(loop(c, started + seconds) for c in callers))
             elapsed = time.perf_counter() - started
+            rate = done / elapsed
+            # The server's CPU per call at one paced rate for every surface: at a surface's own
+            # top rate, batching and warm caches would favour the fastest one.
+            paced = 0
+            interval = len(callers) / paced_rate
+
+            async def paced_loop(call: Caller, first: float, until: float) -> None:
+                nonlocal paced
+                slot = first
+                while slot < until:
+                    await asyncio.sleep(max(0.0, slot - time.perf_counter()))
+                    await call()
+                    paced += 1
+                    slot += interval
+
+            cpu_before = {name: cpu_seconds(pids) for name, pids in servers.items()}
+            started = time.perf_counter()
+            await asyncio.gather(*(paced_loop(c, started + i * interval / len(callers), started + seconds)
+                                   for i, c in enumerate(callers)))
+            cpu = {name: (cpu_seconds(pids) - cpu_before[name]) * 1e6 / max(paced, 1)
+                   for name, pids in servers.items()}
+            paced_achieved = paced / (time.perf_counter() - started)
         finally:
             for item in streams:
                 if isinstance(item, asyncio.Task):
@@ -145,10 +195,12 @@ async def measure(base: str, surface: str, seconds: float, clients: int) -> dict
                 else:
                     item.close()
     quantiles = statistics.quantiles(latencies, n=100)
-    return {"p50": statistics.median(latencies), "p95": quantiles[94], "rate": done / elapsed}
+    return {"p50": statistics.median(latencies), "p95": quantiles[94], "rate": rate, "paced": paced_achieved,
+            **{f"cpu_{name}": value for name, value in cpu.items()}}
 
 
-def run(seconds: float, clients: int) -> dict[str, dict[str, dict[str, float]]]:
+def run(seconds: float, clients: int, rounds: int, paced_rate: float) -> dict[str, dict[str, dict[str, float]]]:
+    """Each configuration's figures per surface: the median of ``rounds`` interleaved rounds."""
     results: dict[str, dict[str, dict[str, float]]] = {}
     log_dir = Path("/tmp/pwc-mcp-bench-surfaces")
     log_dir.mkdir(exist_ok=True)
@@ -158,32 +210,47 @@ def run(seconds: float, clients: int) -> dict[str, dict[str, dict[str, float]]]:
         for config in ("embedded", "redis-g1-w1"):
             env = {**ENV, "PWC_API_URL": api, "PORT": str(free_port())}
             procs = []
+            servers: dict[str, list[int]] = {}
             if config != "embedded":
                 env["PWC_MCP_REDIS_URL"] = redis_url
                 procs.append(group.start_pwc_mcp(f"{config}-worker", "worker", ["worker"], env, wait_path=None))
+                servers["worker"] = procs[-1].pids()
             procs.append(group.start_pwc_mcp(f"{config}-gateway", "gateway", ["gateway"], env, wait_path="/health"))
+            servers["gateway"] = procs[-1].pids()
             base = f"http://127.0.0.1:{env['PORT']}"
-            results[config] = {surface: asyncio.run(measure(base, surface, seconds, clients)) for surface in SURFACES}
+            runs: dict[str, list[dict[str, float]]] = {surface: [] for surface in SURFACES}
+            for _ in range(rounds):  # the surfaces interleaved, so host drift hits each alike
+                for surface in SURFACES:
+                    runs[surface].append(asyncio.run(measure(base, surface, seconds, clients, paced_rate, servers)))
+            results[config] = {surface: {key: statistics.median(run[key] for run in by_round)
+                                         for key in by_round[0]} for surface, by_round in runs.items()}
             for proc in procs:
                 group.stop(proc)
     return results
 
 
-def render(results: dict[str, dict[str, dict[str, float]]], seconds: float, clients: int, command: str) -> str:
+def render(results: dict[str, dict[str, dict[str, float]]], seconds: float, clients: int, rounds: int,
+           paced_rate: float, command: str) -> str:
     names = {"mcp": "Streamable HTTP `POST /mcp`", "rest": f"REST `POST /v1/tools/{TOOL}`",
              "sse": "HTTP+SSE round trip (`POST /messages` → stream event)"}
     lines = [SECTION, "",
              f"Generated by `{command}`: the cached `{TOOL}` call over each surface, same run, "
-             f"{seconds:g} s per measurement; one Python aiohttp load generator for all three, so compare the "
-             "ratios (÷ `/mcp`) rather than the absolute figures with the wrk tables above.", "",
+             f"{seconds:g} s per measurement, median of {rounds} interleaved rounds; one Python aiohttp load "
+             "generator for all three, so compare the ratios (÷ `/mcp`) rather than the absolute figures with the "
+             "wrk tables above. CPU µs/call: what the gateway (and the worker) spent per answered call while the "
+             f"{clients} clients sent {paced_rate:g} calls/s in all (the same rate for every surface), the server's "
+             "own cost whatever the client's.", "",
              f"| surface | config | p50 ms (1 client) | p95 ms | calls/s ({clients} clients) | rate ÷ /mcp "
-             "| p50 ÷ /mcp |", "| --- | --- | --- | --- | --- | --- | --- |"]
+             "| p50 ÷ /mcp | gateway CPU µs/call | gateway CPU ÷ /mcp | worker CPU µs/call |",
+             "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
     for config, by_surface in results.items():
         base = by_surface["mcp"]
         for surface in SURFACES:
             row = by_surface[surface]
+            worker = f"{row['cpu_worker']:,.0f}" if "cpu_worker" in row else "–"
             lines.append(f"| {names[surface]} | `{config}` | {row['p50']:.2f} | {row['p95']:.2f} | "
-                         f"{row['rate']:,.0f} | {row['rate'] / base['rate']:.2f}× | {row['p50'] / base['p50']:.2f}× |")
+                         f"{row['rate']:,.0f} | {row['rate'] / base['rate']:.2f}× | {row['p50'] / base['p50']:.2f}× | "
+                         f"{row['cpu_gateway']:,.0f} | {row['cpu_gateway'] / base['cpu_gateway']:.2f}× | {worker} |")
     return "\n".join(lines) + "\n"
 
 
@@ -191,10 +258,15 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
     parser.add_argument("--seconds", type=float, default=4.0)
     parser.add_argument("--clients", type=int, default=16)
+    parser.add_argument("--rounds", type=int, default=3, help="interleaved rounds; medians are reported")
+    parser.add_argument("--paced-rate", type=float, default=300.0, help="calls/s of the CPU-per-call phase")
     parser.add_argument("--out", default="BENCHMARKS.md", help="file to update, or - to print")
     args = parser.parse_args()
-    command = "uv run python bench/surfaces.py" + (f" --seconds {args.seconds:g}" if args.seconds != 4.0 else "")
-    section = render(run(args.seconds, args.clients), args.seconds, args.clients, command)
+    command = "uv run python bench/surfaces.py" + (f" --seconds {args.seconds:g}" if args.seconds != 4.0 else "") \
+        + (f" --rounds {args.rounds}" if args.rounds != 3 else "") \
+        + (f" --paced-rate {args.paced_rate:g}" if args.paced_rate != 300.0 else "")
+    section = render(run(args.seconds, args.clients, args.rounds, args.paced_rate), args.seconds, args.clients,
+                     args.rounds, args.paced_rate, command)
     if args.out == "-":
         print(section)
     else:

@@ -5,8 +5,9 @@ register a heartbeat under this start's own consumer name (``<worker id>#<incarn
 before reading anything, claim whatever an earlier start under the same worker id left
 pending (a crash restarted by systemd within its heartbeat TTL), then start ``threads``
 consumer threads. Each one blocks in ``XREADGROUP`` on a synchronous connection of its
-own, runs the call it got right there and sends the reply from the same thread: no
-event-loop or thread-pool hand-off lies on a call's path. The event loop keeps the
+own, runs the call it got right there and sends the reply from the same thread, with
+its next ``XREADGROUP`` in the same write: no event-loop or thread-pool hand-off lies on
+a call's path, and a call costs the worker one round trip. The event loop keeps the
 heartbeat, and every ``_RECLAIM_EVERY_S`` claims the calls of dead workers, at most as
 many as there are idle threads, into a local hand-over queue the consumer threads serve
 before reading new entries: a worker never runs more calls than it has threads. On
@@ -151,25 +152,30 @@ class Worker:
             self._consumers.append(thread)
 
     def _consume_in_thread(self) -> None:
-        """One consumer thread: run a handed-over call, else read one, run it here, answer it; until halted."""
+        """One consumer thread: run a handed-over call, else read one, run it here, answer it; until halted.
+
+        The answer goes out with the thread's next read in one write (`queue.finish_and_read_sync`)
+        whenever nothing waits in the hand-over queue, so a call costs one round trip here.
+        """
         client = SyncPipe(self._settings.redis, timeout_s=_BLOCK_MS / 1000 + 5)
         failures = 0
+        jobs: list[queue.Job] = []
         try:
-            while not self._halt.is_set():
-                try:
-                    self._run_here(client, self._handover.get_nowait())
-                    continue
-                except Empty:
-                    pass
-                try:
-                    jobs = queue.read_jobs_sync(client, consumer=self.consumer, count=1, block_ms=_BLOCK_MS)
-                except RedisError:  # the loop logs outages; threads just wait them out
-                    failures += 1
-                    self._halt.wait(REDIS_BACKOFF.compute(failures))
-                    continue
-                failures = 0
-                for job in jobs:
-                    self._run_here(client, job)
+            while not self._halt.is_set() or jobs:
+                if not jobs:
+                    try:
+                        jobs = [self._handover.get_nowait()]
+                    except Empty:
+                        try:
+                            jobs = queue.read_jobs_sync(client, consumer=self.consumer, count=1, block_ms=_BLOCK_MS)
+                        except RedisError:  # the loop logs outages; threads just wait them out
+                            failures += 1
+                            self._halt.wait(REDIS_BACKOFF.compute(failures))
+                            continue
+                        failures = 0
+                        continue
+                job = jobs.pop(0)
+                jobs += self._run_here(client, job, read_next=not jobs)
         finally:
             client.close()
 
@@ -180,7 +186,8 @@ class Worker:
             call = dataclasses.replace(call, deadline=job.redis_deadline - self._offset_s)
         return call
 
-    def _run_here(self, client: SyncPipe, job: queue.Job) -> None:
+    def _run_here(self, client: SyncPipe, job: queue.Job, *, read_next: bool = False) -> list[queue.Job]:
+        """Run ``job`` and answer it; with ``read_next``, the jobs the answer's write read too."""
         started = time.monotonic()
         with self._lock:
             self._busy += 1
@@ -193,29 +200,41 @@ class Worker:
             except Exception as exc:  # noqa: BLE001 - a malformed entry must not kill the thread
                 logger.warning("dropped an unreadable call error=%s", type(exc).__name__)
                 body = None
-            self._finish(client, job, body, deadline)
+            return self._finish(client, job, body, deadline, read_next=read_next)
         finally:
             with self._lock:
                 self._busy -= 1
                 self.completed += 1
-        logger.debug("call done ms=%d", int((time.monotonic() - started) * 1000))
+            logger.debug("call done ms=%d", int((time.monotonic() - started) * 1000))
 
-    def _finish(self, client: SyncPipe, job: queue.Job, body: bytes | None, deadline: float) -> None:
+    def _finish(self, client: SyncPipe, job: queue.Job, body: bytes | None, deadline: float, *,
+                read_next: bool = False) -> list[queue.Job]:
         """Reply and acknowledge, retrying through a Redis blip. The call's deadline ends the
         reply attempts (nobody waits after it); the acknowledgement is retried until it lands
-        or the worker halts, so the entry is not left pending."""
+        or the worker halts, so the entry is not left pending.
+
+        With ``read_next`` (and no hand-over waiting, the worker not halting) the first attempt
+        carries the thread's next read; returns the jobs it got (to run next), else ``[]``.
+        """
         failures = 0
+        jobs: list[queue.Job] = []
         while True:
             if body is not None and self._settings.clock() >= deadline:
                 body = None
             try:
-                queue.finish_sync(client, job, body)
-                return
+                if read_next and not self._halt.is_set() and self._handover.empty():
+                    read_next = False  # one attempt only: its read may already have taken an entry
+                    finished, jobs = queue.finish_and_read_sync(client, job, body, consumer=self.consumer,
+                                                                count=1, block_ms=_BLOCK_MS)
+                else:
+                    queue.finish_sync(client, job, body)
+                    finished = True
             except RedisError:
-                if self._halt.is_set() and body is None:
-                    return
-                failures += 1
-                time.sleep(REDIS_BACKOFF.compute(failures))
+                read_next, finished = False, False
+            if finished or (self._halt.is_set() and body is None):
+                return jobs
+            failures += 1
+            time.sleep(REDIS_BACKOFF.compute(failures))
 
     async def _drain(self) -> None:
         self._halt.set()

@@ -38,6 +38,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import itertools
 import logging
 import time
 import uuid
@@ -131,6 +132,9 @@ class RedisExecutor:
         self._reply_pipe = RedisPipe(target, timeout_s=_REPLY_WAIT_S + 5.0, connect_timeout_s=2.0)
         self.gateway_id = uuid.uuid4().hex
         self._reply_key = redis_keys.reply_list(self.gateway_id)
+        # Request ids are matched only against this process's own reply list: a counter is
+        # unique enough and costs no random bytes (uuid4, a system call) per call.
+        self._rids = itertools.count()
         self._count_only = ScriptRunner(self._pipe, scripts.load("admit"))
         self._release = ScriptRunner(self._pipe, scripts.load("release"))
         self._max_backlog = max_backlog
@@ -191,7 +195,7 @@ class RedisExecutor:
         remaining = call.deadline - time.time()
         if remaining <= 0:
             return await self._not_queued(admission, TIMED_OUT)
-        rid = uuid.uuid4().hex
+        rid = format(next(self._rids), "x")
         future: asyncio.Future[bytes | Unavailable] = asyncio.get_running_loop().create_future()
         lease = admission.script.lease if admission is not None else None
         redis_deadline = call.deadline + self._offset_s if self._offset_s is not None else None
@@ -200,22 +204,17 @@ class RedisExecutor:
         self._waiting[rid] = waiting
         started = time.monotonic()
         try:
-            try:
-                async with asyncio.timeout(remaining):  # a failover may hold the enqueue; not past the deadline
-                    queued = await (self._enqueue(rid, waiting) if admission is None
-                                    else self._admit_and_enqueue(admission, rid, waiting))
-            except TimeoutError:
-                await self._settle(lease)
-                return TIMED_OUT
-            if not isinstance(queued, str):
-                return queued
-            waiting.entry_id = queued
-            try:
-                async with asyncio.timeout(call.deadline - time.time()):  # the time left, not a fresh deadline
-                    answered = await future
-            except TimeoutError:
-                await self._settle(lease)
-                return TIMED_OUT
+            # One timer for the enqueue (a failover may hold it) and the reply: the call's deadline.
+            async with asyncio.timeout(remaining):
+                queued = await (self._enqueue(rid, waiting) if admission is None
+                                else self._admit_and_enqueue(admission, rid, waiting))
+                if not isinstance(queued, str):
+                    return queued
+                waiting.entry_id = queued
+                answered = await future
+        except TimeoutError:
+            await self._settle(lease)
+            return TIMED_OUT
         finally:
             self._waiting.pop(rid, None)
         if isinstance(answered, Unavailable):  # lost by the queue, or shutting down

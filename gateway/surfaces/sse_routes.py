@@ -15,7 +15,8 @@ https://modelcontextprotocol.io/specification/2024-11-05/basic/transports
   body bound (413), admission and limits (every message counts), the same
   ``McpServer.handle`` and executors, the same content-free log line. Its JSON-RPC
   answer is routed to the stream's holder (:class:`gateway.surfaces.sse_sessions.SessionHub`,
-  through Redis when that is another process) and the POST answers 202 with an empty
+  through Redis when that is another process; written at once by the POST's own task when
+  the stream is this process's and idle) and the POST answers 202 with an empty
   body; a refusal (413, 429, 503, ...) or a transport-level error answers the POST itself.
 
 The answer is computed where the POST lands, so admission sees the real request and the
@@ -53,6 +54,9 @@ MESSAGES_PATH: Final = "/messages"
 _TICK_S: Final = 1.0  # how often an idle stream checks for a gone client and the idle timeout
 _PING: Final = b": ping\n\n"
 _STREAMS_RETRY_S: Final = 5
+# An answer up to this size is written from the POST's task when the stream is idle; larger ones
+# (up to the 2 MiB bound) go through the pump, whose writes may wait on a slow reader.
+_WRITE_NOW_MAX_BYTES: Final = 32 * 1024
 _STREAM_HEADERS: Final = {
     "Content-Type": "text/event-stream",
     "Cache-Control": "no-cache, no-transform",
@@ -116,6 +120,7 @@ class SseRoutes:
         try:
             await response.prepare(request)
             await response.write(_event("endpoint", f"{MESSAGES_PATH}?session_id={opened.session_id}".encode()))
+            opened.write_now = lambda body: self._write_now(request, response, opened, body)
             await self._pump(request, response, opened)
         except ConnectionError:
             pass  # the client went away: the session is freed below
@@ -138,15 +143,45 @@ class SseRoutes:
             if now - session.last_active > settings.idle_timeout_s:
                 return
             try:
-                body = await asyncio.wait_for(session.outbox.get(), timeout=tick)
+                async with asyncio.timeout(tick):  # not wait_for: no task per message
+                    body = await session.outbox.get()
             except TimeoutError:
-                if time.monotonic() - last_event >= settings.heartbeat_s:
-                    await self._write(request, response, _PING)
+                # An answer written at once (`_write_now`) counts as an event too.
+                if time.monotonic() - max(last_event, session.last_active) >= settings.heartbeat_s:
+                    await self._write_in_turn(request, response, session, _PING)
                     last_event = time.monotonic()
                 continue
-            await self._write(request, response, _event("message", body))
+            await self._write_in_turn(request, response, session, _event("message", body))
             session.messages += 1
             last_event = time.monotonic()
+
+    async def _write_in_turn(self, request: web.Request, response: web.StreamResponse, session: Session,
+                             data: bytes) -> None:
+        """`_write` with ``session.writing`` set meanwhile, so no answer is written at once in between."""
+        session.writing = True
+        try:
+            await self._write(request, response, data)
+        finally:
+            session.writing = False
+
+    async def _write_now(self, request: web.Request, response: web.StreamResponse, session: Session,
+                         body: bytes) -> bool:
+        """Write one answer on the stream from the POST's own task, when the write cannot wait on the
+        client: nothing is left in the socket's buffer and the answer is below the transport's
+        high-water mark, so it never pauses. False when it could wait: it is queued instead."""
+        transport = request.transport
+        if (len(body) > _WRITE_NOW_MAX_BYTES or transport is None or transport.is_closing()
+                or transport.get_write_buffer_size()):
+            return False
+        session.writing = True
+        try:
+            await self._write(request, response, _event("message", body))
+        except ConnectionError:
+            session.closed.set()  # the client went away: its pump frees the session
+        finally:
+            session.writing = False
+        session.messages += 1
+        return True
 
     async def _write(self, request: web.Request, response: web.StreamResponse, data: bytes) -> None:
         """Write within ``write_timeout_s``; a reader that stopped reading loses its connection.
@@ -156,7 +191,8 @@ class SseRoutes:
                 waits on its full buffer any more) or the client went away.
         """
         try:
-            await asyncio.wait_for(response.write(data), timeout=self.hub.settings.write_timeout_s)
+            async with asyncio.timeout(self.hub.settings.write_timeout_s):
+                await response.write(data)
         except TimeoutError:
             metrics.record_rejection("sse_write_timeout")
             if request.transport is not None:
@@ -180,7 +216,7 @@ class SseRoutes:
             counted = await self.admission.check_client_limits(client_hash, semantic=False, lease=False)
             response = counted if isinstance(counted, web.Response) else _session_not_found()
             return self._message_logged(response, started)
-        answer = await self.endpoint.post(request)
+        answer = await self.endpoint.post(request, client_hash=client_hash)  # Host/Origin checked above
         raw = answer.body if isinstance(answer, web.Response) else None
         if not isinstance(raw, bytes | bytearray) or not raw:
             return answer  # 202 for a notification

@@ -89,8 +89,12 @@ class McpEndpoint:
     server: McpServer
     calls: CallDispatch
 
-    async def post(self, request: web.Request) -> web.StreamResponse:
-        """``POST /mcp``: one JSON-RPC message in, its answer (or a refusal) out."""
+    async def post(self, request: web.Request, *, client_hash: str | None = None) -> web.StreamResponse:
+        """``POST /mcp``: one JSON-RPC message in, its answer (or a refusal) out.
+
+        ``client_hash``: given by a caller that has already passed ``request`` through Host/Origin
+        (checks 2 and 3) and resolved its identity (check 4), as ``POST /messages`` has.
+        """
         started = time.perf_counter()
         tool, protocol = "unknown", protocol_label(request.headers.get(PROTOCOL_HEADER))
         response: web.Response
@@ -100,8 +104,8 @@ class McpEndpoint:
         else:
             info = self.server.classify(body_or_error, request.headers)
             tool, protocol = info.tool or "unknown", info.protocol_label
-            response = self.admission.check_transport_security(request) or await self._admitted(
-                request, body_or_error, info)
+            refused = None if client_hash is not None else self.admission.check_transport_security(request)
+            response = refused or await self._admitted(request, body_or_error, info, client_hash)
         _record(tool, protocol, response, started)
         return response
 
@@ -112,9 +116,11 @@ class McpEndpoint:
         _record("unknown", protocol_label(request.headers.get(PROTOCOL_HEADER)), response, started)
         return response
 
-    async def _admitted(self, request: web.Request, body: bytes, info: Classification) -> web.Response:
+    async def _admitted(self, request: web.Request, body: bytes, info: Classification,
+                        client_hash: str | None = None) -> web.Response:
         """Limits, media types and the answer, in the documented order (module docstring)."""
-        client_hash = self.admission.client_hash(request)
+        if client_hash is None:
+            client_hash = self.admission.client_hash(request)
         media_error = _media_error(request)
         if media_error is None and info.method in DISPATCHED_METHODS:
             prepared = await self._prepare(body, request, info)

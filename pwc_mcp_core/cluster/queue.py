@@ -1,11 +1,12 @@
 """The Redis wire protocol between gateways (producers) and workers (consumers).
 
 A tool call travels as one entry of the calls Stream (consumer group
-``workers``): fields ``rid`` (request id, 32 hex), ``reply`` (the reply list
-of the gateway process that waits for it) and ``call`` (``Call.to_json()``).
-A worker reads entries with XREADGROUP, runs them, pushes ``rid + "\\n" +
-body`` onto the reply list (with a TTL, so replies nobody collects vanish),
-then XACKs and XDELs the entry. An entry whose worker dies stays in the
+``workers``): fields ``rid`` (request id, unique in its gateway process), ``reply``
+(the reply list of the gateway process that waits for it) and ``call``
+(``Call.to_json()``). A worker reads entries with XREADGROUP, runs them, pushes
+``rid + "\\n" + body`` onto the reply list (with a TTL, so replies nobody collects
+vanish), then XACKs and XDELs the entry, and sends its next XREADGROUP in the same
+write (`finish_and_read_sync`). An entry whose worker dies stays in the
 group's pending list; a live worker that sees the owner's heartbeat gone
 claims it (XCLAIM) and runs it again inside its deadline. Tools are read-only
 and idempotent, and the gateway resolves each request id once, so a second
@@ -17,7 +18,7 @@ current time (ms) every beat; a worker is live when its score is newer than
 
 The gateway's per-call paths (`enqueue`, `admit_and_enqueue`, `wait_replies`) take a
 :class:`~pwc_mcp_core.cluster.redis_pipe.RedisPipe` (``wait_replies`` one of its own: it blocks);
-a worker's consumer threads (`read_jobs_sync`, `finish_sync`) each a
+a worker's consumer threads (`read_jobs_sync`, `finish_and_read_sync`, `finish_sync`) each a
 :class:`~pwc_mcp_core.cluster.redis_pipe.SyncPipe`; the rest a ``redis.asyncio.Redis`` created
 with ``decode_responses=False``. The async functions raise
 `~pwc_mcp_core.cluster.errors.StoreUnavailable` for any Redis failure (the sync ones,
@@ -57,6 +58,7 @@ __all__ = [
     "enqueue",
     "ensure_group",
     "entry_exists",
+    "finish_and_read_sync",
     "finish_sync",
     "forget_worker",
     "heartbeat",
@@ -220,8 +222,17 @@ def read_jobs_sync(pipe: SyncPipe, *, consumer: str, count: int, block_ms: int) 
     Raises:
         redis.exceptions.RedisError: Redis is unreachable or refused the command.
     """
-    (response,) = pipe.execute_many([("XREADGROUP", "GROUP", GROUP, consumer, "COUNT", count, "BLOCK", block_ms,
-                                      "STREAMS", redis_keys.calls_stream(), ">")])
+    (response,) = pipe.execute_many([_read_command(consumer, count, block_ms)])
+    return _jobs_read(pipe, response)
+
+
+def _read_command(consumer: str, count: int, block_ms: int) -> Command:
+    return ("XREADGROUP", "GROUP", GROUP, consumer, "COUNT", count, "BLOCK", block_ms,
+            "STREAMS", redis_keys.calls_stream(), ">")
+
+
+def _jobs_read(pipe: SyncPipe, response: Reply | Exception) -> list[Job]:
+    """The jobs of an ``XREADGROUP`` reply; malformed entries are acknowledged and deleted."""
     if isinstance(response, Exception):
         raise response
     jobs, drop = _parse(_stream_entries(response))
@@ -242,6 +253,31 @@ def finish_sync(pipe: SyncPipe, job: Job, body: bytes | None) -> None:
     for result in pipe.execute_many(reply_commands(job, body)):
         if isinstance(result, Exception):
             raise result
+
+
+def finish_and_read_sync(pipe: SyncPipe, job: Job, body: bytes | None, *, consumer: str, count: int,
+                         block_ms: int) -> tuple[bool, list[Job]]:
+    """`finish_sync` and `read_jobs_sync` in one write: the consumer thread's next read goes
+    out with its reply, so a call costs a worker one round trip instead of two.
+
+    Returns:
+        ``(finished, jobs)``: whether every finishing command succeeded (when not, the
+        caller finishes ``job`` again with `finish_sync`: each command is idempotent), and
+        the entries the read got, which are this consumer's to run whatever ``finished`` says.
+        A refused read gives no jobs (the next plain read reports it).
+
+    Raises:
+        redis.exceptions.RedisError: Redis is unreachable: neither step is known to have
+            happened (finish again; an entry the read may have taken stays pending here).
+    """
+    commands = reply_commands(job, body)
+    replies = pipe.execute_many([*commands, _read_command(consumer, count, block_ms)])
+    finished = not any(isinstance(reply, Exception) for reply in replies[:-1])
+    try:
+        jobs = _jobs_read(pipe, replies[-1])
+    except ResponseError:
+        jobs = []
+    return finished, jobs
 
 
 def reply_commands(job: Job, body: bytes | None) -> list[Command]:

@@ -77,3 +77,22 @@ async def test_a_message_for_a_session_whose_holder_is_gone_gets_404_at_once(aio
     finally:
         await store.aclose()
         stream.close()
+
+
+async def test_a_message_for_a_stream_this_process_holds_needs_no_session_lookup(aiohttp_client, redis_url: str,
+                                                                                 fake_executor: FakeExecutor) -> None:
+    client = await aiohttp_client(redis_app(redis_url, fake_executor))
+    stream, endpoint = await open_stream(client, **{"X-PwC-MCP-Client": "local"})
+    store = aioredis.Redis.from_url(redis_url)
+    try:
+        lookups = (await store.info("commandstats")).get("cmdstat_hmget", {}).get("calls", 0)
+        posted = await client.post(endpoint, data=tool_call("list_tasks"),
+                                   headers={**POST_HEADERS, "X-PwC-MCP-Client": "local"})
+        assert posted.status == 202
+        assert (await next_event(stream))[0] == "message"
+        assert (await store.info("commandstats")).get("cmdstat_hmget", {}).get("calls", 0) == lookups
+        stranger = await client.post(endpoint, data=rpc("ping"), headers={**POST_HEADERS, "X-PwC-MCP-Client": "x"})
+        assert stranger.status == 404  # still bound to the client that opened it
+    finally:
+        await store.aclose()
+        stream.close()

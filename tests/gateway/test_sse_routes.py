@@ -183,3 +183,17 @@ async def test_a_refused_message_is_also_answered_on_the_stream(aiohttp_client, 
     assert refusal_error(data) == "rate_limit_exceeded"
     stream.close()
 
+
+
+async def test_answers_keep_their_order_whether_written_at_once_or_through_the_queue(aiohttp_client) -> None:
+    # A large answer goes through the stream's queue; a small one right after it must not overtake it.
+    big = b'{"result":{"content":[{"type":"text","text":"' + b"x" * 200_000 + b'"}],"isError":false}}'
+    client = await aiohttp_client(sse_app(FakeExecutor(big)))
+    stream, endpoint = await open_stream(client)
+    for request_id in range(1, 4):
+        posted = await client.post(endpoint, data=tool_call("list_tasks") if request_id == 1 else
+                                   rpc("ping", request_id=request_id), headers=POST_HEADERS)
+        assert posted.status == 202
+    ids = [json.loads((await next_event(stream))[1])["id"] for _ in range(3)]
+    assert ids == [1, 2, 3]
+    stream.close()

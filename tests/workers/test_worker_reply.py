@@ -68,3 +68,17 @@ def test_past_the_deadline_only_the_acknowledgement_is_retried(redis_server, red
     assert client.llen(redis_keys.reply_list("g")) <= 1  # a push sent before the deadline may land once
     assert client.xpending(redis_keys.calls_stream(), queue.GROUP)["pending"] == 0
     pipe.close()
+
+
+def test_a_reply_brings_back_the_next_call_in_the_same_round_trip(redis_server, redis_url) -> None:
+    client = redis.Redis.from_url(redis_url)
+    job = _job(client)
+    later = client.xadd(redis_keys.calls_stream(), {"rid": "s", "reply": redis_keys.reply_list("g"), "call": "{}"})
+    worker = _worker(redis_url)
+    pipe = SyncPipe(redis_url, timeout_s=2)
+    worker.consumer = "reply-test#x"
+    jobs = worker._finish(pipe, job, b"body", time.time() + 30, read_next=True)
+    assert [(next_job.entry_id, next_job.rid) for next_job in jobs] == [(later, "s")]
+    assert client.lpop(redis_keys.reply_list("g")) == queue.encode_reply("r", b"body")
+    assert client.xpending(redis_keys.calls_stream(), queue.GROUP)["pending"] == 1  # the next call, now read
+    pipe.close()

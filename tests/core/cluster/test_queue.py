@@ -156,3 +156,34 @@ async def test_malformed_entries_are_acknowledged_and_dropped_and_good_ones_stil
     assert [job.rid for job in jobs] == ["a" * 32]
     assert await redis.xlen(redis_keys.calls_stream()) == 1  # only the good entry remains, pending
     assert (await redis.xpending(redis_keys.calls_stream(), queue.GROUP))["pending"] == 1
+
+
+async def test_a_reply_carries_the_next_read_in_the_same_write(redis: Redis, pipe: RedisPipe,
+                                                               sync_pipe: SyncPipe) -> None:
+    for rid in ("a", "b"):
+        await queue.enqueue(pipe, rid=rid, reply_key=redis_keys.reply_list("g1"), call_json="{}", max_backlog=10)
+    (first,) = await _read(sync_pipe, consumer="w1", count=1, block_ms=100)
+
+    finished, jobs = await asyncio.to_thread(queue.finish_and_read_sync, sync_pipe, first, b"one", consumer="w1",
+                                             count=1, block_ms=100)
+    assert finished and [job.rid for job in jobs] == ["b"]
+    assert queue.decode_reply(await redis.rpop(redis_keys.reply_list("g1"))) == ("a", b"one")
+    assert (await redis.xpending(redis_keys.calls_stream(), queue.GROUP))["pending"] == 1  # only "b", now read
+
+    finished, jobs = await asyncio.to_thread(queue.finish_and_read_sync, sync_pipe, jobs[0], b"two", consumer="w1",
+                                             count=1, block_ms=50)
+    assert finished and jobs == []  # nothing left: the read timed out
+    assert await redis.xlen(redis_keys.calls_stream()) == 0
+
+
+async def test_a_refused_reply_is_reported_and_the_entry_read_with_it_is_kept(redis: Redis, pipe: RedisPipe,
+                                                                              sync_pipe: SyncPipe) -> None:
+    await redis.set(redis_keys.reply_list("bad"), "not a list")  # LPUSH onto it is refused (WRONGTYPE)
+    await queue.enqueue(pipe, rid="a", reply_key=redis_keys.reply_list("bad"), call_json="{}", max_backlog=10)
+    await queue.enqueue(pipe, rid="b", reply_key=redis_keys.reply_list("g1"), call_json="{}", max_backlog=10)
+    (first,) = await _read(sync_pipe, consumer="w1", count=1, block_ms=100)
+
+    finished, jobs = await asyncio.to_thread(queue.finish_and_read_sync, sync_pipe, first, b"one", consumer="w1",
+                                             count=1, block_ms=100)
+    assert not finished  # the caller finishes again with finish_sync
+    assert [job.rid for job in jobs] == ["b"]
