@@ -8,7 +8,8 @@ consumer threads. Each one blocks in ``XREADGROUP`` on a synchronous connection 
 own, runs the call it got right there and sends the reply from the same thread, with
 its next ``XREADGROUP`` in the same write: no event-loop or thread-pool hand-off lies on
 a call's path, and a call costs the worker one round trip. The event loop keeps the
-heartbeat, and every ``_RECLAIM_EVERY_S`` claims the calls of dead workers, at most as
+heartbeat, and every ``_RECLAIM_EVERY_S`` claims the calls of dead workers, and its own
+calls whose read was lost on the way (pending here, held by no thread), at most as
 many as there are idle threads, into a local hand-over queue the consumer threads serve
 before reading new entries: a worker never runs more calls than it has threads. On
 SIGTERM or SIGINT: stop reading, let running calls finish (at most ``drain_s``),
@@ -46,6 +47,9 @@ logger = logging.getLogger(__name__)
 
 _BLOCK_MS = 1000
 _RECLAIM_EVERY_S = 2.0
+# An entry pending for this worker this long, held by none of its threads, was lost on its way
+# to a read (the connection failed after Redis delivered it); far above delivery-to-noting time.
+_STRANDED_IDLE_MS = 3000
 
 
 class Worker:
@@ -69,6 +73,7 @@ class Worker:
         self._handover: SimpleQueue[queue.Job] = SimpleQueue()  # claimed calls for the consumer threads
         self._lock = threading.Lock()
         self._busy = 0
+        self._held: set[bytes] = set()  # entry ids read, handed over or running here (under _lock)
         self._stall = StallWatch()
         self._offset_s = 0.0  # Redis's clock minus this host's (settings.clock)
         self.completed = 0
@@ -124,6 +129,13 @@ class Worker:
                     if jobs:
                         logger.info("reclaimed calls of a dead worker count=%d", len(jobs))
                     self._hand_over(jobs)
+                    if idle > len(jobs):
+                        stranded = await queue.claim_stranded(self._redis, consumer=self.consumer,
+                                                              held=self._held_now(), count=idle - len(jobs),
+                                                              min_idle_ms=_STRANDED_IDLE_MS)
+                        if stranded:
+                            logger.info("recovered calls whose read was lost count=%d", len(stranded))
+                        self._hand_over(stranded)
                 failures = 0
                 with contextlib.suppress(TimeoutError):
                     await asyncio.wait_for(self._stopping.wait(), _RECLAIM_EVERY_S)
@@ -139,8 +151,19 @@ class Worker:
         with self._lock:
             return self._runner.threads - self._busy - self._handover.qsize()
 
+    def _held_now(self) -> frozenset[bytes]:
+        with self._lock:
+            return frozenset(self._held)
+
+    def _hold(self, jobs: list[queue.Job]) -> list[queue.Job]:
+        """Note ``jobs`` as this worker's own, so the stranded-entry check leaves them alone."""
+        if jobs:
+            with self._lock:
+                self._held.update(job.entry_id for job in jobs)
+        return jobs
+
     def _hand_over(self, jobs: list[queue.Job]) -> None:
-        for job in jobs:
+        for job in self._hold(jobs):
             self._handover.put(job)
 
     def _start_consumers(self) -> None:
@@ -167,7 +190,8 @@ class Worker:
                         jobs = [self._handover.get_nowait()]
                     except Empty:
                         try:
-                            jobs = queue.read_jobs_sync(client, consumer=self.consumer, count=1, block_ms=_BLOCK_MS)
+                            jobs = self._hold(queue.read_jobs_sync(client, consumer=self.consumer, count=1,
+                                                                   block_ms=_BLOCK_MS))
                         except RedisError:  # the loop logs outages; threads just wait them out
                             failures += 1
                             self._halt.wait(REDIS_BACKOFF.compute(failures))
@@ -205,6 +229,7 @@ class Worker:
             with self._lock:
                 self._busy -= 1
                 self.completed += 1
+                self._held.discard(job.entry_id)
             logger.debug("call done ms=%d", int((time.monotonic() - started) * 1000))
 
     def _finish(self, client: SyncPipe, job: queue.Job, body: bytes | None, deadline: float, *,
@@ -226,6 +251,7 @@ class Worker:
                     read_next = False  # one attempt only: its read may already have taken an entry
                     finished, jobs = queue.finish_and_read_sync(client, job, body, consumer=self.consumer,
                                                                 count=1, block_ms=_BLOCK_MS)
+                    self._hold(jobs)
                 else:
                     queue.finish_sync(client, job, body)
                     finished = True

@@ -30,7 +30,7 @@ from __future__ import annotations
 import logging
 import time
 import weakref
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from typing import TypeAlias
 
@@ -52,6 +52,7 @@ __all__ = [
     "admit_and_enqueue",
     "backlog",
     "claim_orphans",
+    "claim_stranded",
     "consumer_name",
     "decode_reply",
     "encode_reply",
@@ -475,6 +476,27 @@ async def claim_orphans(redis: Redis, *, consumer: str, count: int, grace_s: flo
         else:
             await redis.xgroup_delconsumer(redis_keys.calls_stream(), GROUP, name)
     return claimed
+
+
+@store_errors
+async def claim_stranded(redis: Redis, *, consumer: str, held: Collection[bytes], count: int,
+                         min_idle_ms: int) -> list[Job]:
+    """Claim up to ``count`` entries pending for ``consumer`` itself that none of its threads holds.
+
+    A read whose reply was lost on the way (the connection failed after Redis delivered the
+    entry) leaves the entry pending under a live consumer, where no dead-worker claim finds it.
+    ``held`` is every entry id the worker's threads hold (read, handed over or running);
+    ``min_idle_ms`` covers the moment between a read's delivery and its thread noting the entry.
+    Running a call twice is harmless: tools are read-only and the gateway takes the first reply.
+    """
+    pending = await redis.xpending_range(redis_keys.calls_stream(), GROUP, min="-", max="+",
+                                         count=count + len(held), consumername=consumer, idle=min_idle_ms)
+    ids = [item["message_id"] for item in pending if item["message_id"] not in held][:count]
+    if not ids:
+        return []
+    entries = await redis.xclaim(redis_keys.calls_stream(), GROUP, consumer, min_idle_time=min_idle_ms,
+                                 message_ids=ids)
+    return await _claimed_jobs(redis, entries)
 
 
 @store_errors

@@ -142,3 +142,44 @@ def test_a_poison_entry_in_the_stream_is_dropped_and_the_worker_keeps_serving(
 def _pending(client: redis.Redis) -> dict[str, int]:
     summary = client.xpending(redis_keys.calls_stream(), queue.GROUP)
     return {str(c["name"]): int(c["pending"]) for c in summary.get("consumers") or []}
+
+
+def test_a_call_whose_read_was_lost_on_its_way_to_a_live_worker_is_still_answered(
+        faulty_cluster: Callable[..., Cluster], redis_url: str) -> None:
+    """Redis delivered the entry to the worker's consumer, but the read's reply never reached a
+    thread (simulated: this test reads it under the worker's consumer name, in the same
+    transaction as the XADD, so no blocked reader of the worker gets it). The worker still
+    runs it and answers, well inside the call's deadline."""
+    cluster = faulty_cluster(workers=1, gateways=0)
+    client = redis.Redis.from_url(redis_url)
+    try:
+        wait_until(lambda: _consumer_of(client, "w0") is not None, timeout_s=30, what="the worker's heartbeat")
+        consumer = _consumer_of(client, "w0")
+        call = Call(kind="tools/call", name="list_conferences", arguments={}, deadline=time.time() + 30).to_json()
+        reply_key = redis_keys.reply_list("lost-read-test")
+        with client.pipeline(transaction=True) as pipe:
+            pipe.xadd(redis_keys.calls_stream(), {"rid": "lost-read", "reply": reply_key, "call": call})
+            pipe.xreadgroup(queue.GROUP, consumer, {redis_keys.calls_stream(): ">"}, count=1)
+            _, delivered = pipe.execute()
+        assert delivered and delivered[0][1], "the entry was not delivered to the worker's consumer"
+        started = time.monotonic()
+        popped = client.blpop([reply_key], timeout=20)
+        assert popped is not None, "the stranded call was never answered"
+        rid, body = queue.decode_reply(popped[1])
+        assert rid == "lost-read" and json.loads(body)["result"]
+        assert time.monotonic() - started < 15
+        wait_until(lambda: not any(_pending(client).values()), timeout_s=10, what="the entry acknowledged")
+        assert cluster.workers[0].proc.poll() is None
+    finally:
+        client.close()
+
+
+def _consumer_of(client: redis.Redis, worker_id: str) -> str | None:
+    """The consumer name of worker ``worker_id`` (``<id>#<incarnation>``) from the heartbeat set,
+    once the worker has made the consumer group too."""
+    try:
+        client.xinfo_groups(redis_keys.calls_stream())
+    except redis.ResponseError:  # no stream, so no group yet
+        return None
+    names = [name.decode() for name in client.zrange(redis_keys.workers_set(), 0, -1)]
+    return next((name for name in names if name.startswith(f"{worker_id}#")), None)
