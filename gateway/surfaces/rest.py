@@ -27,7 +27,6 @@ bytes, protocol ``rest``, version).
 
 from __future__ import annotations
 
-import logging
 import math
 import time
 from collections.abc import Mapping, Sequence
@@ -43,13 +42,13 @@ from gateway.admission.cors import preflight_handler
 from gateway.admission.security import SecurityPolicy
 from gateway.dispatch.calls import CallDispatch
 from gateway.shared import metrics
+from gateway.shared.request_log import record_request
 from pwc_mcp_core.cluster.admission import Decision
 from pwc_mcp_core.mcp_server.server import McpServer
 from pwc_mcp_core.protocol.eras import is_semantic_search
 from pwc_mcp_core.protocol.json_types import JsonObject, JsonValue
 from pwc_mcp_core.protocol.jsonrpc import INVALID_PARAMS
 from pwc_mcp_core.protocol.refusals import REFUSALS, refusal_message
-from pwc_mcp_core.protocol.versions import SERVER_VERSION
 from pwc_mcp_core.runtime.dispatch import (
     Answer,
     Outcome,
@@ -61,7 +60,6 @@ from pwc_mcp_core.runtime.dispatch import (
 
 __all__ = ["RestApi", "add_rest_routes", "coerce_query", "status_for"]
 
-request_log = logging.getLogger("pwc_mcp.requests")
 
 PROTOCOL: Final = "rest"
 # Tool error prefix → HTTP status; anything else a tool reports is a 502 (an upstream failure).
@@ -237,14 +235,14 @@ class RestApi:
             else:
                 metrics.record_rejection(decision.kind)
                 response = _refused(decision)
-        return self._record("unknown", response, started)
+        return _record("unknown", response, started)
 
     async def call_post(self, request: web.Request) -> web.Response:
         """``POST /v1/tools/{name}`` with a JSON object of arguments."""
         started = time.perf_counter()
         body = await self.admission.read_body(request)
         if isinstance(body, str):
-            return self._record("unknown", _refusal(body, limit_bytes=self.admission.max_body_bytes), started)
+            return _record("unknown", _refusal(body, limit_bytes=self.admission.max_body_bytes), started)
         if not body.strip():
             arguments: JsonValue = {}
         else:
@@ -256,7 +254,7 @@ class RestApi:
         if not isinstance(arguments, dict):
             refused = self._transport_refusal(request)
             if refused is not None:
-                return self._record(self._label(name), refused, started)
+                return _record(self._label(name), refused, started)
             return await self._counted(request, self._label(name), started, _error(
                 400, "invalid_argument: the body must be a JSON object of the tool's arguments"))
         return await self._call(request, name, arguments, started)
@@ -273,14 +271,14 @@ class RestApi:
         label = self._label(name)
         refused = self._transport_refusal(request)
         if refused is not None:
-            return self._record(label, refused, started)
+            return _record(label, refused, started)
         if name not in self._by_name:
             return await self._counted(request, label, started,
                                        _error(404, "not_found: no such tool; GET /v1/tools lists them"))
         call = self.server.tool_call(name, arguments)
         outcome = await self.calls.run(call, self.admission.client_hash(request),
                                        semantic=is_semantic_search(name, arguments))
-        return self._record(label, _outcome(outcome, self.admission.max_body_bytes), started)
+        return _record(label, _outcome(outcome, self.admission.max_body_bytes), started)
 
     async def _counted(self, request: web.Request, label: str, started: float,
                        response: web.Response) -> web.Response:
@@ -290,7 +288,7 @@ class RestApi:
         if not decision.allowed:
             metrics.record_rejection(decision.kind)
             response = _refused(decision)
-        return self._record(label, response, started)
+        return _record(label, response, started)
 
     def _transport_refusal(self, request: web.Request) -> web.Response | None:
         """Host/Origin (421/403) in REST words, or None."""
@@ -305,14 +303,6 @@ class RestApi:
         """A Host (421) or Origin (403) refusal in REST words."""
         return _error(refusal.status, _TRANSPORT_REFUSALS.get(refusal.status, "invalid_argument: refused"))
 
-    @staticmethod
-    def _record(tool: str, response: web.Response, started: float) -> web.Response:
-        nbytes = response.content_length or 0
-        latency = time.perf_counter() - started
-        metrics.observe_request(tool, response.status, PROTOCOL, latency, nbytes)
-        request_log.info("rest_request tool=%s status=%d latency_ms=%d bytes=%d protocol=%s version=%s",
-                         tool, response.status, int(latency * 1000), nbytes, PROTOCOL, SERVER_VERSION)
-        return response
 
 
 def add_rest_routes(app: web.Application, api: RestApi, policy: SecurityPolicy) -> None:
@@ -322,3 +312,7 @@ def add_rest_routes(app: web.Application, api: RestApi, policy: SecurityPolicy) 
     app.router.add_get("/v1/tools/{name}", api.call_get, allow_head=False)
     for path in ("/v1/tools", "/v1/tools/{name}"):
         app.router.add_route("OPTIONS", path, preflight_handler(policy=policy))
+
+
+def _record(tool: str, response: web.Response, started: float) -> web.Response:
+    return record_request("rest_request", response, started, protocol=PROTOCOL, tool=tool)

@@ -14,7 +14,6 @@ paths is metered like any other request, and logged as one content-free line.
 
 from __future__ import annotations
 
-import logging
 import time
 from collections.abc import Awaitable, Callable
 from typing import Final
@@ -23,12 +22,10 @@ from aiohttp import web
 from aiohttp.typedefs import Middleware
 
 from gateway.admission.checks import Admission, compact_dumps
-from gateway.shared import metrics
-from pwc_mcp_core.protocol.versions import SERVER_VERSION
+from gateway.shared.request_log import record_request
 
 __all__ = ["route_errors_middleware"]
 
-request_log = logging.getLogger("pwc_mcp.requests")
 
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 _REST_PREFIX: Final = "/v1/"
@@ -82,11 +79,6 @@ def route_errors_middleware(admission: Admission) -> Middleware:
             counted = await admission.check_client_limits(admission.client_hash(request), semantic=False, lease=False)
             response = _refusal_in_shape(request, counted) if isinstance(counted, web.Response) \
                 else _answer(request, exc)
-            nbytes = response.content_length or 0
-            latency = time.perf_counter() - started
-            metrics.observe_request("unknown", response.status, "http", latency, nbytes)
-            request_log.info("route_request status=%d latency_ms=%d bytes=%d version=%s",
-                             response.status, int(latency * 1000), nbytes, SERVER_VERSION)
-            return response
+            return record_request("route_request", response, started, protocol="http")
 
     return middleware

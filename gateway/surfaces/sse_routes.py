@@ -28,7 +28,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
-import logging
 import time
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
@@ -41,6 +40,7 @@ from gateway.admission.cors import preflight_handler
 from gateway.admission.limits import LimitsUnavailable
 from gateway.admission.security import SecurityPolicy
 from gateway.shared import metrics
+from gateway.shared.request_log import record_request, request_log
 from gateway.surfaces.sse_sessions import GLOBAL_CAP, Session, SessionHub
 from gateway.surfaces.streamable_http import McpEndpoint
 from pwc_mcp_core.protocol.jsonrpc import INVALID_REQUEST, error_response
@@ -48,7 +48,6 @@ from pwc_mcp_core.protocol.versions import SERVER_VERSION
 
 __all__ = ["SseRoutes", "add_sse_routes"]
 
-request_log = logging.getLogger("pwc_mcp.requests")
 
 MESSAGES_PATH: Final = "/messages"
 _TICK_S: Final = 1.0  # how often an idle stream checks for a gone client and the idle timeout
@@ -204,18 +203,18 @@ class SseRoutes:
         started = time.perf_counter()
         refused = self.admission.check_transport_security(request)
         if refused is not None:
-            return self._message_logged(refused, started)
+            return _message_logged(refused, started)
         session_id = request.query.get("session_id", "")
         client_hash = self.admission.client_hash(request)
         try:
             holder = await self.hub.holder_of(session_id, client_hash) if session_id else None
         except LimitsUnavailable:
-            return self._message_logged(self.admission.limits_unavailable(), started)
+            return _message_logged(self.admission.limits_unavailable(), started)
         if holder is None:
             # Counted like every request, so guessing session ids is metered; a limit refusal wins.
             counted = await self.admission.check_client_limits(client_hash, semantic=False, lease=False)
             response = counted if isinstance(counted, web.Response) else _session_not_found()
-            return self._message_logged(response, started)
+            return _message_logged(response, started)
         answer = await self.endpoint.post(request, client_hash=client_hash)  # Host/Origin checked above
         raw = answer.body if isinstance(answer, web.Response) else None
         if not isinstance(raw, bytes | bytearray) or not raw:
@@ -233,16 +232,6 @@ class SseRoutes:
         except LimitsUnavailable:
             return self.admission.limits_unavailable()
         return web.Response(status=202) if delivered else _session_not_found()
-
-    @staticmethod
-    def _message_logged(response: web.Response, started: float) -> web.Response:
-        """The content-free line (and metrics) of a message refused before it reached ``/mcp``."""
-        nbytes = response.content_length or 0
-        latency = time.perf_counter() - started
-        metrics.observe_request("unknown", response.status, "sse", latency, nbytes)
-        request_log.info("sse_message status=%d latency_ms=%d bytes=%d protocol=sse version=%s",
-                         response.status, int(latency * 1000), nbytes, SERVER_VERSION)
-        return response
 
     @staticmethod
     def _logged(response: web.Response, started: float) -> web.Response:
@@ -273,3 +262,8 @@ def add_sse_routes(app: web.Application, *, admission: Admission, endpoint: McpE
 
     app.cleanup_ctx.append(lifecycle)
     app.on_shutdown.append(end_streams)
+
+
+def _message_logged(response: web.Response, started: float) -> web.Response:
+    """The content-free line (and metrics) of a message refused before it reached ``/mcp``."""
+    return record_request("sse_message", response, started, protocol="sse")

@@ -22,16 +22,14 @@ from aiohttp import web
 
 from gateway.admission.checks import Admission, compact_dumps
 from gateway.dispatch.calls import CallDispatch
-from gateway.shared import metrics
+from gateway.shared.request_log import record_request
 from pwc_mcp_core.mcp_server.server import McpServer, Pending, Reply
 from pwc_mcp_core.protocol.eras import PROTOCOL_HEADER, Classification, protocol_label
 from pwc_mcp_core.protocol.jsonrpc import INTERNAL_ERROR, INVALID_REQUEST, error_response
 from pwc_mcp_core.protocol.refusals import request_id_json
-from pwc_mcp_core.protocol.versions import SERVER_VERSION
 
 __all__ = ["McpEndpoint", "method_not_allowed"]
 
-request_log = logging.getLogger("pwc_mcp.requests")
 logger = logging.getLogger(__name__)
 
 _JSON: Final = "application/json"
@@ -72,15 +70,6 @@ def _media_types_ok(request: web.Request) -> bool:
     return accepts_json(request.headers.get("Accept")) and is_json_content(request.headers.get("Content-Type"))
 
 
-def _record(tool: str, protocol: str, response: web.Response, started: float) -> None:
-    """The one content-free log line and the metrics of a finished ``/mcp`` request (§2.6)."""
-    nbytes = response.content_length or 0
-    latency = time.perf_counter() - started
-    metrics.observe_request(tool, response.status, protocol, latency, nbytes)
-    request_log.info("mcp_request tool=%s status=%d latency_ms=%d bytes=%d protocol=%s version=%s",
-                     tool, response.status, int(latency * 1000), nbytes, protocol, SERVER_VERSION)
-
-
 @dataclass
 class McpEndpoint:
     """The ``POST /mcp`` handler: admission, the MCP server, and dispatched calls through `CallDispatch`."""
@@ -106,14 +95,15 @@ class McpEndpoint:
             tool, protocol = info.tool or "unknown", info.protocol_label
             refused = None if client_hash is not None else self.admission.check_transport_security(request)
             response = refused or await self._admitted(request, body_or_error, info, client_hash)
-        _record(tool, protocol, response, started)
+        record_request("mcp_request", response, started, protocol=protocol, tool=tool)
         return response
 
     async def not_allowed(self, request: web.Request) -> web.Response:
         """``GET``/``DELETE /mcp`` → 405, logged like every ``/mcp`` request."""
         started = time.perf_counter()
         response = await method_not_allowed(request)
-        _record("unknown", protocol_label(request.headers.get(PROTOCOL_HEADER)), response, started)
+        record_request("mcp_request", response, started, protocol=protocol_label(request.headers.get(PROTOCOL_HEADER)),
+                       tool="unknown")
         return response
 
     async def _admitted(self, request: web.Request, body: bytes, info: Classification,
