@@ -36,6 +36,7 @@ import os
 import statistics
 import sys
 import time
+import uuid
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 
@@ -141,10 +142,13 @@ async def measure(base: str, surface: str, seconds: float, clients: int, paced_r
     CPU µs per call each of ``servers`` (name → pids) spent while the same clients sent
     ``paced_rate`` calls/s in all."""
     streams: list = []
+    # Fresh identities each measurement: one round's single client alone can outrun the
+    # per-client limit (10,000 a minute at most) within the next round's window.
+    tag = uuid.uuid4().hex[:8]
     connector = aiohttp.TCPConnector(limit=0)
     async with aiohttp.ClientSession(connector=connector) as http:
         try:
-            single = await make_caller(surface, http, base, f"bench-{surface}-single", streams)
+            single = await make_caller(surface, http, base, f"bench-{surface}-{tag}-single", streams)
             for _ in range(50):
                 await single()
             latencies = []
@@ -153,7 +157,7 @@ async def measure(base: str, surface: str, seconds: float, clients: int, paced_r
                 started = time.perf_counter()
                 await single()
                 latencies.append((time.perf_counter() - started) * 1000)
-            callers = [await make_caller(surface, http, base, f"bench-{surface}-{i}", streams)
+            callers = [await make_caller(surface, http, base, f"bench-{surface}-{tag}-{i}", streams)
                        for i in range(clients)]
             done = 0
 
