@@ -304,7 +304,6 @@ class RestApi:
         return _error(refusal.status, _TRANSPORT_REFUSALS.get(refusal.status, "invalid_argument: refused"))
 
 
-
 def add_rest_routes(app: web.Application, api: RestApi, policy: SecurityPolicy) -> None:
     """Register ``GET /v1/tools``, ``GET|POST /v1/tools/{name}`` and their CORS preflights."""
     app.router.add_get("/v1/tools", api.list_tools, allow_head=False)

@@ -489,14 +489,7 @@ async def claim_stranded(redis: Redis, *, consumer: str, held: Collection[bytes]
     ``min_idle_ms`` covers the moment between a read's delivery and its thread noting the entry.
     Running a call twice is harmless: tools are read-only and the gateway takes the first reply.
     """
-    pending = await redis.xpending_range(redis_keys.calls_stream(), GROUP, min="-", max="+",
-                                         count=count + len(held), consumername=consumer, idle=min_idle_ms)
-    ids = [item["message_id"] for item in pending if item["message_id"] not in held][:count]
-    if not ids:
-        return []
-    entries = await redis.xclaim(redis_keys.calls_stream(), GROUP, consumer, min_idle_time=min_idle_ms,
-                                 message_ids=ids)
-    return await _claimed_jobs(redis, entries)
+    return await _claim_all(redis, consumer, consumer, count, min_idle_ms=min_idle_ms, skip=held)
 
 
 @store_errors
@@ -520,11 +513,15 @@ async def recover_previous(redis: Redis, *, consumer: str) -> list[Job]:
     return claimed
 
 
-async def _claim_all(redis: Redis, owner: str, consumer: str, count: int) -> list[Job]:
-    pending = await redis.xpending_range(redis_keys.calls_stream(), GROUP, min="-", max="+", count=count,
-                                         consumername=owner)
-    ids = [item["message_id"] for item in pending]
+async def _claim_all(redis: Redis, owner: str, consumer: str, count: int, *, min_idle_ms: int = 0,
+                     skip: Collection[bytes] = ()) -> list[Job]:
+    """Claim for ``consumer`` up to ``count`` of ``owner``'s pending entries idle ``min_idle_ms`` or
+    more, leaving out the ids in ``skip``."""
+    pending = await redis.xpending_range(redis_keys.calls_stream(), GROUP, min="-", max="+", count=count + len(skip),
+                                         consumername=owner, idle=min_idle_ms or None)
+    ids = [item["message_id"] for item in pending if item["message_id"] not in skip][:count]
     if not ids:
         return []
-    entries = await redis.xclaim(redis_keys.calls_stream(), GROUP, consumer, min_idle_time=0, message_ids=ids)
+    entries = await redis.xclaim(redis_keys.calls_stream(), GROUP, consumer, min_idle_time=min_idle_ms,
+                                 message_ids=ids)
     return await _claimed_jobs(redis, entries)

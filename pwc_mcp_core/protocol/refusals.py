@@ -98,10 +98,14 @@ def refusal_message(error: str, *, limit_bytes: int, retry_after_s: int | None =
     Raises:
         KeyError: ``error`` is not a known refusal.
     """
-    template = REFUSALS[error].message
-    if error == "rate_limit_exceeded" and limit in LIMIT_MESSAGES:
-        template = LIMIT_MESSAGES[limit]
+    named = _named_limit(error, limit)
+    template = REFUSALS[error].message if named is None else LIMIT_MESSAGES[named]
     return template.format(retry=retry_after_s, limit=limit_bytes)
+
+
+def _named_limit(error: str, limit: str | None) -> str | None:
+    """``limit`` when it has a message of its own for ``error`` (a 429 ``rate_limit_exceeded``), else None."""
+    return limit if error == "rate_limit_exceeded" and limit in LIMIT_MESSAGES else None
 
 
 def refusal_body(error: str, *, limit_bytes: int, id_json: bytes = b"null", retry_after_s: int | None = None,
@@ -122,6 +126,7 @@ def refusal_body(error: str, *, limit_bytes: int, id_json: bytes = b"null", retr
     kind = REFUSALS[error]
     message = refusal_message(error, limit_bytes=limit_bytes, retry_after_s=retry_after_s, limit=limit)
     data: dict[str, str | int | None] = {"error": error, "retry_after_s": retry_after_s}
-    if error == "rate_limit_exceeded" and limit in LIMIT_MESSAGES:
-        data["limit"] = limit
+    named = _named_limit(error, limit)
+    if named is not None:
+        data["limit"] = named
     return error_response(id_json, kind.code, message, data)
