@@ -26,7 +26,9 @@ from typing import Any
 import httpx
 import httpx2
 import pytest
+import redis
 
+from pwc_mcp_core.cluster import redis_keys
 from tests.conftest import RedisServer, ServerProcess, start_pwc_mcp
 from tests.helpers import refusal_error, stop_process, wait_http
 from tests.ops.test_production_path import (
@@ -233,21 +235,38 @@ def test_messages_for_a_dead_holders_session_get_404_at_once(prod: Prod) -> None
         async with httpx2.AsyncClient(timeout=httpx2.Timeout(30, read=60),
                                       headers={"X-PwC-MCP-Client": "holder-death"}) as http:
             contexts, endpoints, streams = [], [], []
-            for _ in range(8):  # spread over both gateway processes
+            holders: set[bytes] = set()
+            store = redis.Redis.from_url(prod.redis.url)
+            # Streams until both gateway processes hold some: the kernel may hand one process
+            # many accepts in a row, so a fixed count need not spread (session records name holders).
+            while len(holders) < 2 or len(endpoints) < 8:
+                assert len(endpoints) < 64, "every stream landed on one gateway process"
                 context = http.stream("GET", f"{prod.direct}/sse")
                 stream = await context.__aenter__()
-                endpoints.append(await _endpoint(stream.aiter_lines()))
+                endpoint = await _endpoint(stream.aiter_lines())
+                holder = store.hget(redis_keys.sse_session(endpoint.rsplit("=", 1)[1]), "holder")
+                assert isinstance(holder, bytes), endpoint
+                holders.add(holder)
+                endpoints.append(endpoint)
                 contexts.append(context)
                 streams.append(stream)
+            store.close()
             victim = prod.gateway_pids()[0]
             os.kill(victim, signal.SIGKILL)
-            await asyncio.sleep(0.2)
-            statuses = []
-            for endpoint in endpoints:
-                body = b'{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"list_tasks","arguments":{}}}'
-                statuses.append((await http.post(f"{prod.direct}{endpoint}", content=body,
-                                                 headers=JSON_HEADERS)).status_code)
-            assert 404 in statuses, statuses  # the killed process held some of them
+            await _until_dead(victim)  # its sockets close when it exits, not when the signal is sent
+            # Known gap (closing note of issue 20): a dead holder's sessions may still answer 202
+            # for a few seconds after it exits; the 404 must come within 10 s.
+            deadline = time.monotonic() + 10
+            while True:
+                statuses = []
+                for endpoint in endpoints:
+                    body = b'{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"list_tasks","arguments":{}}}'
+                    statuses.append((await http.post(f"{prod.direct}{endpoint}", content=body,
+                                                     headers=JSON_HEADERS)).status_code)
+                if 404 in statuses or time.monotonic() > deadline:
+                    break
+                await asyncio.sleep(0.5)
+            assert 404 in statuses, (statuses, holders)  # the killed process held some of them
             assert set(statuses) <= {202, 404}, statuses
             for context in contexts:
                 try:
@@ -261,6 +280,20 @@ def test_messages_for_a_dead_holders_session_get_404_at_once(prod: Prod) -> None
         wait_for_processes(prod, 2)
 
 
+async def _until_dead(pid: int, timeout_s: float = 10.0) -> None:
+    """Wait until process ``pid`` has exited (gone, or a zombie not yet reaped)."""
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        try:
+            state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+        except (FileNotFoundError, ProcessLookupError, IndexError):
+            return
+        if state in ("Z", "X"):
+            return
+        await asyncio.sleep(0.05)
+    raise AssertionError(f"process {pid} still runs {timeout_s:.0f} s after SIGKILL")
+
+
 def wait_for_processes(prod: Prod, count: int) -> None:
     """Wait until gunicorn has replaced a killed gateway process."""
     deadline = time.monotonic() + 60
@@ -272,10 +305,6 @@ def wait_for_processes(prod: Prod, count: int) -> None:
 # --- item 5: a reader that stops reading loses its stream -----------------------------------------
 
 def test_a_stream_whose_reader_stopped_reading_is_closed_and_frees_its_session(prod: Prod) -> None:
-    import redis
-
-    from pwc_mcp_core.cluster import redis_keys
-
     sock = socket.socket()
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
     sock.connect(("127.0.0.1", prod.gateway.port))
