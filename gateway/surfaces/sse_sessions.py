@@ -12,6 +12,8 @@ known in a shared store and the answer is routed to the process that holds the s
   the holder drains with one blocking pop loop. A message for another process's session is
   admitted only while that connection exists (``CLIENT LIST ID``): Redis drops it the moment
   the holder dies, so its sessions answer 404 at once and no call runs for a lost stream.
+  A record names that connection from its opening, and a reconnected inbox renames it in its
+  holder's records at once (a blip must not pass for a death).
   The holder renews its records every ``redis_keys.SSE_SESSION_RENEW_S``; their
   ``redis_keys.SSE_SESSION_TTL_S`` (30 s, on Redis's clock) outlasts a Redis stall the way
   worker liveness does, and only collects what a dead holder left. No sticky sessions are needed.
@@ -40,7 +42,7 @@ from pwc_mcp_core.cluster import redis_keys, scripts
 from pwc_mcp_core.cluster.errors import StoreRefused, StoreUnavailable
 from pwc_mcp_core.cluster.redis_backoff import REDIS_BACKOFF
 from pwc_mcp_core.cluster.redis_connect import RedisTarget
-from pwc_mcp_core.cluster.redis_pipe import RedisPipe, ScriptRunner, int_reply
+from pwc_mcp_core.cluster.redis_pipe import RedisPipe, Reply, ScriptRunner, int_reply
 from pwc_mcp_core.runtime.core_settings import env_int, env_number
 
 __all__ = ["MemorySessionStore", "RedisSessionStore", "Session", "SessionHub", "SseSettings", "build_session_store"]
@@ -54,6 +56,8 @@ CLIENT_CAP: Final = 2
 # Answers queued for one stream before it counts as a reader that stopped reading.
 _QUEUE_BOUND: Final = 256
 _INBOX_BLOCK_S: Final = 1.0
+# How long opening a session waits for the inbox connection's id at startup.
+_CONN_ID_WAIT_S: Final = 2.0
 
 
 @dataclass(frozen=True)
@@ -199,10 +203,17 @@ class RedisSessionStore:
         self._open = ScriptRunner(self._pipe, scripts.load("sse_open"))
         self._renew = ScriptRunner(self._pipe, scripts.load("sse_renew"))
         self._ttl_ms = redis_keys.SSE_SESSION_TTL_S * 1000
-        # The Redis client id of the inbox connection ("" until the inbox loop has asked).
+        # The Redis client id of the inbox connection ("" until the inbox loop has asked, or
+        # where CLIENT is not allowed); sessions open only once it is known (`open`).
         self._conn_id = ""
+        self._conn_known = asyncio.Event()
 
     async def open(self, session_id: str, client_hash: str, settings: SseSettings) -> int:
+        # A record must name the inbox connection, or other processes cannot tell when its holder
+        # dies (they would route answers into a dead inbox until the record expires).
+        with contextlib.suppress(TimeoutError):
+            async with asyncio.timeout(_CONN_ID_WAIT_S):
+                await self._conn_known.wait()
         try:
             return int_reply(await self._open(
                 [redis_keys.sse_client_sessions(client_hash), redis_keys.sse_sessions_global(), redis_keys.sse_session(session_id)],
@@ -254,33 +265,52 @@ class RedisSessionStore:
     async def _renew_forever(self, hub: SessionHub) -> None:
         while True:
             await asyncio.sleep(redis_keys.SSE_SESSION_RENEW_S)
-            sessions = hub.local_sessions()
-            if not sessions:
-                continue
-            record_keys: list[str] = [redis_keys.sse_sessions_global()]
-            for session in sessions:
-                record_keys += [redis_keys.sse_client_sessions(session.client_hash), redis_keys.sse_session(session.session_id)]
-            try:
-                gone = await self._renew(record_keys, [self._ttl_ms, self._conn_id, *(s.session_id for s in sessions)])
-            except StoreUnavailable as exc:
-                logger.warning("sse session renewal failed error=%s", type(exc).__name__)
-                continue
-            for session_id in gone if isinstance(gone, list) else ():
-                hub.end_local(session_id.decode() if isinstance(session_id, bytes) else str(session_id))
+            await self._renew_once(hub)
+
+    async def _renew_once(self, hub: SessionHub) -> None:
+        """Extend this process's records (naming the current inbox connection); end the streams
+        of records that are gone."""
+        sessions = hub.local_sessions()
+        if not sessions:
+            return
+        record_keys: list[str] = [redis_keys.sse_sessions_global()]
+        for session in sessions:
+            record_keys += [redis_keys.sse_client_sessions(session.client_hash), redis_keys.sse_session(session.session_id)]
+        try:
+            gone = await self._renew(record_keys, [self._ttl_ms, self._conn_id, *(s.session_id for s in sessions)])
+        except StoreUnavailable as exc:
+            logger.warning("sse session renewal failed error=%s", type(exc).__name__)
+            return
+        for session_id in gone if isinstance(gone, list) else ():
+            hub.end_local(session_id.decode() if isinstance(session_id, bytes) else str(session_id))
+
+    async def _learn_conn_id(self, hub: SessionHub, reply: Reply | StoreRefused) -> None:
+        """Take the inbox connection's id from a ``CLIENT ID`` reply; a new one (a reconnection)
+        goes into this process's records at once, before others check it against ``CLIENT LIST``."""
+        # Where CLIENT is not allowed (some managed Redis), "" leaves the sessions to their expiry.
+        conn_id = "" if isinstance(reply, StoreRefused) else str(reply)
+        self._conn_known.set()
+        if conn_id != self._conn_id:
+            self._conn_id = conn_id
+            await self._renew_once(hub)
 
     async def _drain_inbox(self, hub: SessionHub) -> None:
         inbox = redis_keys.sse_inbox(self.holder_id)
         failures = 0
+        fresh = True  # a (re)connection: ask its id on its own first, without waiting on a BLPOP
         while True:
             try:  # CLIENT ID on the same connection: a reconnection shows as a new id
+                if fresh:
+                    (conn_id,) = await self._inbox_pipe.execute_many([("CLIENT", "ID")])
+                    await self._learn_conn_id(hub, conn_id)
+                    fresh = False
                 conn_id, item = await self._inbox_pipe.execute_many([("CLIENT", "ID"), ("BLPOP", inbox, _INBOX_BLOCK_S)])
                 if isinstance(item, Exception):
                     raise item
-                # The next renewal writes a new id into the records; where CLIENT is not allowed
-                # (some managed Redis), "" leaves the sessions to their expiry alone.
-                self._conn_id = "" if isinstance(conn_id, Exception) else str(conn_id)
+                await self._learn_conn_id(hub, conn_id)
             except StoreUnavailable as exc:
                 failures += 1
+                fresh = True
                 if failures == 1:  # once per outage, not at every retry
                     logger.warning("sse inbox read failed error=%s", type(exc).__name__)
                 await asyncio.sleep(REDIS_BACKOFF.compute(failures))

@@ -63,10 +63,8 @@ async def test_a_message_for_a_session_whose_holder_is_gone_gets_404_at_once(aio
     record = redis_keys.sse_session(endpoint.split("=", 1)[1])
     store = aioredis.Redis.from_url(redis_url)
     try:
-        async with asyncio.timeout(redis_keys.SSE_SESSION_RENEW_S + 4):  # the next renewal names the inbox connection
-            while not await store.hget(record, "conn"):
-                await asyncio.sleep(0.1)
-        conn = (await store.hget(record, "conn")).decode()
+        conn = (await store.hget(record, "conn")).decode()  # named from the start: no wait for a renewal
+        assert conn
         calls = len(fake_executor.calls)
         await store.execute_command("CLIENT", "KILL", "ID", conn)  # what Redis does when the holder dies
         posted = await other.post(endpoint, data=tool_call("list_tasks"),
@@ -93,6 +91,28 @@ async def test_a_message_for_a_stream_this_process_holds_needs_no_session_lookup
         assert (await store.info("commandstats")).get("cmdstat_hmget", {}).get("calls", 0) == lookups
         stranger = await client.post(endpoint, data=rpc("ping"), headers={**POST_HEADERS, "X-PwC-MCP-Client": "x"})
         assert stranger.status == 404  # still bound to the client that opened it
+    finally:
+        await store.aclose()
+        stream.close()
+
+
+async def test_a_holder_whose_inbox_reconnects_names_the_new_connection_at_once(aiohttp_client, redis_url: str,
+                                                                                fake_executor: FakeExecutor) -> None:
+    holder = await aiohttp_client(redis_app(redis_url, fake_executor))
+    other = await aiohttp_client(redis_app(redis_url, fake_executor))
+    stream, endpoint = await open_stream(holder, **{"X-PwC-MCP-Client": "blip"})
+    record = redis_keys.sse_session(endpoint.split("=", 1)[1])
+    store = aioredis.Redis.from_url(redis_url)
+    try:
+        conn = await store.hget(record, "conn")
+        await store.execute_command("CLIENT", "KILL", "ID", conn.decode())  # a blip: the holder lives on
+        async with asyncio.timeout(redis_keys.SSE_SESSION_RENEW_S / 2):  # sooner than the next renewal
+            while await store.hget(record, "conn") in (conn, b""):
+                await asyncio.sleep(0.02)
+        posted = await other.post(endpoint, data=tool_call("list_tasks"),
+                                  headers={**POST_HEADERS, "X-PwC-MCP-Client": "blip"})
+        assert posted.status == 202  # the session lives: it is not taken for a dead holder's
+        assert (await next_event(stream))[0] == "message"
     finally:
         await store.aclose()
         stream.close()
