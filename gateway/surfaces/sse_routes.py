@@ -66,6 +66,8 @@ _SESSION_NOT_FOUND: Final = error_response(b"null", INVALID_REQUEST,
 
 
 def _event(name: str, data: bytes) -> bytes:
+    if b"\n" not in data:  # every serialized JSON-RPC answer: one data line
+        return b"event: " + name.encode() + b"\ndata: " + data + b"\n\n"
     lines = b"".join(b"data: " + line + b"\n" for line in data.split(b"\n"))
     return b"event: " + name.encode() + b"\n" + lines + b"\n"
 
@@ -174,7 +176,9 @@ class SseRoutes:
             return False
         session.writing = True
         try:
-            await self._write(request, response, _event("message", body))
+            # No write deadline: into an empty buffer, below the high-water mark, the write
+            # hands everything to the socket and returns without waiting on the client.
+            await response.write(_event("message", body))
         except ConnectionError:
             session.closed.set()  # the client went away: its pump frees the session
         finally:
