@@ -32,6 +32,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--pairs", type=int, default=15)
     parser.add_argument("--seconds", type=float, default=3.0, help="seconds per wrk run")
     args = parser.parse_args(argv)
+    if args.pairs < 2:
+        parser.error("--pairs must be at least 2 (the quartiles need two)")
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s", datefmt="%H:%M:%S")
     plan = dataclasses.replace(QUICK, hop_pairs=args.pairs, hop_seconds=args.seconds)
     with tempfile.TemporaryDirectory(prefix="pwc-hop-") as tmp, ProcessGroup(Path(tmp)) as group:

@@ -25,7 +25,7 @@ surface is measured at the same load: at its own top rate batching and warm cach
 favour the fastest), and the user+system CPU the gateway process (and in Redis mode the
 worker) spent meanwhile, divided by the calls answered (``/proc/<pid>/stat``), is the cost
 per call. The surfaces take ``--cpu-slots`` turns of ``CPU_SLOT_S`` each with clients opened
-once, and each turn is compared with the ``/mcp`` turn next to it: on a shared host the
+once, and each turn is compared with the ``/mcp`` turn of the same slot: on a shared host the
 machine's speed drifts by more than the differences measured, and neighbours in time drift
 least. The SSE target is a gateway CPU per call within 10 % of ``/mcp``'s.
 Writes the ``## REST and SSE`` section of ``BENCHMARKS.md`` (kept by ``bench/run.py``).
@@ -290,7 +290,7 @@ def render(results: dict[str, dict[str, dict[str, float]]], seconds: float, clie
              f"{clients} clients sent {paced_rate:g} calls/s in all (the same rate for every surface), the server's "
              f"own cost whatever the client's; the surfaces take {cpu_slots} turns of {CPU_SLOT_S:g} s each, and the "
              "figures are the medians of the turns (gateway CPU ÷ /mcp: of each turn's ratio to the /mcp turn "
-             "next to it, with the quartiles of those ratios).", "",
+             "of the same slot, with the quartiles of those ratios).", "",
              f"| surface | config | p50 ms (1 client) | p95 ms | calls/s ({clients} clients) | rate ÷ /mcp "
              "| p50 ÷ /mcp | gateway CPU µs/call | gateway CPU ÷ /mcp | worker CPU µs/call |",
              "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"]

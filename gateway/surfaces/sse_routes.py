@@ -168,17 +168,16 @@ class SseRoutes:
     async def _write_now(self, request: web.Request, response: web.StreamResponse, session: Session,
                          body: bytes) -> bool:
         """Write one answer on the stream from the POST's own task, when the write cannot wait on the
-        client: nothing is left in the socket's buffer and the answer is below the transport's
-        high-water mark, so it never pauses. False when it could wait: it is queued instead."""
+        client: aiohttp waits only while the transport is paused (above its 64 KiB high-water mark),
+        which an answer of at most 32 KiB into an empty transport buffer cannot reach. False when
+        it could wait: it is queued instead."""
         transport = request.transport
         if (len(body) > _WRITE_NOW_MAX_BYTES or transport is None or transport.is_closing()
                 or transport.get_write_buffer_size()):
             return False
         session.writing = True
         try:
-            # No write deadline: into an empty buffer, below the high-water mark, the write
-            # hands everything to the socket and returns without waiting on the client.
-            await response.write(_event("message", body))
+            await response.write(_event("message", body))  # no deadline: it cannot wait (above)
         except ConnectionError:
             session.closed.set()  # the client went away: its pump frees the session
         finally:

@@ -12,8 +12,9 @@ known in a shared store and the answer is routed to the process that holds the s
   the holder drains with one blocking pop loop. A message for another process's session is
   admitted only while that connection exists (``CLIENT LIST ID``): Redis drops it the moment
   the holder dies, so its sessions answer 404 at once and no call runs for a lost stream.
-  A record names that connection from its opening, and a reconnected inbox renames it in its
-  holder's records at once (a blip must not pass for a death).
+  A record names that connection from its opening (once the inbox has asked for its id), and
+  a reconnected inbox renames it in its holder's records as soon as it knows the new id: a
+  blip passes for a death only during the reconnection itself, which starts without a delay.
   The holder renews its records every ``redis_keys.SSE_SESSION_RENEW_S``; their
   ``redis_keys.SSE_SESSION_TTL_S`` (30 s, on Redis's clock) outlasts a Redis stall the way
   worker liveness does, and only collects what a dead holder left. No sticky sessions are needed.
@@ -56,7 +57,7 @@ CLIENT_CAP: Final = 2
 # Answers queued for one stream before it counts as a reader that stopped reading.
 _QUEUE_BOUND: Final = 256
 _INBOX_BLOCK_S: Final = 1.0
-# How long opening a session waits for the inbox connection's id at startup.
+# How long opening a session waits for the inbox's first attempt to learn its connection id.
 _CONN_ID_WAIT_S: Final = 2.0
 
 
@@ -198,29 +199,36 @@ class RedisSessionStore:
     def __init__(self, target: RedisTarget) -> None:
         self.holder_id = secrets.token_hex(8)
         self._pipe = RedisPipe(target, timeout_s=2.0, connect_timeout_s=1.0)
-        # BLPOP holds its connection, so the inbox has a pipe of its own.
-        self._inbox_pipe = RedisPipe(target, timeout_s=None, connect_timeout_s=1.0)
+        # BLPOP holds its connection, so the inbox has a pipe of its own (its deadline: the block time and more).
+        self._inbox_pipe = RedisPipe(target, timeout_s=_INBOX_BLOCK_S + 2.0, connect_timeout_s=1.0)
         self._open = ScriptRunner(self._pipe, scripts.load("sse_open"))
         self._renew = ScriptRunner(self._pipe, scripts.load("sse_renew"))
         self._ttl_ms = redis_keys.SSE_SESSION_TTL_S * 1000
-        # The Redis client id of the inbox connection ("" until the inbox loop has asked, or
-        # where CLIENT is not allowed); sessions open only once it is known (`open`).
+        # The Redis client id of the inbox connection ("" until the inbox loop has asked, while it
+        # reconnects, or where CLIENT is not allowed); `open` waits for the first attempt.
         self._conn_id = ""
-        self._conn_known = asyncio.Event()
+        self._inbox_tried = asyncio.Event()
+        self._client_refused_logged = False
 
     async def open(self, session_id: str, client_hash: str, settings: SseSettings) -> int:
-        # A record must name the inbox connection, or other processes cannot tell when its holder
-        # dies (they would route answers into a dead inbox until the record expires).
+        # A record should name the inbox connection, or other processes cannot tell when its
+        # holder dies (they would route answers into a dead inbox until the next renewal).
         with contextlib.suppress(TimeoutError):
             async with asyncio.timeout(_CONN_ID_WAIT_S):
-                await self._conn_known.wait()
+                await self._inbox_tried.wait()
+        conn_id = self._conn_id
+        record = redis_keys.sse_session(session_id)
         try:
-            return int_reply(await self._open(
-                [redis_keys.sse_client_sessions(client_hash), redis_keys.sse_sessions_global(), redis_keys.sse_session(session_id)],
+            outcome = int_reply(await self._open(
+                [redis_keys.sse_client_sessions(client_hash), redis_keys.sse_sessions_global(), record],
                 [session_id, settings.max_streams_per_client, settings.max_streams, self._ttl_ms, self.holder_id,
-                 client_hash, self._conn_id]))
+                 client_hash, conn_id]))
+            if outcome == OPENED and self._conn_id and self._conn_id != conn_id:
+                # The inbox reconnected meanwhile, and its re-stamp did not know this session yet.
+                await self._pipe.execute("HSET", record, "conn", self._conn_id)
         except StoreUnavailable as exc:
             raise LimitsUnavailable("redis unreachable") from exc
+        return outcome
 
     async def lookup(self, session_id: str) -> tuple[str, str] | None:
         record = redis_keys.sse_session(session_id)
@@ -286,10 +294,13 @@ class RedisSessionStore:
 
     async def _learn_conn_id(self, hub: SessionHub, reply: Reply | StoreRefused) -> None:
         """Take the inbox connection's id from a ``CLIENT ID`` reply; a new one (a reconnection)
-        goes into this process's records at once, before others check it against ``CLIENT LIST``."""
+        goes into this process's records as soon as it is known."""
         # Where CLIENT is not allowed (some managed Redis), "" leaves the sessions to their expiry.
         conn_id = "" if isinstance(reply, StoreRefused) else str(reply)
-        self._conn_known.set()
+        self._inbox_tried.set()
+        if not conn_id and not self._client_refused_logged:
+            self._client_refused_logged = True
+            logger.warning("sse inbox CLIENT ID refused: a dead holder's sessions end at their expiry, not at once")
         if conn_id != self._conn_id:
             self._conn_id = conn_id
             await self._renew_once(hub)
@@ -311,9 +322,13 @@ class RedisSessionStore:
             except StoreUnavailable as exc:
                 failures += 1
                 fresh = True
-                if failures == 1:  # once per outage, not at every retry
+                # Records made meanwhile name no connection (taken as alive) rather than the lost one.
+                self._conn_id = ""
+                self._inbox_tried.set()
+                if failures == 1:  # once per outage, not at every retry; a blip reconnects at once
                     logger.warning("sse inbox read failed error=%s", type(exc).__name__)
-                await asyncio.sleep(REDIS_BACKOFF.compute(failures))
+                else:
+                    await asyncio.sleep(REDIS_BACKOFF.compute(failures - 1))
                 continue
             failures = 0
             if not (isinstance(item, list) and len(item) == 2 and isinstance(item[1], bytes)):

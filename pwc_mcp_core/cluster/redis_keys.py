@@ -96,7 +96,7 @@ def concurrency_global() -> str:
 # noticed at once by its missing inbox connection (sse_holder), not by this expiry, which
 # only collects what a dead holder left.
 SSE_SESSION_TTL_S: Final = 30
-# How often a live holder renews its sessions (a third of their TTL).
+# How often a live holder renews its sessions (well inside their TTL).
 SSE_SESSION_RENEW_S: Final = 2.0
 # Messages for a holder that stopped reading disappear after this long.
 SSE_INBOX_TTL_S: Final = 60

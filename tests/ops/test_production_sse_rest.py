@@ -274,14 +274,17 @@ def test_messages_for_a_dead_holders_session_get_404_at_once(prod: Prod) -> None
 
 
 async def _until_dead(pid: int, timeout_s: float = 10.0) -> None:
-    """Wait until process ``pid`` has exited (gone, or a zombie not yet reaped)."""
+    """Wait until process ``pid`` has exited: gone, or a zombie not yet reaped with no thread
+    left. (Its leader turns zombie before its other threads have exited, and its sockets close
+    with the last of them.)"""
     deadline = time.monotonic() + timeout_s
     while time.monotonic() < deadline:
         try:
             state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+            threads = len(os.listdir(f"/proc/{pid}/task"))
         except (FileNotFoundError, ProcessLookupError, IndexError):
             return
-        if state in ("Z", "X"):
+        if state in ("Z", "X") and threads <= 1:
             return
         await asyncio.sleep(0.05)
     raise AssertionError(f"process {pid} still runs {timeout_s:.0f} s after SIGKILL")
