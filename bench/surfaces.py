@@ -141,6 +141,21 @@ async def make_caller(surface: str, http: aiohttp.ClientSession, base: str, clie
     return await (mcp_caller if surface == "mcp" else rest_caller)(http, base, client)
 
 
+def close_streams(streams: list) -> None:
+    """Cancel the SSE readers and close the streams ``make_caller`` opened."""
+    for item in streams:
+        if isinstance(item, asyncio.Task):
+            item.cancel()
+        else:
+            item.close()
+
+
+def turn_order(index: int) -> tuple[str, ...]:
+    """The surfaces in round or slot ``index``, rotated so that none is always first."""
+    shift = index % len(SURFACES)
+    return SURFACES[shift:] + SURFACES[:shift]
+
+
 async def measure(base: str, surface: str, seconds: float, clients: int) -> dict[str, float]:
     """p50/p95 ms with one sequential client and calls/s with ``clients`` concurrent ones."""
     streams: list = []
@@ -174,11 +189,7 @@ async def measure(base: str, surface: str, seconds: float, clients: int) -> dict
             elapsed = time.perf_counter() - started
             rate = done / elapsed
         finally:
-            for item in streams:
-                if isinstance(item, asyncio.Task):
-                    item.cancel()
-                else:
-                    item.close()
+            close_streams(streams)
     quantiles = statistics.quantiles(latencies, n=100)
     return {"p50": statistics.median(latencies), "p95": quantiles[94], "rate": rate}
 
@@ -221,15 +232,10 @@ async def measure_cpu(base: str, clients: int, slots: int, slot_seconds: float, 
             for group in callers.values():  # warm: connections, sessions, caches
                 await asyncio.gather(*(call() for call in group for _ in range(5)))
             for index in range(slots):
-                order = SURFACES[index % len(SURFACES):] + SURFACES[:index % len(SURFACES)]
-                for surface in order:
+                for surface in turn_order(index):
                     per_slot[surface].append(await paced_cpu(callers[surface], servers, slot_seconds, paced_rate))
         finally:
-            for item in streams:
-                if isinstance(item, asyncio.Task):
-                    item.cancel()
-                else:
-                    item.close()
+            close_streams(streams)
     out: dict[str, dict[str, float]] = {}
     for surface in SURFACES:
         out[surface] = {f"cpu_{name}": statistics.median(slot[name] for slot in per_slot[surface]) for name in servers}
@@ -261,8 +267,7 @@ def run(seconds: float, clients: int, rounds: int, paced_rate: float,
             base = f"http://127.0.0.1:{env['PORT']}"
             runs: dict[str, list[dict[str, float]]] = {surface: [] for surface in SURFACES}
             for index in range(rounds):  # the surfaces interleaved, so host drift hits each alike
-                order = SURFACES[index % len(SURFACES):] + SURFACES[:index % len(SURFACES)]  # no surface always first
-                for surface in order:
+                for surface in turn_order(index):
                     runs[surface].append(asyncio.run(measure(base, surface, seconds, clients)))
                 for surface in SURFACES:  # against /mcp's of the same round: neighbours share the host's state
                     for key in ("rate", "p50"):

@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import dataclasses
+from collections.abc import AsyncIterator
+from typing import Any
 
 import redis.asyncio as aioredis
 
@@ -55,30 +58,48 @@ async def test_a_session_the_store_lost_ends_its_stream(aiohttp_client, redis_ur
             pass
 
 
-async def test_a_message_for_a_session_whose_holder_is_gone_gets_404_at_once(aiohttp_client, redis_url: str,
-                                                                              fake_executor: FakeExecutor) -> None:
+@dataclasses.dataclass
+class HeldSession:
+    """A stream held by one gateway app, another app to post through, and a Redis client."""
+
+    other: Any
+    stream: Any
+    endpoint: str
+    record: str
+    store: aioredis.Redis
+
+
+@contextlib.asynccontextmanager
+async def held_session(aiohttp_client, redis_url: str, fake_executor: FakeExecutor,
+                       client: str) -> AsyncIterator[HeldSession]:
+    """Two gateway apps on one Redis; ``client`` holds a stream on the first."""
     holder = await aiohttp_client(redis_app(redis_url, fake_executor))
     other = await aiohttp_client(redis_app(redis_url, fake_executor))
-    stream, endpoint = await open_stream(holder, **{"X-PwC-MCP-Client": "orphan"})
-    record = redis_keys.sse_session(endpoint.split("=", 1)[1])
+    stream, endpoint = await open_stream(holder, **{"X-PwC-MCP-Client": client})
     store = aioredis.Redis.from_url(redis_url)
     try:
-        assert await store.hget(record, "conn")  # named from the start: no wait for a renewal
+        yield HeldSession(other, stream, endpoint, redis_keys.sse_session(endpoint.split("=", 1)[1]), store)
+    finally:
+        await store.aclose()
+        stream.close()
+
+
+async def test_a_message_for_a_session_whose_holder_is_gone_gets_404_at_once(aiohttp_client, redis_url: str,
+                                                                              fake_executor: FakeExecutor) -> None:
+    async with held_session(aiohttp_client, redis_url, fake_executor, "orphan") as held:
+        assert await held.store.hget(held.record, "conn")  # named from the start: no wait for a renewal
         calls = len(fake_executor.calls)
         # What the others see when the holder died: the connection its record names is gone. (A
         # CLIENT KILL of the live holder's inbox is a blip it recovers from, the test below.)
         gone = aioredis.Redis.from_url(redis_url)
         gone_id = await gone.client_id()
         await gone.aclose()
-        await store.hset(record, "conn", str(gone_id))
-        posted = await other.post(endpoint, data=tool_call("list_tasks"),
-                                  headers={**POST_HEADERS, "X-PwC-MCP-Client": "orphan"})
+        await held.store.hset(held.record, "conn", str(gone_id))
+        posted = await held.other.post(held.endpoint, data=tool_call("list_tasks"),
+                                       headers={**POST_HEADERS, "X-PwC-MCP-Client": "orphan"})
         assert posted.status == 404
         assert len(fake_executor.calls) == calls  # nothing ran for a lost stream
-        assert not await store.exists(record)  # and its places are freed
-    finally:
-        await store.aclose()
-        stream.close()
+        assert not await held.store.exists(held.record)  # and its places are freed
 
 
 async def test_a_message_for_a_stream_this_process_holds_needs_no_session_lookup(aiohttp_client, redis_url: str,
@@ -102,22 +123,14 @@ async def test_a_message_for_a_stream_this_process_holds_needs_no_session_lookup
 
 async def test_a_holder_whose_inbox_reconnects_names_the_new_connection_at_once(aiohttp_client, redis_url: str,
                                                                                 fake_executor: FakeExecutor) -> None:
-    holder = await aiohttp_client(redis_app(redis_url, fake_executor))
-    other = await aiohttp_client(redis_app(redis_url, fake_executor))
-    stream, endpoint = await open_stream(holder, **{"X-PwC-MCP-Client": "blip"})
-    record = redis_keys.sse_session(endpoint.split("=", 1)[1])
-    store = aioredis.Redis.from_url(redis_url)
-    try:
-        conn = await store.hget(record, "conn")
-        await store.execute_command("CLIENT", "KILL", "ID", conn.decode())  # a blip: the holder lives on
+    async with held_session(aiohttp_client, redis_url, fake_executor, "blip") as held:
+        conn = await held.store.hget(held.record, "conn")
+        await held.store.execute_command("CLIENT", "KILL", "ID", conn.decode())  # a blip: the holder lives on
         async with asyncio.timeout(redis_keys.SSE_SESSION_RENEW_S / 2):  # sooner than the next renewal
-            while (renamed := await store.hget(record, "conn")) == conn:
+            while (renamed := await held.store.hget(held.record, "conn")) == conn:
                 await asyncio.sleep(0.02)
         assert renamed, renamed  # a new connection's id, in a record that still exists
-        posted = await other.post(endpoint, data=tool_call("list_tasks"),
-                                  headers={**POST_HEADERS, "X-PwC-MCP-Client": "blip"})
+        posted = await held.other.post(held.endpoint, data=tool_call("list_tasks"),
+                                       headers={**POST_HEADERS, "X-PwC-MCP-Client": "blip"})
         assert posted.status == 202  # the session lives: it is not taken for a dead holder's
-        assert (await next_event(stream))[0] == "message"
-    finally:
-        await store.aclose()
-        stream.close()
+        assert (await next_event(held.stream))[0] == "message"
