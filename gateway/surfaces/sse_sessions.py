@@ -213,9 +213,10 @@ class RedisSessionStore:
     async def open(self, session_id: str, client_hash: str, settings: SseSettings) -> int:
         # A record should name the inbox connection, or other processes cannot tell when its
         # holder dies (they would route answers into a dead inbox until the next renewal).
-        with contextlib.suppress(TimeoutError):
-            async with asyncio.timeout(_CONN_ID_WAIT_S):
-                await self._inbox_tried.wait()
+        if not self._inbox_tried.is_set():  # only at startup: no timer per open after that
+            with contextlib.suppress(TimeoutError):
+                async with asyncio.timeout(_CONN_ID_WAIT_S):
+                    await self._inbox_tried.wait()
         conn_id = self._conn_id
         record = redis_keys.sse_session(session_id)
         try:
@@ -308,17 +309,16 @@ class RedisSessionStore:
     async def _drain_inbox(self, hub: SessionHub) -> None:
         inbox = redis_keys.sse_inbox(self.holder_id)
         failures = 0
-        fresh = True  # a (re)connection: ask its id on its own first, without waiting on a BLPOP
+        # A (re)connection: ask its id first. Every reconnection of this pipe follows a failure of
+        # its BLPOP (it always has one in flight), so the id is asked once per connection.
+        fresh = True
         while True:
-            try:  # CLIENT ID on the same connection: a reconnection shows as a new id
+            try:
                 if fresh:
                     (conn_id,) = await self._inbox_pipe.execute_many([("CLIENT", "ID")])
                     await self._learn_conn_id(hub, conn_id)
                     fresh = False
-                conn_id, item = await self._inbox_pipe.execute_many([("CLIENT", "ID"), ("BLPOP", inbox, _INBOX_BLOCK_S)])
-                if isinstance(item, Exception):
-                    raise item
-                await self._learn_conn_id(hub, conn_id)
+                item = await self._inbox_pipe.execute("BLPOP", inbox, _INBOX_BLOCK_S)
             except StoreUnavailable as exc:
                 failures += 1
                 fresh = True
