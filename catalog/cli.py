@@ -5,15 +5,19 @@ Usage::
     pwc-catalog serve (--db FILE | --sample) [--host 127.0.0.1] [--port 8000] [--processes N]
     pwc-catalog import --db FILE SOURCE...
     pwc-catalog embed --db FILE
+    pwc-catalog info --db FILE [--json]
 
 ``--sample`` builds the bundled sample into a temporary file with
 ``catalog.sample.build_sample_db`` and serves it. ``--processes N`` (N > 1)
 serves from N processes under gunicorn (``catalog.serving``). ``import``
 delegates to ``catalog.importer.run_import`` (which also builds the semantic
 index); ``embed`` rebuilds only the semantic index of an existing database
-(``catalog.vectors.embed_database``). Errors print one line and exit non-zero,
-never with a traceback: 2 for usage and for an unusable source (missing, corrupt
-or truncated dump: ``error: <file>: ...``), 1 otherwise.
+(``catalog.vectors.embed_database``). ``info`` prints where the database's data
+came from (``catalog.provenance``): a short summary, or with ``--json`` the whole
+record. Errors print one line and exit non-zero, never with a traceback: 2 for
+usage, for an unusable source (missing, corrupt or truncated dump:
+``error: <file>: ...``) and for a missing or unreadable database given to
+``info``, 1 otherwise.
 """
 
 from __future__ import annotations
@@ -47,6 +51,9 @@ def build_parser() -> argparse.ArgumentParser:
     imp.add_argument("sources", type=Path, nargs="+", metavar="SOURCE", help="dump files or folders")
     embed = commands.add_parser("embed", help="rebuild the semantic index of a catalog database")
     embed.add_argument("--db", type=Path, required=True, help="catalog SQLite file")
+    info = commands.add_parser("info", help="show where a catalog database's data came from")
+    info.add_argument("--db", type=Path, required=True, help="catalog SQLite file")
+    info.add_argument("--json", action="store_true", help="print the whole provenance record as JSON")
     return parser
 
 
@@ -80,12 +87,30 @@ def _embed(args: argparse.Namespace) -> int:
     return embed_database(args.db, out=sys.stdout)
 
 
+def _info(args: argparse.Namespace) -> int:
+    import json
+    import sqlite3
+
+    from catalog.provenance import read_record, render_text
+
+    try:
+        record = read_record(args.db)
+    except FileNotFoundError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    except sqlite3.Error as exc:
+        print(f"error: {args.db}: not a readable catalog database ({exc})", file=sys.stderr)
+        return 2
+    print(json.dumps(record, indent=1, ensure_ascii=False) if args.json else render_text(record, args.db))
+    return 0
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the CLI and return the exit code (see module doc)."""
     args = build_parser().parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     try:
-        commands = {"serve": _serve, "import": _import, "embed": _embed}
+        commands = {"serve": _serve, "import": _import, "embed": _embed, "info": _info}
         return commands[args.command](args)
     except KeyboardInterrupt:
         return 130

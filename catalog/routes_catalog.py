@@ -1,4 +1,5 @@
-"""Catalog routes: areas, tasks, methods, conferences, organizations, frameworks, datasets, evaluations.
+"""Catalog routes: areas, tasks, methods, conferences, organizations, frameworks, datasets, evaluations,
+and ``catalog`` (where the data came from: ``catalog.provenance``).
 
 Page-size caps: 100, except ``areas/`` and ``methods/`` (500, as the CLI
 sends), so no response can exceed 2 MiB.
@@ -11,7 +12,7 @@ from urllib.parse import unquote
 
 from aiohttp import web
 
-from catalog import store_entities, store_papers, store_taxonomy
+from catalog import provenance, store_entities, store_papers, store_taxonomy
 from catalog.responses import json_response, run_query
 from catalog.routes_papers import ORDER_BY, ORDER_DIR
 from catalog.routes_params import Params
@@ -181,6 +182,11 @@ def _paper_id(conn: sqlite3.Connection, ref: str) -> int:
     return resolve_paper(conn, ref)["id"]
 
 
+async def catalog_info(request: web.Request) -> web.Response:
+    """``GET catalog``: the provenance record of the served database (``catalog.provenance.describe``)."""
+    return json_response(await run_query(request, provenance.describe))
+
+
 def register(router: web.UrlDispatcher) -> None:
     """Add the catalog routes; list paths answer with and without a trailing slash."""
     base = "/api/v1"
@@ -204,3 +210,5 @@ def register(router: web.UrlDispatcher) -> None:
         name = path.replace("/{ref}", "").replace("/", "_").replace("-", "_") + "_detail"
         router.add_get(f"{base}/{path}/", handler, name=f"{name}_slash")
         router.add_get(f"{base}/{path}", handler, name=name)
+    router.add_get(f"{base}/catalog", catalog_info, name="catalog_info")
+    router.add_get(f"{base}/catalog/", catalog_info, name="catalog_info_slash")

@@ -13,6 +13,7 @@ import logging
 from pathlib import Path
 
 from catalog.importer import run_import
+from catalog.provenance import mark_sample
 
 logger = logging.getLogger(__name__)
 
@@ -45,4 +46,5 @@ def build_sample_db(path: Path) -> None:
     code = run_import(Path(path), sample_sources(), out=out)
     if code != 0:
         raise RuntimeError(f"sample catalog import failed: {out.getvalue().strip()}")
+    mark_sample(Path(path))  # its provenance names it the bundled sample, not the archive
     logger.info("sample catalog built")

@@ -39,6 +39,7 @@ import numpy.typing as npt
 import simsimd
 
 from catalog.embeddings import DEFAULT_EMBEDDER, Embedder, document_text, get_embedder
+from catalog.provenance import record_embedding
 
 __all__ = ["FORMAT", "PendingVectors", "VectorIndex", "VectorsUnavailable", "build_vectors", "dequantize",
            "load_index", "manifest_path", "quantize", "top_k"]
@@ -306,6 +307,8 @@ def build_vectors(conn: sqlite3.Connection, db: Path, *, out: TextIO | None = No
         if done != count:  # the table changed under us: cannot happen on the importer's private copy
             raise OSError(f"papers changed while embedding ({done} of {count})")
         conn.execute("INSERT OR REPLACE INTO catalog_meta (key, value) VALUES (?, ?)", (STAMP_KEY, stamp))
+        record_embedding(conn, model=embedder.name, version=embedder.version, dimension=embedder.dimension,
+                         papers=count)
         pending._tmp_manifest().write_text(json.dumps(pending.manifest, indent=1), encoding="utf-8")
     except BaseException:
         pending.discard()

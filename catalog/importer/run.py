@@ -13,7 +13,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, TextIO
 
-from catalog import schema, vectors
+from catalog import provenance, schema, vectors
 from catalog.importer import dumps, others
 from catalog.importer import sources as srcs
 from catalog.importer.extras import load_extras
@@ -165,6 +165,7 @@ def _run_import(db: Path, sources: list[Path], out: TextIO) -> int:
         bulk.finish(rebuild=writer.fts_dirty)
         conn.execute("INSERT OR REPLACE INTO catalog_meta (key, value) VALUES ('imported_at', ?)",
                       (datetime.now(UTC).isoformat(timespec="seconds"),))
+        provenance.record_import(conn, list(zip(detected, all_stats, strict=True)))
         conn.execute("COMMIT")
         pending = vectors.build_vectors(conn, db, out=out)  # semantic index, stamped into the copy
         conn.execute("PRAGMA journal_mode=DELETE")
