@@ -88,6 +88,7 @@ def create_app(settings: GatewaySettings, *, dispatcher: Dispatcher | None = Non
     admission = Admission(policy=policy, trusted=parse_networks(core.trusted_proxy_cidrs), limiter=limiter,
                           max_body_bytes=settings.max_body_bytes, identity_key=derive_key(core.cursor_keys[0]))
     server = McpServer(core, dispatcher, tools=tools)
+    health.on_data_source(server.set_data_source)  # the catalog's provenance, into the instructions
     calls = CallDispatch(dispatcher, limiter)
     endpoint = McpEndpoint(admission=admission, server=server, calls=calls)
 
@@ -104,8 +105,8 @@ def create_app(settings: GatewaySettings, *, dispatcher: Dispatcher | None = Non
     app.router.add_route("OPTIONS", "/mcp", preflight_handler(policy=policy))
     app.router.add_get("/health", health.handle, allow_head=False)
     public_url = PublicUrl(policy, parse_networks(core.trusted_proxy_cidrs), core.port)
-    app.router.add_get("/.well-known/mcp", WellKnown(public_url).handle, allow_head=False)
-    app.router.add_get("/docs", DocsPage(tools, core, public_url).handle, allow_head=False)
+    app.router.add_get("/.well-known/mcp", WellKnown(public_url, lambda: health.data_source).handle, allow_head=False)
+    app.router.add_get("/docs", DocsPage(tools, core, public_url, lambda: health.data_source).handle, allow_head=False)
     app.router.add_get("/metrics", _metrics, allow_head=False)
     app.cleanup_ctx.append(_lifecycle)
     add_sse_routes(app, admission=admission, endpoint=endpoint, policy=policy,

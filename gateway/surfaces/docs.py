@@ -3,22 +3,24 @@
 JSON (``?format=json``, or an ``Accept`` that does not ask for ``text/html``)::
 
     {"name", "version", "protocol_version", "protocol_versions", "supported_protocol_versions",
-     "endpoint": "/mcp", "endpoint_url", "docs_url", "configurations", "limits",
+     "endpoint": "/mcp", "endpoint_url", "docs_url", "configurations", "limits", "data",
      "resources", "resource_templates", "prompts",
      "tools": [{"name", "title", "description", "inputSchema", "outputSchema", "annotations",
                 "example"}]}
 
 ``tools`` carries the same schemas ``tools/list`` returns; ``example`` is the arguments
-of one working call. ``endpoint_url`` is absolute, built from the request's allowlisted
+of one working call. ``data`` says what the catalog serves (`DataSource.summary`, or
+``{"provenance": "unknown"}``). ``endpoint_url`` is absolute, built from the request's allowlisted
 ``Host`` and scheme (`public_url`). The HTML page (`docs_html`) shows the same facts for a
-person: every value is escaped. Both are rendered once per base URL and kept (a small LRU).
+person: every value is escaped. Both are rendered once per base URL and data source and kept
+(a small LRU).
 """
 
 from __future__ import annotations
 
 import functools
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Final
 
 from aiohttp import web
@@ -33,6 +35,7 @@ from pwc_mcp_core.protocol.versions import (
     SUPPORTED_VERSIONS,
 )
 from pwc_mcp_core.runtime.core_settings import DEFAULT_API_URL, CoreSettings
+from pwc_mcp_core.tools.data_source import UNKNOWN_SUMMARY, DataSource
 from pwc_mcp_core.tools.definitions import LIMIT_CAP
 from pwc_mcp_core.tools.examples import EXAMPLE_CALLS
 from pwc_mcp_core.tools.prompts import prompts_list_result
@@ -128,32 +131,35 @@ class DocsPage:
         core: settings for the limits (defaults when omitted).
         public_url: builds the absolute base URL of a request; default: ``localhost``
             with the default Host allowlist.
+        data: reads the current `DataSource` (None: provenance unknown).
     """
 
     def __init__(self, tools: Sequence[Mapping[str, JsonValue]], core: CoreSettings | None = None,
-                 public_url: PublicUrl | None = None) -> None:
+                 public_url: PublicUrl | None = None, data: Callable[[], DataSource | None] = lambda: None) -> None:
         from gateway.admission.security import SecurityPolicy
 
         core = core if core is not None else CoreSettings()
         self._doc = docs_document(tools, core)
         self._public_url = public_url or PublicUrl(
             SecurityPolicy.from_lists(core.allowed_hosts, core.allowed_origins), (), core.port)
+        self._data = data
         self._render = functools.lru_cache(maxsize=16)(self._render_for)
 
-    def _render_for(self, base: str) -> tuple[bytes, str]:
+    def _render_for(self, base: str, data: DataSource | None = None) -> tuple[bytes, str]:
         endpoint_url = f"{base}/mcp"
         doc = {**self._doc, "endpoint_url": endpoint_url, "docs_url": f"{base}/docs",
-               "configurations": configurations(endpoint_url)}
+               "configurations": configurations(endpoint_url),
+               "data": data.summary() if data is not None else dict(UNKNOWN_SUMMARY)}
         return json.dumps(doc, ensure_ascii=False).encode("utf-8"), render_html(doc)
 
     def document(self, base: str) -> JsonObject:
         """The full docs JSON for the base URL ``base`` (``scheme://host``)."""
-        document: JsonObject = json.loads(self._render(base)[0])
+        document: JsonObject = json.loads(self._render(base, self._data())[0])
         return document
 
     async def handle(self, request: web.Request) -> web.Response:
         """``GET /docs``: HTML for a browser, else JSON (`wants_html`)."""
-        body, page = self._render(self._public_url.base(request))
+        body, page = self._render(self._public_url.base(request), self._data())
         if wants_html(request):
             return web.Response(text=page, content_type="text/html", charset="utf-8")
         return web.Response(body=body, content_type="application/json")

@@ -1,6 +1,6 @@
 """The HTML form of ``/docs``: a self-contained page for a person connecting a client.
 
-Sections: endpoint, copy-paste configurations (Streamable HTTP, stdio, Claude Desktop,
+Sections: endpoint, the data the catalog serves, copy-paste configurations (Streamable HTTP, stdio, Claude Desktop,
 VS Code, MCP Inspector, curl), protocol versions, limits, resources, resource templates
 and prompts, the other surfaces (REST JSON with its OpenAPI document, legacy HTTP+SSE),
 then every tool with a parameter table, one example call and its schemas.
@@ -126,6 +126,7 @@ def render_html(doc: Mapping[str, object]) -> str:
     versions = list(_sequence(doc.get("protocol_versions")) or [doc.get("protocol_version", "")])
     configs = doc.get("configurations")
     limits = doc.get("limits")
+    data = doc.get("data")
     return _TEMPLATE.render(
         doc=doc,
         endpoint_url=endpoint_url,
@@ -135,6 +136,7 @@ def render_html(doc: Mapping[str, object]) -> str:
         versions=versions,
         supported=list(_sequence(doc.get("supported_protocol_versions")) or versions),
         limits=limits if isinstance(limits, Mapping) else {},
+        data=data if isinstance(data, Mapping) else {},
         resources=_sequence(doc.get("resources")),
         resource_templates=_sequence(doc.get("resource_templates")),
         prompts=_sequence(doc.get("prompts")),

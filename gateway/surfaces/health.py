@@ -5,6 +5,11 @@ Background tasks keep the state fresh; ``/health`` itself never waits on anythin
 * catalog: ``GET {api_url}/tasks/?page=1&page_size=1`` → ready when the answer is a JSON
   object whose ``results`` (or ``items``) is a list; next probe 30 s after a success,
   5 s after a failure. Starts not ready, so the first ``/health`` may answer 503.
+* data (what the catalog serves, issue 29): after a successful probe, ``GET {api_url}/catalog``
+  when due (first probe, then every `DATA_REFRESH_S`), parsed into one
+  `pwc_mcp_core.tools.data_source.DataSource` (None: provenance unknown, e.g. an older import or an
+  upstream that is not this project's catalog) and handed to the listeners (`on_data_source`: the
+  MCP server's instructions). A network failure keeps the last value and retries at the next probe.
 * redis (Redis mode): ``PING`` every 2 s.
 * workers (Redis mode): the executor's cached live-worker count (must be ≥ 1).
 * pool (Redis mode, beside ``checks``): the executor's cached ``{"threads", "running", "waiting"}``: calls the
@@ -12,14 +17,16 @@ Background tasks keep the state fresh; ``/health`` itself never waits on anythin
   Shown, not judged: a saturated pool is alive, and admission already refuses past it.
 
 Body: ``{"status": "ok"|"unavailable", "service": "pwc-mcp", "version", "protocol",
-"checks": {"redis": "ok"|"unavailable"|"embedded", "workers": N|null, "catalog": "ok"|"unavailable"}}``
-plus, in Redis mode, a top-level ``"pool"`` (shown, not a check),
+"checks": {"redis": "ok"|"unavailable"|"embedded", "workers": N|null, "catalog": "ok"|"unavailable"},
+"data": DataSource.summary() | {"provenance": "unknown"}}``
+plus, in Redis mode, a top-level ``"pool"`` (shown, not a check; ``data`` is not one either),
 HTTP 200 when ready, 503 when not.
 """
 
 from __future__ import annotations
 
 import asyncio
+import json
 import logging
 from collections.abc import Awaitable, Callable
 from typing import Final
@@ -30,6 +37,7 @@ from aiohttp import web
 from gateway.shared.background import stop_tasks
 from pwc_mcp_core.protocol.json_types import JsonObject
 from pwc_mcp_core.protocol.versions import LATEST_LEGACY_VERSION, SERVER_VERSION
+from pwc_mcp_core.tools.data_source import UNKNOWN_SUMMARY, DataSource, parse_data_source
 
 __all__ = ["HealthState"]
 
@@ -37,6 +45,8 @@ logger = logging.getLogger(__name__)
 
 REDIS_PROBE_INTERVAL_S: Final = 2.0
 PROBE_TIMEOUT_S: Final = 5.0
+DATA_REFRESH_S: Final = 300.0
+MAX_DATA_BYTES: Final = 1 << 20  # the catalog's record is tens of KiB; anything larger is not it
 
 
 def catalog_ready(payload: object) -> bool:
@@ -54,13 +64,20 @@ class HealthState:
         redis_probe: ``async () -> bool`` in Redis mode, None when embedded.
         live_workers: ``() -> int`` (cached, cheap) in Redis mode, None when embedded.
         pool: ``() -> dict[str, int]`` (cached, cheap) in Redis mode, None when embedded.
+        data_refresh_s: how often the catalog's provenance is fetched again.
     """
 
     def __init__(self, api_url: str, *, ok_interval_s: float, fail_interval_s: float,
                  redis_probe: Callable[[], Awaitable[bool]] | None = None,
                  live_workers: Callable[[], int] | None = None,
-                 pool: Callable[[], dict[str, int]] | None = None) -> None:
+                 pool: Callable[[], dict[str, int]] | None = None,
+                 data_refresh_s: float = DATA_REFRESH_S) -> None:
         self._url = api_url.rstrip("/") + "/tasks/"
+        self._data_url = api_url.rstrip("/") + "/catalog"
+        self._data_refresh = data_refresh_s
+        self._data_due = 0.0  # loop time of the next provenance fetch
+        self.data_source: DataSource | None = None
+        self._listeners: list[Callable[[DataSource | None], None]] = []
         self._ok_interval = ok_interval_s
         self._fail_interval = fail_interval_s
         self._redis_probe = redis_probe
@@ -79,10 +96,41 @@ class HealthState:
             self.catalog_ok = False
         return self.catalog_ok
 
+    def on_data_source(self, listener: Callable[[DataSource | None], None]) -> None:
+        """Call ``listener`` with every new `DataSource` (None: provenance unknown)."""
+        self._listeners.append(listener)
+
+    async def fetch_data_source(self, client: httpx.AsyncClient) -> DataSource | None:
+        """One fetch of the catalog's provenance; updates and returns ``data_source`` (never raises)."""
+        loop = asyncio.get_running_loop()
+        try:
+            async with client.stream("GET", self._data_url) as response:
+                body = b""
+                async for chunk in response.aiter_bytes():
+                    body += chunk
+                    if len(body) > MAX_DATA_BYTES:
+                        break
+            payload = json.loads(body) if response.status_code == 200 and len(body) <= MAX_DATA_BYTES else None
+        except httpx.HTTPError:
+            self._data_due = loop.time() + self._fail_interval  # keep the last value; retry soon
+            return self.data_source
+        except ValueError:
+            payload = None
+        self._data_due = loop.time() + self._data_refresh
+        source = parse_data_source(payload)
+        if source != self.data_source:
+            self.data_source = source
+            logger.info("catalog data: %s", source.instructions_line() if source else "provenance unknown")
+            for listener in self._listeners:
+                listener(source)
+        return source
+
     async def _catalog_loop(self) -> None:
         async with httpx.AsyncClient(timeout=PROBE_TIMEOUT_S) as client:
             while True:
                 ok = await self.probe_catalog(client)
+                if ok and asyncio.get_running_loop().time() >= self._data_due:
+                    await self.fetch_data_source(client)
                 await asyncio.sleep(self._ok_interval if ok else self._fail_interval)
 
     async def _redis_loop(self) -> None:
@@ -113,7 +161,8 @@ class HealthState:
             "catalog": "ok" if self.catalog_ok else "unavailable",
         }
         body: JsonObject = {"status": "ok" if ready else "unavailable", "service": "pwc-mcp", "version": SERVER_VERSION,
-                "protocol": LATEST_LEGACY_VERSION, "checks": checks}
+                "protocol": LATEST_LEGACY_VERSION, "checks": checks,
+                "data": self.data_source.summary() if self.data_source else dict(UNKNOWN_SUMMARY)}
         if self._pool is not None:
             body["pool"] = dict(self._pool())
         return (200 if ready else 503), body

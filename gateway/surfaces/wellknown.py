@@ -3,21 +3,26 @@
 ``documentation_url`` is this server's own ``/docs`` and ``setup_url`` its "Connect a client"
 section, as absolute URLs (built from the request's allowlisted ``Host``, scheme and port,
 `public_url`), so a self-hosted deployment documents itself rather than pointing at the public site.
+``data`` says what the catalog serves (`DataSource.summary`, or ``{"provenance": "unknown"}``).
 """
 
 from __future__ import annotations
+
+from collections.abc import Callable
 
 from aiohttp import web
 
 from gateway.surfaces.public_url import PublicUrl
 from pwc_mcp_core.protocol.json_types import JsonObject
 from pwc_mcp_core.protocol.versions import LATEST_LEGACY_VERSION, SUPPORTED_VERSIONS
+from pwc_mcp_core.tools.data_source import UNKNOWN_SUMMARY, DataSource
 
 __all__ = ["WellKnown", "discovery_document"]
 
 
-def discovery_document(base_url: str) -> JsonObject:
-    """The discovery JSON for a server reached at ``base_url`` (``scheme://host``); versions newest first."""
+def discovery_document(base_url: str, data: DataSource | None = None) -> JsonObject:
+    """The discovery JSON for a server reached at ``base_url`` (``scheme://host``); versions newest first;
+    ``data``: what the catalog serves (None: unknown)."""
     return {
         "name": "Papers With Code",
         "description": "Anonymous read-only AI research catalog",
@@ -26,15 +31,17 @@ def discovery_document(base_url: str) -> JsonObject:
         "supported_protocol_versions": [*sorted(SUPPORTED_VERSIONS, reverse=True)],
         "documentation_url": f"{base_url}/docs",
         "setup_url": f"{base_url}/docs#connect",
+        "data": data.summary() if data is not None else dict(UNKNOWN_SUMMARY),
     }
 
 
 class WellKnown:
-    """``GET /.well-known/mcp`` with absolute URLs from `PublicUrl`."""
+    """``GET /.well-known/mcp`` with absolute URLs from `PublicUrl`; ``data`` reads the current `DataSource`."""
 
-    def __init__(self, public_url: PublicUrl) -> None:
+    def __init__(self, public_url: PublicUrl, data: Callable[[], DataSource | None] = lambda: None) -> None:
         self._public_url = public_url
+        self._data = data
 
     async def handle(self, request: web.Request) -> web.Response:
         """``GET /.well-known/mcp``."""
-        return web.json_response(discovery_document(self._public_url.base(request)))
+        return web.json_response(discovery_document(self._public_url.base(request), self._data()))

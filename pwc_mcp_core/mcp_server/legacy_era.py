@@ -34,7 +34,7 @@ LOG_LEVELS: Final = frozenset({"debug", "info", "notice", "warning", "error", "c
 """RFC 5424 levels accepted by ``logging/setLevel`` (docs/protocol.md §4.6)."""
 
 
-def initialize_bodies() -> dict[str, bytes]:
+def initialize_bodies(instructions: str = SERVER_INSTRUCTIONS) -> dict[str, bytes]:
     """Protocol version → the serialized ``initialize`` result body answering it.
 
     A requested version we speak is echoed; `LATEST_LEGACY_VERSION`'s body answers the rest.
@@ -44,7 +44,7 @@ def initialize_bodies() -> dict[str, bytes]:
             "protocolVersion": version,
             "capabilities": LEGACY_CAPABILITIES,
             "serverInfo": dict(SERVER_INFO),
-            "instructions": SERVER_INSTRUCTIONS,
+            "instructions": instructions,
         })
         for version in LEGACY_VERSIONS
     }

@@ -17,7 +17,7 @@ from pwc_mcp_core.tools.instructions import SERVER_INSTRUCTIONS
 from pwc_mcp_core.tools.prompts import prompts_list_result
 from pwc_mcp_core.tools.templates import templates_list_result
 
-__all__ = ["LEGACY_ONLY_METHODS", "MODERN_CAPABILITIES", "modern_result", "modern_static_bodies"]
+__all__ = ["LEGACY_ONLY_METHODS", "MODERN_CAPABILITIES", "discover_body", "modern_result", "modern_static_bodies"]
 
 MODERN_CAPABILITIES: Final[JsonObject] = {
     # Exactly the handlers the modern leg serves (conformance `discover-capabilities-match-handlers`):
@@ -44,15 +44,20 @@ def modern_result(result: Mapping[str, object], *, ttl_ms: int | None = None) ->
     return merged
 
 
-def modern_static_bodies(tools_result: Mapping[str, object]) -> dict[str, bytes]:
-    """Method → serialized result body for every parameter-free modern method."""
+def discover_body(instructions: str = SERVER_INSTRUCTIONS) -> bytes:
+    """The serialized ``server/discover`` result body."""
     discover: JsonObject = {
         "supportedVersions": [*MODERN_VERSIONS],
         "capabilities": MODERN_CAPABILITIES,
-        "instructions": SERVER_INSTRUCTIONS,
+        "instructions": instructions,
     }
+    return result_body(modern_result(discover, ttl_ms=LIST_TTL_MS))
+
+
+def modern_static_bodies(tools_result: Mapping[str, object]) -> dict[str, bytes]:
+    """Method → serialized result body for every parameter-free modern method."""
     return {
-        "server/discover": result_body(modern_result(discover, ttl_ms=LIST_TTL_MS)),
+        "server/discover": discover_body(),
         "tools/list": result_body(modern_result(tools_result, ttl_ms=LIST_TTL_MS)),
         "resources/list": result_body(modern_result({"resources": []}, ttl_ms=LIST_TTL_MS)),
         "resources/templates/list": result_body(modern_result(templates_list_result(), ttl_ms=LIST_TTL_MS)),

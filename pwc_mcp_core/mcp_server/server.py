@@ -43,6 +43,7 @@ from pwc_mcp_core.mcp_server.legacy_era import (
 )
 from pwc_mcp_core.mcp_server.modern_era import (
     LEGACY_ONLY_METHODS,
+    discover_body,
     modern_result,
     modern_static_bodies,
 )
@@ -95,6 +96,8 @@ from pwc_mcp_core.runtime.dispatch import (
     refusal_of,
 )
 from pwc_mcp_core.tools import completion, prompts
+from pwc_mcp_core.tools.data_source import DataSource
+from pwc_mcp_core.tools.instructions import server_instructions
 
 __all__ = ["Classification", "McpServer", "Pending", "Reply", "classify"]
 
@@ -158,6 +161,17 @@ class McpServer:
             "legacy": legacy_static_bodies(tools_result),
             "modern": modern_static_bodies(tools_result),
         }
+        self.data_source: DataSource | None = None
+
+    def set_data_source(self, source: DataSource | None) -> None:
+        """Show ``source`` (what data the catalog serves) in the instructions of ``initialize`` and
+        ``server/discover``; None (provenance unknown) leaves them without a data line."""
+        if source == self.data_source:
+            return
+        instructions = server_instructions(source)
+        self._initialize = initialize_bodies(instructions)
+        self._static["modern"] = {**self._static["modern"], "server/discover": discover_body(instructions)}
+        self.data_source = source
 
     def classify(self, body: bytes, headers: Mapping[str, str]) -> Classification:
         """`eras.classify` with this server's tool names; never raises.

@@ -1,16 +1,18 @@
 """The agent instructions sent in ``initialize`` and ``server/discover`` (docs/tool-contract.md §1.7).
 
 They describe the tools, so they live beside the tool registry and quote its hosted row cap
-rather than repeating the number.
+rather than repeating the number. `server_instructions` appends one line saying what data the
+catalog serves when the catalog says so (`data_source.DataSource.instructions_line`).
 """
 
 from __future__ import annotations
 
 from typing import Final
 
+from pwc_mcp_core.tools.data_source import DataSource
 from pwc_mcp_core.tools.definitions import LIMIT_CAP
 
-__all__ = ["SERVER_INSTRUCTIONS"]
+__all__ = ["SERVER_INSTRUCTIONS", "server_instructions"]
 
 SERVER_INSTRUCTIONS: Final = (
     "Papers With Code research catalog (read-only). "
@@ -29,3 +31,8 @@ SERVER_INSTRUCTIONS: Final = (
     "is_open may be null when unknown. A tool result with isError explains what to change; fix the argument "
     "and retry rather than repeating the same call."
 )
+
+
+def server_instructions(source: DataSource | None = None) -> str:
+    """`SERVER_INSTRUCTIONS`, plus the data line of ``source`` when the catalog's provenance is known."""
+    return SERVER_INSTRUCTIONS if source is None else f"{SERVER_INSTRUCTIONS} {source.instructions_line()}"
