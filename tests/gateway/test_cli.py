@@ -6,6 +6,7 @@ import json
 import os
 import subprocess
 import sys
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -121,6 +122,11 @@ def test_demo_serves_the_sample_catalog_offline(processes: list[subprocess.Popen
     wait_http(f"{base}/health", proc=proc, timeout_s=120)
     with httpx.Client(base_url=base, timeout=30) as client:
         assert client.get("/health").json()["checks"]["catalog"] == "ok"
+        for _ in range(100):  # the provenance is fetched just after the first successful probe
+            if (data := client.get("/.well-known/mcp").json()["data"])["provenance"] == "recorded":
+                break
+            time.sleep(0.05)
+        assert data["kind"] == "sample"  # the demo says it serves the bundled sample, not the archive
         tools = client.post("/mcp", content=b'{"jsonrpc":"2.0","id":1,"method":"tools/list"}', headers=HEADERS)
         assert len(tools.json()["result"]["tools"]) == 21
         call = client.post("/mcp", headers=HEADERS, content=json.dumps({
