@@ -125,7 +125,8 @@ def _read_hub_metadata(root: Path, relative: str) -> tuple[str | None, str | Non
     metadata = root / ".cache" / "huggingface" / "download" / f"{relative}.metadata"
     try:
         with metadata.open(encoding="utf-8") as handle:
-            commit, etag = handle.readline().strip(), handle.readline().strip()
+            # Bounded reads: a commit hash and an etag are under 100 characters.
+            commit, etag = handle.readline(256).strip(), handle.readline(256).strip()
     except (OSError, UnicodeDecodeError):
         return None, None
     return (commit if _COMMIT.fullmatch(commit) else None), (etag.strip('"') or None)

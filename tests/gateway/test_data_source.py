@@ -151,6 +151,7 @@ def test_a_gateway_over_the_sample_catalog_says_it_serves_the_sample(catalog_url
         data = health["data"]
         assert data["kind"] == "sample" and data["title"] == "Bundled sample catalog"
         assert data["embedding_model"] == "wordllama-l2_supercat-256" and data["datasets"] == []
+        assert data["imported_at"] and data["latest_paper"] == "2024-12-27"
         assert httpx.get(f"{server.base_url}/.well-known/mcp", timeout=10).json()["data"] == data
         docs = httpx.get(f"{server.base_url}/docs", headers={"Accept": "application/json"}, timeout=10).json()
         assert docs["data"] == data
