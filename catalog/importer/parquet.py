@@ -35,6 +35,7 @@ unusable type, or a shard pyarrow cannot read raises
 from __future__ import annotations
 
 import datetime as dt
+import itertools
 import json
 import re
 from collections.abc import Callable, Iterator
@@ -293,6 +294,28 @@ def _project(arr: pa.Array, keep: tuple[str, ...]) -> pa.Array:
         return arr
 
 
+def _py(arr: pa.Array) -> list[Any]:
+    """``arr.to_pylist()``, several times faster for strings, lists and structs (whose
+    children are converted whole, then cut by offsets), the shapes the big shards hold."""
+    t = arr.type
+    if pa.types.is_string(t) or pa.types.is_large_string(t):
+        return arr.to_numpy(zero_copy_only=False).tolist()  # type: ignore[no-any-return]
+    if pa.types.is_list(t) or pa.types.is_large_list(t):
+        offsets = arr.offsets.to_numpy().tolist()  # absolute positions in arr.values
+        values = _py(arr.values)
+        out: list[Any] = [values[a:b] for a, b in itertools.pairwise(offsets)]
+    elif pa.types.is_struct(t) and arr.offset == 0 and t.num_fields:
+        names = t.names
+        out = [dict(zip(names, row, strict=True))
+               for row in zip(*(_py(arr.field(i)) for i in range(t.num_fields)), strict=True)]
+    else:
+        return arr.to_pylist(maps_as_pydicts="lossy")  # type: ignore[no-any-return]
+    if arr.null_count:
+        for position in pc.indices_nonzero(arr.is_null()).to_pylist():
+            out[position] = None
+    return out
+
+
 def _column(kind: str, name: str, arr: pa.Array) -> list[Any]:
     """One batch column as Python values in the JSON dump's shape."""
     shape = COLUMNS[kind][name]
@@ -303,7 +326,7 @@ def _column(kind: str, name: str, arr: pa.Array) -> list[Any]:
         arr = _project(arr, _KEEP_FIELDS[(kind, name)])
     if kind == "evaluations" and name in ("datasets", "subtasks") and _is_list(t):
         return _leaderboards(arr)
-    values = arr.to_pylist(maps_as_pydicts="lossy")
+    values = _py(arr)
     if shape == _DATE and not _is_text(t):
         return [date_text(v) for v in values]
     if shape == _INT and not pa.types.is_integer(t):
@@ -410,11 +433,11 @@ def _attach(value: Any, t: pa.DataType, path: tuple[str, ...], metrics: Iterator
 def _leaderboards(arr: pa.Array) -> list[Any]:
     paths = _row_paths(arr.type)
     if not paths:
-        return arr.to_pylist(maps_as_pydicts="lossy")
+        return _py(arr)
     per_path = [_struct_dicts(_rows_at(arr, path).field("metrics")) for path in paths]
     # Struct field access ignores the row struct's validity; _struct_dicts' None marks null
     # metrics only, and rows that are null themselves are skipped by _attach.
-    values = arr.cast(_strip(arr.type, paths)).to_pylist(maps_as_pydicts="lossy")
+    values = _py(arr.cast(_strip(arr.type, paths)))
     for path, dicts in zip(paths, per_path, strict=True):
         it = iter(dicts)
         for value in values:
@@ -513,17 +536,24 @@ def iter_records(source: Source, stats: SourceStats) -> Iterator[tuple[int, Any,
         known = set(COLUMNS[kind]) | _UNUSED[kind]
         stats.ignored_columns = [name for name in present if name not in known]
         columns = [name for name in COLUMNS[kind] if name in present]
+        schema = handle.schema_arrow
+        # JSON text to decode, or deep fields to reshape: else the dict is the record as is.
+        finish = kind in ("evaluations", "methods") or any(
+            COLUMNS[kind][c] in (_LIST, _OBJECT) and _is_text(schema.field(c).type)
+            for c in columns)
         batches = handle.iter_batches(batch_size=_BATCH.get(kind, _DEFAULT_BATCH),
-                                      columns=columns, use_threads=False)
+                                      columns=columns)
         for batch in batches:
             values = [_column(kind, name, batch.column(name)) for name in columns]
             for row in zip(*values, strict=True):
                 number += 1
                 counter.position = number
-                try:
-                    record: Any = _finish(kind, dict(zip(columns, row, strict=True)))
-                except _BadValue as exc:
-                    record = ValueError(str(exc))
+                record: Any = dict(zip(columns, row, strict=True))
+                if finish:
+                    try:
+                        record = _finish(kind, record)
+                    except _BadValue as exc:
+                        record = ValueError(str(exc))
                 yield number, record, counter
     except (pa.ArrowException, OSError, ValueError) as exc:
         column = _failing_column(path, list(COLUMNS[kind]))
