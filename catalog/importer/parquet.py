@@ -299,7 +299,7 @@ def _py(arr: pa.Array) -> list[Any]:
     children are converted whole, then cut by offsets), the shapes the big shards hold."""
     t = arr.type
     if pa.types.is_string(t) or pa.types.is_large_string(t):
-        return arr.to_numpy(zero_copy_only=False).tolist()  # type: ignore[no-any-return]
+        return arr.to_numpy(zero_copy_only=False).tolist()
     if pa.types.is_list(t) or pa.types.is_large_list(t):
         offsets = arr.offsets.to_numpy().tolist()  # absolute positions in arr.values
         values = _py(arr.values)
@@ -309,7 +309,7 @@ def _py(arr: pa.Array) -> list[Any]:
         out = [dict(zip(names, row, strict=True))
                for row in zip(*(_py(arr.field(i)) for i in range(t.num_fields)), strict=True)]
     else:
-        return arr.to_pylist(maps_as_pydicts="lossy")  # type: ignore[no-any-return]
+        return arr.to_pylist(maps_as_pydicts="lossy")
     if arr.null_count:
         for position in pc.indices_nonzero(arr.is_null()).to_pylist():
             out[position] = None
