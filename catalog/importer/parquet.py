@@ -530,6 +530,7 @@ def iter_records(source: Source, stats: SourceStats) -> Iterator[tuple[int, Any,
     path, kind = source.path, source.kind
     counter = _RowCounter()
     number = 0
+    columns: list[str] = []
     try:
         handle = pq.ParquetFile(path)
         present = handle.schema_arrow.names
@@ -556,7 +557,7 @@ def iter_records(source: Source, stats: SourceStats) -> Iterator[tuple[int, Any,
                         record = ValueError(str(exc))
                 yield number, record, counter
     except (pa.ArrowException, OSError, ValueError) as exc:
-        column = _failing_column(path, list(COLUMNS[kind]))
+        column = _failing_column(path, columns)
         where = f" in column {column!r}" if column else ""
         raise SourceError(f"{path}: unreadable parquet data at row {number + 1}{where}: "
                           f"{_reason(exc)}") from None
