@@ -37,7 +37,6 @@ from __future__ import annotations
 import datetime as dt
 import itertools
 import json
-import re
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -49,7 +48,6 @@ import pyarrow.parquet as pq
 from catalog.importer.sources import Source, SourceError
 from catalog.importer.stats import SourceStats
 
-MAGIC = b"PAR1"
 # Dataset folder names on the Hub (note "paper", not "papers", in the links dataset).
 DATASET_KINDS = {"papers-with-abstracts": "papers", "links-between-paper-and-code": "links",
                  "links-between-papers-and-code": "links", "evaluation-tables": "evaluations",
@@ -109,22 +107,11 @@ class _BadValue(ValueError):
     """A field that cannot be decoded: the record is skipped (and counted) by the loader."""
 
 
-def is_parquet(path: Path) -> bool:
-    """True when ``path`` starts with the parquet magic bytes."""
-    with path.open("rb") as handle:
-        return handle.read(4) == MAGIC
-
-
 def dataset_name(path: Path) -> str:
     """The Hub dataset a shard belongs to: ``<name>`` of ``<name>/data/<shard>``, else the
     parent folder's name."""
     parent = path.parent
     return parent.parent.name if parent.name == "data" else parent.name
-
-
-def display_name(path: Path) -> str:
-    """``<dataset>/<shard>``: shard names repeat across datasets."""
-    return f"{dataset_name(path)}/{path.name}"
 
 
 def _kind_of_columns(names: set[str]) -> str | None:
@@ -561,12 +548,3 @@ def iter_records(source: Source, stats: SourceStats) -> Iterator[tuple[int, Any,
         where = f" in column {column!r}" if column else ""
         raise SourceError(f"{path}: unreadable parquet data at row {number + 1}{where}: "
                           f"{_reason(exc)}") from None
-
-
-_SHARD = re.compile(r"-(\d{5})-of-(\d{5})\.parquet$")
-
-
-def shard_key(path: Path) -> tuple[str, int, str]:
-    """Sort key keeping ``train-00002-of-00004`` before ``train-00010-of-00012``."""
-    match = _SHARD.search(path.name)
-    return (str(path.parent), int(match.group(1)) if match else 0, path.name)

@@ -87,6 +87,24 @@ def _import_source(writer: Writer, source: srcs.Source, stats: SourceStats, out:
         progress.close()
 
 
+def _detect(path: Path) -> srcs.Source:
+    """A parquet shard's kind from its footer (pyarrow only then); any other source's by
+    :func:`catalog.importer.sources.detect`."""
+    if path.suffix.lower() == ".parquet" or (path.is_file() and _starts_with(path, b"PAR1")):
+        from catalog.importer import parquet
+
+        return parquet.detect(path)
+    return srcs.detect(path)
+
+
+def _starts_with(path: Path, magic: bytes) -> bool:
+    try:
+        with path.open("rb") as handle:
+            return handle.read(len(magic)) == magic
+    except OSError:
+        return False
+
+
 def _prepare_temp(db: Path) -> Path:
     """Copy the current database (if any) to ``<db>.tmp-XXXX`` with SQLite's backup API."""
     temp = db.with_name(f"{db.name}.tmp-{secrets.token_hex(4)}")
@@ -148,7 +166,7 @@ def _run_import(db: Path, sources: list[Path], out: TextIO) -> int:
     pending: vectors.PendingVectors | None = None
     try:
         paths = [found for p in sources for found in srcs.expand(Path(p))]
-        detected = sorted((srcs.detect(p) for p in paths), key=lambda s: srcs.KIND_ORDER[s.kind])
+        detected = sorted(map(_detect, paths), key=lambda s: srcs.KIND_ORDER[s.kind])
         if not detected:
             print("error: no sources given", file=out)
             return 2

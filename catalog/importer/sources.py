@@ -4,9 +4,9 @@ Dump files (``.json`` or ``.json.gz``, detected by magic bytes, not only the
 name) are JSON arrays streamed record by record with ``ijson``, so a 560 MB
 dump never sits in memory. The arXiv OAI snapshot is JSON-lines (one object
 per line). ``catalog-extras.json`` is one small JSON object. A Markdown source
-is a folder. Parquet shards of the archive as published on the Hub are read
-by :mod:`catalog.importer.parquet`; :func:`expand` turns folders in the
-published layout into their shards.
+is a folder. Parquet shards of the archive as published on the Hub are
+detected and read by :mod:`catalog.importer.parquet`; :func:`expand` turns
+folders in the published layout into their shards.
 
 Any file-level problem (bad gzip, truncated stream, invalid JSON, unknown
 format) raises :class:`SourceError` naming the file and the position: the
@@ -68,11 +68,11 @@ class Source:
 
     @property
     def name(self) -> str:
-        """Name shown in summaries: the file name, ``<dataset>/<shard>`` for a parquet shard."""
+        """Name shown in summaries: the file name; ``<dataset>/<shard>`` for a parquet shard
+        (``<dataset>/data/<shard>`` on the Hub: shard names repeat across datasets)."""
         if self.format == "parquet":
-            from catalog.importer.parquet import display_name
-
-            return display_name(self.path)
+            parent = self.path.parent
+            return f"{parent.parent.name if parent.name == 'data' else parent.name}/{self.path.name}"
         return self.path.name
 
 
@@ -245,10 +245,6 @@ def detect(path: Path) -> Source:
         raise SourceError(f"{path}: no such file or directory")
     if path.is_dir():
         return Source(path, "markdown", 0)
-    from catalog.importer import parquet
-
-    if parquet.is_parquet(path) or path.suffix.lower() == ".parquet":
-        return parquet.detect(path)
     name = path.name.lower()
     by_name = next((kind for hint, kind in _NAME_HINTS if hint in name), None)
     if name.endswith((".jsonl", ".jsonl.gz")) and by_name is None:
@@ -265,6 +261,13 @@ def detect(path: Path) -> Source:
 _DUMP_FILE = re.compile(r"(^|[-_.])(papers-with-abstracts|links-between-papers-and-code|"
                         r"evaluation-tables|methods|datasets|catalog-extras)\.json(\.gz)?$")
 _MAX_DEPTH = 3  # DIR/<dataset>/data/<shard>
+_SHARD = re.compile(r"-(\d+)-of-(\d+)\.parquet$")
+
+
+def _shard_key(path: Path) -> tuple[int, str]:
+    """``train-00002-of-00004`` before ``train-00010-of-00012``."""
+    match = _SHARD.search(path.name)
+    return (int(match.group(1)) if match else 0, path.name)
 
 
 def expand(path: Path) -> list[Path]:
@@ -285,7 +288,6 @@ def expand(path: Path) -> list[Path]:
     if not path.is_dir():
         return [path]
     from catalog.importer.others import markdown_files
-    from catalog.importer.parquet import shard_key
 
     if markdown_files(path):
         return [path]
@@ -294,7 +296,7 @@ def expand(path: Path) -> list[Path]:
     def walk(folder: Path, depth: int) -> None:
         entries = sorted(folder.iterdir())
         shards = [e for e in entries if e.is_file() and e.name.lower().endswith(".parquet")]
-        found.extend(sorted(shards, key=shard_key))
+        found.extend(sorted(shards, key=_shard_key))
         found.extend(e for e in entries if e.is_file() and _DUMP_FILE.search(e.name.lower()))
         for entry in entries:
             if not entry.is_dir() or entry.name.startswith("."):

@@ -371,3 +371,39 @@ def test_progress_counts_rows(tmp_path: Path, generated: Path) -> None:
     (1497225600.0, "2017-06-12"), (None, None)])
 def test_dates_in_any_encoding(value: object, expected: str | None) -> None:
     assert date_text(value) == expected
+
+
+def test_metrics_stay_with_their_rows_through_null_and_nested_levels(tmp_path: Path) -> None:
+    def row(model: str, **metrics: str) -> dict:
+        return {"model_name": model, "metrics": metrics}
+
+    tasks = []
+    for n in range(40):  # more tasks than one record batch holds
+        tasks.append({"task": f"Task {n}", "datasets": [
+            {"dataset": f"D{n}", "sota": None},
+            {"dataset": f"E{n}", "sota": {"metrics": ["Acc"], "rows": None}},
+            {"dataset": f"F{n}", "sota": {"metrics": ["Acc", "F1"], "rows": [
+                row(f"m{n}a", F1=f"{n}.1"), None, row(f"m{n}b", Acc=f"{n}.2")]},
+             "subdatasets": [{"subdataset": "val", "sota": {"metrics": ["BLEU"], "rows": [
+                 row(f"m{n}c", BLEU=f"{n}.3")]}}]}],
+            "subtasks": [{"task": f"Sub {n}", "datasets": [
+                {"dataset": f"G{n}", "sota": {"metrics": ["Err"], "rows": [
+                    row(f"m{n}d", Err=f"{n}.4", Acc=f"{n}.5")]}}]}] if n % 3 == 0 else None})
+    data = fx.table("evaluations", tasks, metrics="struct")
+    assert pa.types.is_struct(data.schema.field("datasets").type.value_type.field("sota").type
+                              .field("rows").type.value_type.field("metrics").type)
+    fx.write_shards(tmp_path / "evaluation-tables", data, row_group_size=7)
+    db = tmp_path / "catalog.db"
+    code, output = _import(db, tmp_path / "evaluation-tables")
+    assert code == 0, output
+    conn = sqlite3.connect(db)
+    got = dict(conn.execute("SELECT model_name, metrics FROM evaluations").fetchall())
+    conn.close()
+    want = {}
+    for n in range(40):
+        want.update({f"m{n}a": {"F1": f"{n}.1"}, f"m{n}b": {"Acc": f"{n}.2"},
+                     f"m{n}c": {"BLEU": f"{n}.3"}})
+        if n % 3 == 0:
+            want[f"m{n}d"] = {"Err": f"{n}.4", "Acc": f"{n}.5"}
+    assert {k: json.loads(v) for k, v in got.items()} == want
+    assert list(json.loads(got["m0d"])) == ["Err", "Acc"]  # the table's metric first
