@@ -13,7 +13,8 @@ delegates to ``catalog.importer.run_import`` (which also builds the semantic
 index); ``embed`` rebuilds only the semantic index of an existing database
 (``catalog.vectors.embed_database``). Errors print one line and exit non-zero,
 never with a traceback: 2 for usage and for an unusable source (missing, corrupt
-or truncated dump: ``error: <file>: ...``), 1 otherwise.
+or truncated dump or shard, a shard without a required column, a folder with
+nothing to import: ``error: <file>: ...``), 1 otherwise.
 """
 
 from __future__ import annotations
@@ -42,9 +43,11 @@ def build_parser() -> argparse.ArgumentParser:
     serve.add_argument("--port", type=int, default=8000, help="TCP port (default 8000)")
     serve.add_argument("--processes", type=int, default=1,
                        help="serving processes (default 1; more under gunicorn, e.g. one per core)")
-    imp = commands.add_parser("import", help="import dump files into a catalog database")
+    imp = commands.add_parser("import", help="import the archive (parquet shards or JSON dumps) "
+                              "into a catalog database")
     imp.add_argument("--db", type=Path, required=True, help="catalog SQLite file (created if missing)")
-    imp.add_argument("sources", type=Path, nargs="+", metavar="SOURCE", help="dump files or folders")
+    imp.add_argument("sources", type=Path, nargs="+", metavar="SOURCE", help="parquet shards, Hub dataset folders (or their parent), "
+                     "JSON dumps, Markdown folders")
     embed = commands.add_parser("embed", help="rebuild the semantic index of a catalog database")
     embed.add_argument("--db", type=Path, required=True, help="catalog SQLite file")
     return parser
