@@ -5,11 +5,20 @@ Usage::
     uv run python bench/gen_catalog.py --papers 100000 --evaluations 500000 --out DIR [--seed 7] \
         [--vocabulary realistic|tiny] [--gzip]
     uv run python bench/gen_catalog.py --preset archive --gzip --out DIR   # the July 2025 archive's counts
+    uv run python bench/gen_catalog.py --preset archive --format parquet --out DIR  # as on the Hub
 
 Writes ``papers-with-abstracts.json``, ``links-between-papers-and-code.json``,
 ``methods.json``, ``datasets.json``, ``evaluation-tables.json`` and a
 ``markdown/`` folder (a few large documents for read-chunk benchmarks) into
-DIR. Everything is derived from ``random.Random(seed)``, so the same
+DIR. ``--format parquet`` writes the same records as parquet shards in the
+layout the Hub publishes them (``pwc-archive/<name>``, as ``hf download
+pwc-archive/<name> --repo-type dataset --local-dir DIR/<name>`` leaves them):
+``DIR/papers-with-abstracts/data/train-0000N-of-00004.parquet`` (4 shards),
+``links-between-paper-and-code``, ``methods`` and ``datasets`` (1 shard each),
+``evaluation-tables`` (4 shards), each with Arrow's schema inferred from the
+records as the ``datasets`` library writes it (structs holding the union of
+the records' keys, the papers' ``date`` a timestamp), plus ``markdown/``.
+Everything is derived from ``random.Random(seed)``, so the same
 arguments always give byte-identical files. Records are written one at a
 time, so memory stays small for large counts.
 
@@ -52,6 +61,7 @@ import itertools
 import json
 import random
 from dataclasses import dataclass, replace
+from datetime import datetime
 from pathlib import Path
 from typing import IO, Any
 
@@ -158,6 +168,76 @@ class _ArrayWriter:
         self.handle.close()
 
 
+# Hub dataset name (``pwc-archive/<name>``) and shard count of each JSON dump.
+HUB_LAYOUT = {"papers-with-abstracts.json": ("papers-with-abstracts", 4),
+              "links-between-papers-and-code.json": ("links-between-paper-and-code", 1),
+              "methods.json": ("methods", 1), "datasets.json": ("datasets", 1),
+              "evaluation-tables.json": ("evaluation-tables", 4)}
+
+
+class _ParquetWriter:
+    """Writes records as parquet shards ``<name>/data/train-0000N-of-0000M.parquet``.
+
+    The schema is Arrow's inference over the first row group (the generator's records all
+    have one shape), as ``datasets`` infers it from the JSON: structs with the union of keys;
+    the papers' ``date`` is a ``timestamp[ns]``, as pandas' ``convert_dates`` leaves it.
+    """
+
+    def __init__(self, path: Path, total: int) -> None:
+        import pyarrow.parquet as pq
+
+        self._pq = pq
+        name, self.shards = HUB_LAYOUT[path.name]
+        self.folder = path.parent / name / "data"
+        self.folder.mkdir(parents=True, exist_ok=True)
+        self.per_shard = max(1, -(-total // self.shards))
+        self.group = 100 if name == "evaluation-tables" else 10_000  # rows per row group
+        self.dates = name == "papers-with-abstracts"
+        self.buffer: list[dict[str, Any]] = []
+        self.schema: Any = None
+        self.writer: Any = None
+        self.shard = self.in_shard = 0
+
+    def add(self, record: dict[str, Any]) -> None:
+        if self.dates and isinstance(record.get("date"), str):
+            record = {**record, "date": datetime.strptime(record["date"], "%Y-%m-%d")}
+        self.buffer.append(record)
+        if self.in_shard + len(self.buffer) >= self.per_shard or len(self.buffer) >= self.group:
+            self._flush()
+
+    def _flush(self) -> None:
+        import pyarrow as pa
+
+        if not self.buffer:
+            return
+        if self.schema is None:
+            schema = pa.Table.from_pylist(self.buffer).schema
+            if self.dates:
+                schema = schema.set(schema.get_field_index("date"),
+                                    pa.field("date", pa.timestamp("ns")))
+            self.schema = schema
+        if self.writer is None:
+            path = self.folder / f"train-{self.shard:05d}-of-{self.shards:05d}.parquet"
+            self.writer = self._pq.ParquetWriter(path, self.schema)
+        self.writer.write_table(pa.Table.from_pylist(self.buffer, schema=self.schema))
+        self.in_shard += len(self.buffer)
+        self.buffer = []
+        if self.in_shard >= self.per_shard:
+            self.writer.close()
+            self.writer, self.in_shard, self.shard = None, 0, self.shard + 1
+
+    def close(self) -> None:
+        self._flush()
+        if self.writer is not None:
+            self.writer.close()
+            self.writer, self.shard = None, self.shard + 1
+        while self.schema is not None and self.shard < self.shards:
+            # fewer records than shards: the remaining shards are empty, as the layout says
+            path = self.folder / f"train-{self.shard:05d}-of-{self.shards:05d}.parquet"
+            self._pq.write_table(self.schema.empty_table(), path)
+            self.shard += 1
+
+
 def _archive_date(i: int, papers: int, rng: random.Random) -> str:
     month = i * 151 // max(1, papers)  # 2013-01 .. 2025-07, in arXiv-id order
     return f"{2013 + month // 12}-{1 + month % 12:02d}-{1 + rng.randrange(28):02d}"
@@ -171,12 +251,17 @@ def _paper_tasks(rng: random.Random, tasks: list[str], cum: list[float] | None) 
 
 def generate(papers: int, evaluations: int, out: Path, seed: int,
              vocabulary: str = "realistic", shape: Shape | None = None,
-             compress: bool = False) -> dict[str, int]:
+             compress: bool = False, fmt: str = "json") -> dict[str, int]:
     """Write the synthetic dumps into ``out``; return record counts per file.
 
     ``vocabulary`` is ``"realistic"`` or ``"tiny"``; ``shape`` is a preset
     from :data:`PRESETS` (default ``small``); ``papers`` and ``evaluations``
-    override its counts. ``compress`` writes ``.json.gz`` dumps (module doc)."""
+    override its counts. ``compress`` writes ``.json.gz`` dumps; ``fmt="parquet"`` writes
+    the same records as parquet shards in the Hub's layout (module doc)."""
+
+    def writer(path: Path, total: int) -> _ArrayWriter | _ParquetWriter:
+        return _ParquetWriter(path, total) if fmt == "parquet" else _ArrayWriter(path, compress)
+
     shape = replace(shape or PRESETS["small"], papers=papers, evaluations=evaluations)
     rng = random.Random(seed)
     # "tiny" draws from the main generator exactly as the first version did (same files).
@@ -192,7 +277,7 @@ def generate(papers: int, evaluations: int, out: Path, seed: int,
                 if shape.archive else None)
     counts: dict[str, int] = {}
 
-    w = _ArrayWriter(out / "papers-with-abstracts.json", compress)
+    w: _ArrayWriter | _ParquetWriter = writer(out / "papers-with-abstracts.json", papers)
     for i in range(papers):
         arxiv = _arxiv_id(i)
         w.add({"paper_url": f"https://paperswithcode.com/paper/synthetic-{i}", "arxiv_id": arxiv,
@@ -207,9 +292,10 @@ def generate(papers: int, evaluations: int, out: Path, seed: int,
     w.close()
     counts["papers"] = papers
 
-    w = _ArrayWriter(out / "links-between-papers-and-code.json", compress)
     link_papers = (range(0, papers, 2) if shape.links is None
                    else (rng.randrange(papers) for _ in range(shape.links)))
+    w = writer(out / "links-between-papers-and-code.json",
+               len(range(0, papers, 2)) if shape.links is None else shape.links)
     counts["links"] = 0
     for n, i in enumerate(link_papers):
         w.add({"paper_url": f"https://paperswithcode.com/paper/synthetic-{i}", "paper_arxiv_id": _arxiv_id(i),
@@ -219,21 +305,21 @@ def generate(papers: int, evaluations: int, out: Path, seed: int,
         counts["links"] += 1
     w.close()
 
-    w = _ArrayWriter(out / "methods.json", compress)
+    w = writer(out / "methods.json", len(methods))
     for name in methods:
         w.add({"url": None, "name": name, "full_name": name, "description": _title(rng),
                "introduced_year": rng.randint(1990, 2024),
                "collections": [{"collection": "C", "area": rng.choice(AREAS)}]})
     w.close()
-    w = _ArrayWriter(out / "datasets.json", compress)
+    w = writer(out / "datasets.json", len(datasets))
     for name in datasets:
         w.add({"url": None, "name": name, "full_name": name, "description": _title(rng),
                "modalities": [], "tasks": []})
     w.close()
     counts["methods"], counts["datasets"] = len(methods), len(datasets)
 
-    w = _ArrayWriter(out / "evaluation-tables.json", compress)
     boards = _boards(rng, shape, tasks, datasets)
+    w = writer(out / "evaluation-tables.json", len(boards))
     per_board = max(1, evaluations // max(1, sum(len(own) for _, own in boards)))
     remaining = evaluations
     for t, (task, own) in enumerate(boards):
@@ -284,7 +370,9 @@ def main() -> None:
     parser.add_argument("--papers", type=int, help="papers (default: the preset's)")
     parser.add_argument("--evaluations", type=int, help="leaderboard rows (default: the preset's)")
     parser.add_argument("--links", type=int, help="code links (default: the preset's)")
-    parser.add_argument("--gzip", action="store_true", help="write .json.gz dumps, as published")
+    parser.add_argument("--gzip", action="store_true", help="write .json.gz dumps (JSON form)")
+    parser.add_argument("--format", choices=("json", "parquet"), default="json",
+                        help="JSON dumps, or parquet shards in the Hub's published layout")
     parser.add_argument("--out", type=Path, required=True)
     parser.add_argument("--seed", type=int, default=7)
     parser.add_argument("--vocabulary", choices=("realistic", "tiny"), default="realistic",
@@ -295,7 +383,7 @@ def main() -> None:
         shape = replace(shape, links=args.links)
     counts = generate(args.papers if args.papers is not None else shape.papers,
                       args.evaluations if args.evaluations is not None else shape.evaluations,
-                      args.out, args.seed, args.vocabulary, shape, args.gzip)
+                      args.out, args.seed, args.vocabulary, shape, args.gzip, args.format)
     print(json.dumps(counts))
 
 

@@ -15,7 +15,8 @@ index); ``embed`` rebuilds only the semantic index of an existing database
 (``catalog.vectors.embed_database``). ``info`` prints where the database's data
 came from (``catalog.provenance``): a short summary, or with ``--json`` the whole
 record. Errors print one line and exit non-zero, never with a traceback: 2 for
-usage, for an unusable source (missing, corrupt or truncated dump:
+usage, for an unusable source (missing, corrupt or truncated dump or shard, a
+shard without a required column, a folder with nothing to import:
 ``error: <file>: ...``) and for a missing or unreadable database given to
 ``info``, 1 otherwise.
 """
@@ -46,9 +47,11 @@ def build_parser() -> argparse.ArgumentParser:
     serve.add_argument("--port", type=int, default=8000, help="TCP port (default 8000)")
     serve.add_argument("--processes", type=int, default=1,
                        help="serving processes (default 1; more under gunicorn, e.g. one per core)")
-    imp = commands.add_parser("import", help="import dump files into a catalog database")
+    imp = commands.add_parser("import", help="import the archive (parquet shards or JSON dumps) "
+                              "into a catalog database")
     imp.add_argument("--db", type=Path, required=True, help="catalog SQLite file (created if missing)")
-    imp.add_argument("sources", type=Path, nargs="+", metavar="SOURCE", help="dump files or folders")
+    imp.add_argument("sources", type=Path, nargs="+", metavar="SOURCE", help="parquet shards, Hub dataset folders (or their parent), "
+                     "JSON dumps, Markdown folders")
     embed = commands.add_parser("embed", help="rebuild the semantic index of a catalog database")
     embed.add_argument("--db", type=Path, required=True, help="catalog SQLite file")
     info = commands.add_parser("info", help="show where a catalog database's data came from")

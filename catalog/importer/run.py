@@ -30,7 +30,8 @@ _LOADERS = {"papers": dumps.load_papers, "links": dumps.load_links,
 
 
 class _Progress:
-    """tqdm bar over source bytes on a terminal; plain lines otherwise."""
+    """tqdm bar on a terminal (over source bytes; over rows for a parquet shard, whose row
+    count the footer gives, so the bar has a rate and an ETA); plain lines otherwise."""
 
     def __init__(self, out: TextIO, source: srcs.Source) -> None:
         self.out, self.source = out, source
@@ -39,10 +40,16 @@ class _Progress:
         if callable(isatty) and isatty():
             from tqdm import tqdm
 
-            self.bar = tqdm(total=source.size or None, unit="B", unit_scale=True, file=out,
-                            desc=source.path.name, leave=False)
+            if source.rows is not None:
+                self.bar = tqdm(total=source.rows, unit=" rows", unit_scale=True, file=out,
+                                desc=source.name, leave=False)
+            else:
+                self.bar = tqdm(total=source.size or None, unit="B", unit_scale=True, file=out,
+                                desc=source.name, leave=False)
         else:
-            print(f"importing {source.path} ({source.kind})", file=out, flush=True)
+            rows = f", {source.rows} rows" if source.rows is not None else ""
+            print(f"importing {source.path} ({source.kind}, {source.format}{rows})", file=out,
+                  flush=True)
 
     def track(self, items: Iterator[tuple[int, Any, Any]]) -> Iterator[tuple[int, Any]]:
         """Re-yield ``(number, record)`` while updating the progress display."""
@@ -51,7 +58,7 @@ class _Progress:
                 if self.bar is not None:
                     self.bar.update(counter.position - self.bar.n)
                 elif number % PLAIN_EVERY == 0:
-                    print(f"  {self.source.path.name}: {number} records", file=self.out, flush=True)
+                    print(f"  {self.source.name}: {number} records", file=self.out, flush=True)
             yield number, record
 
     def close(self) -> None:
@@ -67,12 +74,35 @@ def _import_source(writer: Writer, source: srcs.Source, stats: SourceStats, out:
             others.load_markdown(writer, source.path, stats)
         elif source.kind == "extras":
             load_extras(writer, srcs.load_object(source.path), stats)
+        elif source.format == "parquet":
+            from catalog.importer import parquet
+
+            _LOADERS[source.kind](writer, progress.track(parquet.iter_records(source, stats)),
+                                  stats)
         else:
             reader = srcs.iter_lines if source.kind == "arxiv" else srcs.iter_array
             _LOADERS[source.kind](writer, progress.track(reader(source.path)), stats)
         writer.flush()
     finally:
         progress.close()
+
+
+def _detect(path: Path) -> srcs.Source:
+    """A parquet shard's kind from its footer (pyarrow only then); any other source's by
+    :func:`catalog.importer.sources.detect`."""
+    if path.suffix.lower() == ".parquet" or (path.is_file() and _starts_with(path, b"PAR1")):
+        from catalog.importer import parquet
+
+        return parquet.detect(path)
+    return srcs.detect(path)
+
+
+def _starts_with(path: Path, magic: bytes) -> bool:
+    try:
+        with path.open("rb") as handle:
+            return handle.read(len(magic)) == magic
+    except OSError:
+        return False
 
 
 def _prepare_temp(db: Path) -> Path:
@@ -100,9 +130,12 @@ def _remove(path: Path) -> None:
 def run_import(db: Path, sources: list[Path], *, out: TextIO) -> int:
     """Import ``sources`` into the catalog database ``db``; return the exit code.
 
+    ``sources`` are dump files, parquet shards, Markdown folders, or folders in the
+    Hub's published layout (expanded by :func:`catalog.importer.sources.expand`).
     0 on success (a summary line per source is printed to ``out``); 2 when a
-    source is unusable (missing, corrupt or truncated gzip, invalid JSON, not a
-    dump) and 1 when the database cannot be written: one ``error:`` line names
+    source is unusable (missing, corrupt or truncated gzip or parquet, invalid JSON,
+    not a dump, a folder with nothing to import, a parquet shard missing a required
+    column) and 1 when the database cannot be written: one ``error:`` line names
     the file and position, and ``db`` is left exactly as it was (the import
     builds a temporary copy beside it and renames it over ``db`` only at the end).
     Sources are imported in dependency order (papers, methods, datasets,
@@ -132,8 +165,8 @@ def _run_import(db: Path, sources: list[Path], out: TextIO) -> int:
     conn: sqlite3.Connection | None = None
     pending: vectors.PendingVectors | None = None
     try:
-        detected = sorted((srcs.detect(Path(p)) for p in sources),
-                          key=lambda s: srcs.KIND_ORDER[s.kind])
+        paths = [found for p in sources for found in srcs.expand(Path(p))]
+        detected = sorted(map(_detect, paths), key=lambda s: srcs.KIND_ORDER[s.kind])
         if not detected:
             print("error: no sources given", file=out)
             return 2
@@ -153,7 +186,7 @@ def _run_import(db: Path, sources: list[Path], out: TextIO) -> int:
         writer = Writer(conn)
         all_stats: list[SourceStats] = []
         for source in detected:
-            stats = SourceStats(source.path.name, source.kind)
+            stats = SourceStats(source.name, source.kind)
             conn.execute("BEGIN")
             _import_source(writer, source, stats, out)
             conn.execute("COMMIT")

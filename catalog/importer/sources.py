@@ -4,7 +4,9 @@ Dump files (``.json`` or ``.json.gz``, detected by magic bytes, not only the
 name) are JSON arrays streamed record by record with ``ijson``, so a 560 MB
 dump never sits in memory. The arXiv OAI snapshot is JSON-lines (one object
 per line). ``catalog-extras.json`` is one small JSON object. A Markdown source
-is a folder.
+is a folder. Parquet shards of the archive as published on the Hub are
+detected and read by :mod:`catalog.importer.parquet`; :func:`expand` turns
+folders in the published layout into their shards.
 
 Any file-level problem (bad gzip, truncated stream, invalid JSON, unknown
 format) raises :class:`SourceError` naming the file and the position: the
@@ -17,6 +19,7 @@ from __future__ import annotations
 import gzip
 import io
 import json
+import re
 import zlib
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -51,11 +54,26 @@ class SourceError(Exception):
 
 @dataclass
 class Source:
-    """One import source: its path, detected kind and size in bytes (0 for folders)."""
+    """One import source: its path, detected kind and size in bytes (0 for folders).
+
+    ``format`` is ``"json"`` (dumps, JSON lines, Markdown folders) or ``"parquet"``
+    (one shard; ``rows`` is its row count from the footer).
+    """
 
     path: Path
     kind: str
     size: int
+    format: str = "json"
+    rows: int | None = None
+
+    @property
+    def name(self) -> str:
+        """Name shown in summaries: the file name; ``<dataset>/<shard>`` for a parquet shard
+        (``<dataset>/data/<shard>`` on the Hub: shard names repeat across datasets)."""
+        if self.format == "parquet":
+            parent = self.path.parent
+            return f"{parent.parent.name if parent.name == 'data' else parent.name}/{self.path.name}"
+        return self.path.name
 
 
 class CountingReader(io.RawIOBase):
@@ -237,3 +255,59 @@ def detect(path: Path) -> Source:
         raise SourceError(f"{path}: not a recognised dump format at byte 0 (record 1)")
     return Source(path, kind, path.stat().st_size)
 
+
+
+# JSON dumps found in a folder: the published names, possibly dated ("jul-28-methods.json.gz").
+_DUMP_FILE = re.compile(r"(^|[-_.])(papers-with-abstracts|links-between-papers-and-code|"
+                        r"evaluation-tables|methods|datasets|catalog-extras)\.json(\.gz)?$")
+_MAX_DEPTH = 3  # DIR/<dataset>/data/<shard>
+_SHARD = re.compile(r"-(\d+)-of-(\d+)\.parquet$")
+
+
+def _shard_key(path: Path) -> tuple[int, str]:
+    """``train-00002-of-00004`` before ``train-00010-of-00012``."""
+    match = _SHARD.search(path.name)
+    return (int(match.group(1)) if match else 0, path.name)
+
+
+def expand(path: Path) -> list[Path]:
+    """The source paths one command-line argument stands for.
+
+    A file is itself. A folder of paper Markdown (``<arxiv_id>.md`` files, told
+    apart by content) is one source. Any other folder is searched (three levels
+    deep, hidden folders such as ``.cache/huggingface`` skipped) for parquet
+    shards, dumps under their published names and Markdown folders, so both a
+    dataset folder as ``hf download pwc-archive/<name> --local-dir DIR/<name>``
+    leaves it and ``DIR`` itself work.
+
+    Raises:
+        SourceError: a missing path, or a folder holding nothing importable.
+    """
+    if not path.exists():
+        raise SourceError(f"{path}: no such file or directory")
+    if not path.is_dir():
+        return [path]
+    from catalog.importer.others import markdown_files
+
+    if markdown_files(path):
+        return [path]
+    found: list[Path] = []
+
+    def walk(folder: Path, depth: int) -> None:
+        entries = sorted(folder.iterdir())
+        shards = [e for e in entries if e.is_file() and e.name.lower().endswith(".parquet")]
+        found.extend(sorted(shards, key=_shard_key))
+        found.extend(e for e in entries if e.is_file() and _DUMP_FILE.search(e.name.lower()))
+        for entry in entries:
+            if not entry.is_dir() or entry.name.startswith("."):
+                continue
+            if markdown_files(entry):
+                found.append(entry)
+            elif depth < _MAX_DEPTH:
+                walk(entry, depth + 1)
+
+    walk(path, 1)
+    if not found:
+        raise SourceError(f"{path}: no importable files in this folder (parquet shards, "
+                          "JSON dumps or paper Markdown)")
+    return found

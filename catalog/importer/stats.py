@@ -18,6 +18,7 @@ class SourceStats:
     updated: int = 0
     skipped: int = 0
     reasons: list[str] = field(default_factory=list)
+    ignored_columns: list[str] = field(default_factory=list)  # unknown parquet columns
 
     def skip(self, where: str, reason: str) -> None:
         """Count a malformed record; keep the first few reasons (``where``: record position)."""
@@ -33,6 +34,10 @@ class SourceStats:
             self.updated += 1
 
     def summary(self) -> str:
-        """One line: ``<name> (<kind>): read N, inserted N, updated N, skipped N``."""
+        """One line: ``<name> (<kind>): read N, inserted N, updated N, skipped N``
+        (then ``, ignored N unknown columns (a, b)`` when a shard had any)."""
+        ignored = (f", ignored {len(self.ignored_columns)} unknown column"
+                   f"{'s' if len(self.ignored_columns) != 1 else ''} "
+                   f"({', '.join(self.ignored_columns)})" if self.ignored_columns else "")
         return (f"{self.name} ({self.kind}): read {self.read}, inserted {self.inserted}, "
-                f"updated {self.updated}, skipped {self.skipped}")
+                f"updated {self.updated}, skipped {self.skipped}{ignored}")
