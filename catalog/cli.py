@@ -59,7 +59,8 @@ def build_parser() -> argparse.ArgumentParser:
                       help=f"datasets to fetch, comma-separated or repeated (default all: {', '.join(DATASETS)})")
     down.add_argument("--revision", default=None, help="branch, tag or commit of every dataset (default main)")
     down.add_argument("--token", default=None,
-                      help="Hugging Face token (default: HF_TOKEN or the stored login; never printed)")
+                      help="Hugging Face token (default: HF_TOKEN or the stored login; never printed; "
+                           "prefer HF_TOKEN, a command line shows in the process list)")
     down.add_argument("--quiet", action="store_true", help="no progress; only errors and the summary")
     imp = commands.add_parser("import", help="import dump files into a catalog database")
     imp.add_argument("--db", type=Path, required=True, help="catalog SQLite file (created if missing)")

@@ -291,17 +291,30 @@ def _write_manifest(fetched: Fetched, requested: str, endpoint: str) -> None:
     os.replace(temp, path)
 
 
-def _in_place(folder: Path, revision: str, remote: RemoteFile) -> str | None:
+def _recorded(folder: Path) -> dict[str, dict[str, Any]]:
+    """The files an earlier run recorded in ``folder``'s manifest, by path (empty when none)."""
+    try:
+        data = json.loads((folder / MANIFEST).read_text(encoding="utf-8"))
+        return {str(f["path"]): f for f in data["files"]}
+    except (OSError, ValueError, KeyError, TypeError):
+        return {}
+
+
+def _in_place(folder: Path, revision: str, remote: RemoteFile, recorded: dict[str, dict[str, Any]]) -> str | None:
     """The sha256 of ``remote``'s local copy when it is complete and current; None otherwise."""
     from huggingface_hub._local_folder import read_download_metadata, write_download_metadata
 
     target = folder / remote.path
     if not target.is_file() or target.stat().st_size != remote.size:
         return None
-    recorded = _recorded_sha256(folder, remote)
+    entry = recorded.get(remote.path)
     metadata = read_download_metadata(folder, remote.path)  # None when the file changed since
-    if metadata is not None and metadata.etag == remote.etag and recorded is not None:
-        return recorded  # verified by an earlier run: no need to hash it again
+    if (metadata is not None and metadata.etag == remote.etag and entry is not None
+            and entry.get("size") == remote.size and entry.get("blob_id") == remote.blob_id
+            and (remote.sha256 is None or entry.get("sha256") == remote.sha256)):
+        if metadata.commit_hash != revision:  # the same file in a newer commit
+            write_download_metadata(folder, remote.path, commit_hash=revision, etag=remote.etag)
+        return str(entry["sha256"])  # verified by an earlier run: no need to hash it again
     sha256, blob_id = _hashes(target)
     if not _matches(remote, sha256, blob_id):
         return None
@@ -309,22 +322,16 @@ def _in_place(folder: Path, revision: str, remote: RemoteFile) -> str | None:
     return sha256
 
 
-_RECORDED: dict[Path, dict[str, dict[str, Any]]] = {}
-
-
-def _recorded_sha256(folder: Path, remote: RemoteFile) -> str | None:
-    """The sha256 an earlier run recorded for this very file (same etag and size), if any."""
-    if folder not in _RECORDED:
-        try:
-            data = json.loads((folder / MANIFEST).read_text(encoding="utf-8"))
-            _RECORDED[folder] = {str(f["path"]): f for f in data.get("files", [])}
-        except (OSError, ValueError, TypeError, AttributeError):
-            _RECORDED[folder] = {}
-    entry = _RECORDED[folder].get(remote.path)
-    if (entry is None or entry.get("size") != remote.size or entry.get("blob_id") != remote.blob_id
-            or (remote.sha256 and entry.get("sha256") != remote.sha256)):
-        return None
-    return str(entry.get("sha256"))
+def _remove_stale(folder: Path, files: list[RemoteFile], out: TextIO, chatty: bool) -> None:
+    """Delete shards under data/ that the current revision no longer has (the importer reads them all)."""
+    current = {f.path for f in files}
+    for shard in sorted((folder / "data").rglob("*.parquet")):
+        path = shard.relative_to(folder).as_posix()
+        if path not in current:
+            shard.unlink()
+            (folder / ".cache/huggingface/download" / f"{path}.metadata").unlink(missing_ok=True)
+            if chatty:
+                print(f"  {path}: removed, not in this revision", file=out, flush=True)
 
 
 def _download_file(hub: _Hub, fetched: Fetched, remote: RemoteFile) -> tuple[str, int]:
@@ -358,10 +365,10 @@ def _download_dataset(hub: _Hub, name: str, dest: Path, requested: str, out: Tex
     try:
         revision, files = hub.listing(repo_id, requested)
     except OfflineModeIsEnabled as exc:
-        recorded = _read_manifest(folder, repo_id)
-        if recorded is None:
+        earlier = _read_manifest(folder, repo_id)
+        if earlier is None:
             raise hub.error(repo_id, exc, requested) from None
-        revision, files = recorded
+        revision, files = earlier
         offline = True
     except hub.failures() as exc:
         raise hub.error(repo_id, exc, requested) from None
@@ -372,8 +379,9 @@ def _download_dataset(hub: _Hub, name: str, dest: Path, requested: str, out: Tex
         print(f"{how} {repo_id} at {revision[:12]}: {len(files)} files, {_size(total)} -> {folder}",
               file=out, flush=True)
     folder.mkdir(parents=True, exist_ok=True)
+    recorded = _recorded(folder)
     for remote in files:
-        sha256 = _in_place(folder, revision, remote)
+        sha256 = _in_place(folder, revision, remote, recorded)
         if sha256 is None and offline:
             raise DownloadError(f"{folder / remote.path} is missing or incomplete and HF_HUB_OFFLINE is "
                                 "set; unset it to download the file")
@@ -398,6 +406,7 @@ def _download_dataset(hub: _Hub, name: str, dest: Path, requested: str, out: Tex
                       file=out, flush=True)
         fetched.files.append(_entry(remote, sha256))
     if not offline:
+        _remove_stale(folder, files, out, chatty)
         _write_manifest(fetched, requested, hub.public_endpoint())
     return fetched
 

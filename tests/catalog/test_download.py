@@ -100,6 +100,27 @@ def test_a_second_run_fetches_nothing(tmp_path: Path, hub: FakeHub) -> None:
     assert again.stdout.count("(0 fetched, 0 B;") == 5
 
 
+def test_a_new_revision_replaces_changed_shards_and_removes_stale_ones(tmp_path: Path, hub: FakeHub) -> None:
+    assert _download(tmp_path, hub.url, "--only", "methods").returncode == 0
+    repo = hub.repos["pwc-archive/methods"]
+    old = "data/train-00000-of-00001.parquet"
+    new = {"data/train-00000-of-00002.parquet": parquet_bytes([{"url": "a", "name": "A"}]),
+           "data/train-00001-of-00002.parquet": parquet_bytes([{"url": "b", "name": "B"}])}
+    del repo.files[old]
+    repo.files.update(new)
+    repo.sha = "f" * 40
+    again = _download(tmp_path, hub.url, "--only", "methods")
+    assert again.returncode == 0, again.stderr
+    folder = tmp_path / "archive/methods"
+    assert sorted(p.name for p in (folder / "data").iterdir()) == sorted(Path(p).name for p in new)
+    assert f"  {old}: removed, not in this revision" in again.stdout
+    assert "(2 fetched," in again.stdout and "1 already present" in again.stdout  # the README is unchanged
+    manifest = json.loads((folder / MANIFEST).read_text())
+    assert manifest["revision"] == "f" * 40 and len(manifest["files"]) == 3
+    readme = (folder / ".cache/huggingface/download/README.md.metadata").read_text().splitlines()
+    assert readme[0] == "f" * 40
+
+
 def test_an_interrupted_file_resumes_with_a_range_request(tmp_path: Path, hub: FakeHub) -> None:
     # huggingface_hub writes in 10 MiB chunks: a 24 MiB shard cut in half leaves one on disk.
     shard = "data/train-00000-of-00002.parquet"
