@@ -372,6 +372,9 @@ def _download_dataset(hub: _Hub, name: str, dest: Path, requested: str, out: Tex
         offline = True
     except hub.failures() as exc:
         raise hub.error(repo_id, exc, requested) from None
+    except (ValueError, KeyError, TypeError) as exc:  # a 200 that is not the hub's JSON
+        raise DownloadError(f"{repo_id}: {hub.public_endpoint()} does not answer like the Hugging Face "
+                            f"Hub ({type(exc).__name__}); check HF_ENDPOINT") from None
     fetched = Fetched(name, repo_id, folder, revision)
     if chatty:
         total = sum(f.size for f in files)

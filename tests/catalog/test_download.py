@@ -177,6 +177,36 @@ def test_no_network_is_one_line(tmp_path: Path) -> None:
     assert line.startswith(f"error: cannot reach the hub at {endpoint}")
 
 
+def test_a_server_that_is_not_a_hub_and_an_unwritable_dest_are_one_line(tmp_path: Path, hub: FakeHub) -> None:
+    import threading
+    from http.server import BaseHTTPRequestHandler, HTTPServer
+
+    class Html(BaseHTTPRequestHandler):
+        def do_GET(self) -> None:
+            self.send_response(200)
+            self.send_header("Content-Type", "text/html")
+            self.end_headers()
+            self.wfile.write(b"<html>a web page</html>")
+
+        def log_message(self, *args: object) -> None:
+            pass
+
+    server = HTTPServer(("127.0.0.1", 0), Html)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        endpoint = f"http://127.0.0.1:{server.server_port}"
+        line = _one_error_line(_download(tmp_path, endpoint, "--only", "methods"))
+        assert f"{endpoint} does not answer like the Hugging Face Hub" in line
+    finally:
+        server.shutdown()
+        server.server_close()
+    (tmp_path / "archive").write_text("a file where the folder should be")
+    blocked = _download(tmp_path, hub.url, "--only", "methods")
+    assert blocked.returncode == 1 and "Traceback" not in blocked.stderr
+    assert blocked.stderr.splitlines() == [blocked.stderr.strip()]
+    assert blocked.stderr.startswith(f"error: cannot write {tmp_path / 'archive'}")
+
+
 def test_offline_mode_uses_only_what_an_earlier_run_recorded(tmp_path: Path, hub: FakeHub) -> None:
     line = _one_error_line(_download(tmp_path, hub.url, HF_HUB_OFFLINE="1"))
     assert "HF_HUB_OFFLINE" in line
