@@ -397,7 +397,7 @@ def _download_dataset(hub: _Hub, name: str, dest: Path, requested: str, out: Tex
             except ValueError as exc:  # a file name that would leave the folder
                 raise DownloadError(f"{repo_id}: refused {remote.path!r}: {exc}") from None
             except OSError as exc:
-                if type(exc) is OSError and "Consistency check failed" in str(exc):  # http_get's
+                if type(exc) is OSError and exc.errno is None:  # http_get's size check, not the disk
                     raise DownloadError(f"{folder / remote.path}: the hub sent a different size than "
                                         "it lists; run the download again") from None
                 raise
