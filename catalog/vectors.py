@@ -32,7 +32,7 @@ import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TextIO
+from typing import Any, TextIO
 
 import numpy as np
 import numpy.typing as npt
@@ -258,13 +258,27 @@ class PendingVectors:
             self.db.with_name(str(name)).unlink(missing_ok=True)
 
 
+def _embed_progress(out: TextIO | None, quiet: bool, count: int, name: str) -> Any:
+    """A tqdm bar over papers when ``out`` is a terminal (else None, after a plain stage line)."""
+    if out is None or quiet:
+        return None
+    isatty = getattr(out, "isatty", None)
+    if callable(isatty) and isatty():
+        from tqdm import tqdm
+
+        return tqdm(total=count, unit=" papers", unit_scale=True, file=out, desc="embedding", leave=False)
+    print(f"embedding {count} papers with {name}", file=out, flush=True)
+    return None
+
+
 def build_vectors(conn: sqlite3.Connection, db: Path, *, out: TextIO | None = None,
-                  embedder: Embedder | None = None) -> PendingVectors:
+                  embedder: Embedder | None = None, quiet: bool = False) -> PendingVectors:
     """Embed every paper of ``conn``'s database and write the files for ``db`` (not yet published).
 
     Writes a fresh stamp into ``catalog_meta`` of ``conn`` (autocommit) so the
     database and the vectors name each other. Memory stays at one batch of
-    texts plus the int8 matrix.
+    texts plus the int8 matrix. Progress goes to ``out`` (a bar on a terminal,
+    plain lines otherwise; none with ``quiet``), then one summary line.
     """
     started = time.perf_counter()
     embedder = embedder or get_embedder(DEFAULT_EMBEDDER)
@@ -275,6 +289,7 @@ def build_vectors(conn: sqlite3.Connection, db: Path, *, out: TextIO | None = No
         "format": FORMAT, "stamp": stamp, "embedder": embedder.name, "embedder_version": embedder.version,
         "dimension": embedder.dimension, "count": count, "matrix": matrix_name, "columns": columns_name,
         "text": "title + abstract[:1200]"})
+    bar = _embed_progress(out, quiet, count, embedder.name)
     try:
         matrix = np.lib.format.open_memmap(db.with_name(matrix_name), mode="w+", dtype=np.int8,
                                            shape=(count, embedder.dimension))
@@ -298,7 +313,9 @@ def build_vectors(conn: sqlite3.Connection, db: Path, *, out: TextIO | None = No
             published[done:end] = [_date_key(r[3]) for r in rows]
             official[done:end] = [1 if r[4] else 0 for r in rows]
             done = end
-            if out is not None and done % (BATCH * 25) == 0:
+            if bar is not None:
+                bar.update(len(rows))
+            elif out is not None and not quiet and done % (BATCH * 25) == 0:
                 print(f"  embedded {done} of {count} papers", file=out, flush=True)
         matrix.flush()
         del matrix
@@ -313,6 +330,9 @@ def build_vectors(conn: sqlite3.Connection, db: Path, *, out: TextIO | None = No
     except BaseException:
         pending.discard()
         raise
+    finally:
+        if bar is not None:
+            bar.close()
     if out is not None:
         elapsed = time.perf_counter() - started
         print(f"embedded {count} papers with {embedder.name} in {elapsed:.1f} s "
@@ -320,8 +340,11 @@ def build_vectors(conn: sqlite3.Connection, db: Path, *, out: TextIO | None = No
     return pending
 
 
-def embed_database(db: Path, *, out: TextIO) -> int:
-    """``pwc-catalog embed``: (re)build the semantic index of an existing database; exit code."""
+def embed_database(db: Path, *, out: TextIO, quiet: bool = False) -> int:
+    """``pwc-catalog embed``: (re)build the semantic index of an existing database; exit code.
+
+    ``quiet``: no progress, only errors and the summary line.
+    """
     db = Path(db)
     if not db.is_file():
         print(f"error: catalog database not found: {db}", file=out)
@@ -329,7 +352,7 @@ def embed_database(db: Path, *, out: TextIO) -> int:
     try:
         conn = sqlite3.connect(str(db), isolation_level=None)
         try:
-            pending = build_vectors(conn, db, out=out)
+            pending = build_vectors(conn, db, out=out, quiet=quiet)
         finally:
             conn.close()
         pending.publish()

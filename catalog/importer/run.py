@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import gc
+import io
 import logging
 import os
 import secrets
@@ -11,7 +12,7 @@ import time
 from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, TextIO
+from typing import Any, TextIO, cast
 
 from catalog import provenance, schema, vectors
 from catalog.importer import dumps, others
@@ -66,8 +67,16 @@ class _Progress:
             self.bar.close()
 
 
-def _import_source(writer: Writer, source: srcs.Source, stats: SourceStats, out: TextIO) -> None:
-    progress = _Progress(out, source)
+class _Discard(io.TextIOBase):
+    """A text sink that is not a terminal and keeps nothing (the progress of a quiet import)."""
+
+    def write(self, text: str) -> int:
+        return len(text)
+
+
+def _import_source(writer: Writer, source: srcs.Source, stats: SourceStats, out: TextIO,
+                   quiet: bool = False) -> None:
+    progress = _Progress(cast(TextIO, _Discard()) if quiet else out, source)
     writer.start_source()
     try:
         if source.kind == "markdown":
@@ -127,7 +136,7 @@ def _remove(path: Path) -> None:
             pass
 
 
-def run_import(db: Path, sources: list[Path], *, out: TextIO) -> int:
+def run_import(db: Path, sources: list[Path], *, out: TextIO, quiet: bool = False) -> int:
     """Import ``sources`` into the catalog database ``db``; return the exit code.
 
     ``sources`` are dump files, parquet shards, Markdown folders, or folders in the
@@ -144,7 +153,8 @@ def run_import(db: Path, sources: list[Path], *, out: TextIO) -> int:
     The copy is loaded in the bulk-load mode of :mod:`catalog.schema_bulk`
     (no FTS triggers; on a first import no secondary indexes either); indexes,
     ``papers_fts`` and the triggers are rebuilt in the last transaction,
-    before the swap.
+    before the swap. Progress (a bar on a terminal, a line per stage otherwise)
+    goes to ``out`` too; ``quiet`` leaves only errors and the summary.
     """
     # The import allocates millions of long-lived containers (key maps, parsed records)
     # and no reference cycles; automatic collections kept re-scanning them all and cost
@@ -152,14 +162,14 @@ def run_import(db: Path, sources: list[Path], *, out: TextIO) -> int:
     gc_was_enabled = gc.isenabled()
     gc.disable()
     try:
-        return _run_import(db, sources, out)
+        return _run_import(db, sources, out, quiet)
     finally:
         if gc_was_enabled:
             gc.enable()
         gc.collect()
 
 
-def _run_import(db: Path, sources: list[Path], out: TextIO) -> int:
+def _run_import(db: Path, sources: list[Path], out: TextIO, quiet: bool) -> int:
     started = time.perf_counter()
     temp: Path | None = None
     conn: sqlite3.Connection | None = None
@@ -188,7 +198,7 @@ def _run_import(db: Path, sources: list[Path], out: TextIO) -> int:
         for source in detected:
             stats = SourceStats(source.name, source.kind)
             conn.execute("BEGIN")
-            _import_source(writer, source, stats, out)
+            _import_source(writer, source, stats, out, quiet)
             conn.execute("COMMIT")
             all_stats.append(stats)
         conn.execute("BEGIN")
@@ -200,7 +210,7 @@ def _run_import(db: Path, sources: list[Path], out: TextIO) -> int:
                       (datetime.now(UTC).isoformat(timespec="seconds"),))
         provenance.record_import(conn, list(zip(detected, all_stats, strict=True)))
         conn.execute("COMMIT")
-        pending = vectors.build_vectors(conn, db, out=out)  # semantic index, stamped into the copy
+        pending = vectors.build_vectors(conn, db, out=out, quiet=quiet)  # semantic index, stamped into the copy
         conn.execute("PRAGMA journal_mode=DELETE")
         conn.close()
         conn = None
