@@ -258,8 +258,9 @@ def detect(path: Path) -> Source:
 
 
 # JSON dumps found in a folder: the published names, possibly dated ("jul-28-methods.json.gz").
-_DUMP_FILE = re.compile(r"(^|[-_.])(papers-with-abstracts|links-between-papers-and-code|"
-                        r"evaluation-tables|methods|datasets|catalog-extras)\.json(\.gz)?$")
+_DUMP_FILE = re.compile(r"(^|[-_.])((papers-with-abstracts|links-between-papers-and-code|"
+                        r"evaluation-tables|methods|datasets|catalog-extras)\.json|"
+                        r"arxiv-metadata-oai-snapshot\.jsonl?)(\.gz)?$")
 _MAX_DEPTH = 3  # DIR/<dataset>/data/<shard>
 _SHARD = re.compile(r"-(\d+)-of-(\d+)\.parquet$")
 
@@ -276,7 +277,8 @@ def expand(path: Path) -> list[Path]:
     A file is itself. A folder of paper Markdown (``<arxiv_id>.md`` files, told
     apart by content) is one source. Any other folder is searched (three levels
     deep, hidden folders such as ``.cache/huggingface`` skipped) for parquet
-    shards, dumps under their published names and Markdown folders, so both a
+    shards, dumps under their published names (the arXiv OAI snapshot too) and
+    Markdown folders, so both a
     dataset folder as ``hf download pwc-archive/<name> --local-dir DIR/<name>``
     leaves it and ``DIR`` itself work.
 

@@ -311,7 +311,7 @@ def test_import_and_embed_progress_lines_and_quiet(tmp_path: Path) -> None:
 
     loud = cli("import", "--db", str(db), str(dump))
     assert loud.returncode == 0, loud.stdout + loud.stderr
-    assert f"importing {dump} (papers)" in loud.stdout and "embedding 20 papers with" in loud.stdout
+    assert f"importing {dump} (papers, json)" in loud.stdout and "embedding 20 papers with" in loud.stdout
     assert "\r" not in loud.stdout + loud.stderr
     quiet = cli("import", "--db", str(db), "--quiet", str(dump))
     assert quiet.returncode == 0 and quiet.stderr == ""

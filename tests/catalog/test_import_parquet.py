@@ -407,3 +407,16 @@ def test_metrics_stay_with_their_rows_through_null_and_nested_levels(tmp_path: P
             want[f"m{n}d"] = {"Err": f"{n}.4", "Acc": f"{n}.5"}
     assert {k: json.loads(v) for k, v in got.items()} == want
     assert list(json.loads(got["m0d"])) == ["Err", "Acc"]  # the table's metric first
+
+
+def test_the_sample_folder_alone_imports_what_its_listed_sources_do(tmp_path: Path) -> None:
+    """compose's catalog-import passes its mounted folder as one argument; the bundled sample
+    is that folder by default, and must give the catalog its file list gives."""
+    from catalog.sample import SAMPLE_DIR, sample_sources
+
+    listed, folder = tmp_path / "listed.db", tmp_path / "folder.db"
+    assert run_import(listed, sample_sources(), out=io.StringIO()) == 0
+    out = io.StringIO()
+    assert run_import(folder, [SAMPLE_DIR], out=out) == 0
+    assert "arxiv-metadata-oai-snapshot.jsonl (arxiv)" in out.getvalue()
+    _assert_same(listed, folder)
