@@ -107,11 +107,11 @@ class JsonGuard:
     stays conservative on it.
     """
 
-    def __init__(self, *, record_depth: int = 1, max_depth: int = MAX_DEPTH,
-                 max_record_bytes: int = MAX_RECORD_BYTES) -> None:
+    def __init__(self, *, record_depth: int = 1, max_depth: int | None = None,
+                 max_record_bytes: int | None = None) -> None:
         self.record_depth = record_depth
-        self.max_depth = max_depth
-        self.max_record_bytes = max_record_bytes
+        self.max_depth = MAX_DEPTH if max_depth is None else max_depth
+        self.max_record_bytes = MAX_RECORD_BYTES if max_record_bytes is None else max_record_bytes
         self.position = 0  # bytes fed so far
         self.depth = 0
         self.in_string = False
@@ -120,6 +120,7 @@ class JsonGuard:
         self.literal_bytes = 0  # length of the number/literal being read, so far
         self.record_bytes = 0  # bytes of the current record, so far (approx. to a chunk)
         self.record_values = 0  # values of the current record, so far (approx. to a chunk)
+        self.records = 0  # records completed (closed back to ``record_depth``) so far
 
     def feed(self, chunk: bytes) -> None:
         """Account for the next ``chunk`` of the stream; raise :class:`LimitError` past a bound."""
@@ -130,21 +131,22 @@ class JsonGuard:
                 i, self.escape = 1, False
             end = self._string_end(chunk, i)
             if end < 0:
-                self._grow_string(len(chunk) - i, start)
+                self._grow_string(len(chunk) - i, start + len(chunk))
                 self.position += len(chunk)
                 self.record_bytes += len(chunk)
                 self._check_record()
                 return
-            self._grow_string(end - i, start)
+            self._grow_string(end - i, start + end)
             self.in_string, self.string_bytes, i = False, 0, end
         rest = chunk[i:] if i else chunk
         if b"\\" in rest and b'\\"' in rest:  # escaped quotes would break the split below
             rest = _ESCAPED_QUOTE.sub(b"", rest)
         parts = rest.split(b'"')  # outside strings, inside, outside, ... (rest starts outside)
         structural = b"".join(parts[0::2]) if len(parts) > 1 else rest
-        if len(parts) % 2 == 0:  # the last string goes on in the next chunk
+        opened = None  # bytes of a string that goes on in the next chunk
+        if len(parts) % 2 == 0:
             self.in_string, self.string_bytes = True, 0
-            self._grow_string(len(parts[-1]), start)
+            opened = len(parts[-1])
             run = len(chunk) - len(chunk.rstrip(b"\\"))
             self.escape = run % 2 == 1
             self.literal_bytes = 0
@@ -160,14 +162,19 @@ class JsonGuard:
         brackets = structural.translate(_ALL, _NOT_BRACKETS)
         depth = self.depth
         if brackets:
-            levels = np.cumsum(_DELTA[np.frombuffer(brackets, dtype=np.uint8)]) + depth
+            deltas = _DELTA[np.frombuffer(brackets, dtype=np.uint8)]
+            levels = np.cumsum(deltas) + depth
             if int(levels.max()) > self.max_depth:
-                raise LimitError(f"nesting deeper than {self.max_depth} levels",
-                                 start + self._deep_offset(chunk, i))
+                offset, completed = self._deep_offset(chunk, i)
+                self.records += completed
+                raise LimitError(f"nesting deeper than {self.max_depth} levels", start + offset)
+            self.records += int(np.count_nonzero((levels == self.record_depth) & (deltas < 0)))
             ended = depth <= self.record_depth or int(levels.min()) <= self.record_depth
             self.depth = max(int(levels[-1]), 0)
         else:
             ended = depth <= self.record_depth
+        if opened is not None:
+            self._grow_string(opened, start + len(chunk))
         values = structural.count(b",") + brackets.count(b"[") + brackets.count(b"{")
         if ended:  # a record ended in this chunk: count the next one from here (approximate)
             self.record_bytes, self.record_values = len(chunk), values
@@ -196,15 +203,15 @@ class JsonGuard:
         self.escape = end == len(chunk) - 1  # stopped before a lone trailing backslash
         return -1
 
-    def _grow_string(self, size: int, start: int) -> None:
+    def _grow_string(self, size: int, offset: int) -> None:
         self.string_bytes += size
         if self.string_bytes > MAX_STRING_BYTES:
-            raise LimitError(f"a string is longer than {MAX_STRING_BYTES} bytes",
-                             start + size)
+            raise LimitError(f"a string is longer than {MAX_STRING_BYTES} bytes", offset)
 
-    def _deep_offset(self, chunk: bytes, i: int) -> int:
-        """Offset in ``chunk`` of the bracket that passes the depth bound (exact walk)."""
-        depth, in_string, escape = self.depth, False, False
+    def _deep_offset(self, chunk: bytes, i: int) -> tuple[int, int]:
+        """Offset in ``chunk`` of the bracket that passes the depth bound, and the records
+        completed in ``chunk`` before it (an exact walk, run only on that failure)."""
+        depth, in_string, escape, completed = self.depth, False, False, 0
         for offset in range(i, len(chunk)):
             byte = chunk[offset]
             if in_string:
@@ -219,18 +226,20 @@ class JsonGuard:
             elif byte in (0x5B, 0x7B):
                 depth += 1
                 if depth > self.max_depth:
-                    return offset
+                    return offset, completed
             elif byte in (0x5D, 0x7D):
                 depth -= 1
-        return len(chunk)
+                completed += depth == self.record_depth
+        return len(chunk), completed
 
 
-def check_json(data: bytes, *, record_depth: int = 0, max_depth: int = MAX_DEPTH) -> None:
+def check_json(data: bytes, *, record_depth: int = 0, max_depth: int | None = None) -> None:
     """Check one whole JSON document (a line, a small file) against the depth bound.
 
     Raises:
         LimitError: nesting deeper than ``max_depth``; ``offset`` is the byte in ``data``.
     """
+    max_depth = MAX_DEPTH if max_depth is None else max_depth
     if data.count(b"[") + data.count(b"{") <= max_depth:
         return  # cannot be deeper than its number of brackets
     JsonGuard(record_depth=record_depth, max_depth=max_depth,

@@ -31,13 +31,8 @@ from typing import IO, Any
 
 import ijson
 
-from catalog.importer.limits import (
-    MAX_LINE_BYTES,
-    MAX_OBJECT_BYTES,
-    JsonGuard,
-    LimitError,
-    check_json,
-)
+from catalog.importer import limits
+from catalog.importer.limits import JsonGuard, LimitError, check_json
 
 KINDS = ("papers", "methods", "datasets", "evaluations", "links", "arxiv", "markdown", "extras")
 # Import order: entities referenced by later kinds come first.
@@ -154,20 +149,20 @@ def iter_array(path: Path) -> Iterator[tuple[int, Any, CountingReader]]:
     """
     stream, counter = open_stream(path)
     number = 0
+    guard = JsonGuard(record_depth=1)
     try:
         with stream:
             first = _first_byte(stream)
             if first != b"[":
                 raise SourceError(
                     f"{path}: expected a JSON array at byte 0 (record 1), found {first!r}")
-            guarded = GuardedReader(stream, JsonGuard(record_depth=1))
             for number, record in enumerate(
-                    ijson.items(guarded, "item", use_float=True), start=1):
+                    ijson.items(GuardedReader(stream, guard), "item", use_float=True), start=1):
                 yield number, record, counter
     except SourceError:
         raise
-    except LimitError as exc:
-        raise _refuse(path, exc, exc.offset, number + 1) from None
+    except LimitError as exc:  # the guard reads ahead of the parser: it counts the records
+        raise _refuse(path, exc, exc.offset, guard.records + 1) from None
     except _STREAM_ERRORS as exc:
         raise _fail(path, counter, number + 1, exc) from None
 
@@ -185,12 +180,12 @@ def iter_lines(path: Path) -> Iterator[tuple[int, Any, CountingReader]]:
     try:
         with stream:
             while True:
-                line = stream.readline(MAX_LINE_BYTES + 1)
+                line = stream.readline(limits.MAX_LINE_BYTES + 1)
                 if not line:
                     break
                 number += 1
-                if len(line) > MAX_LINE_BYTES:
-                    raise LimitError(f"a line is longer than {MAX_LINE_BYTES} bytes",
+                if len(line) > limits.MAX_LINE_BYTES:
+                    raise LimitError(f"a line is longer than {limits.MAX_LINE_BYTES} bytes",
                                      offset + len(line))
                 try:
                     check_json(line)
@@ -219,10 +214,10 @@ def load_object(path: Path) -> dict:
     stream, counter = open_stream(path)
     try:
         with stream:
-            raw = stream.read(MAX_OBJECT_BYTES + 1)
-            if len(raw) > MAX_OBJECT_BYTES:
-                raise LimitError(f"the file is larger than {MAX_OBJECT_BYTES} bytes",
-                                 MAX_OBJECT_BYTES)
+            raw = stream.read(limits.MAX_OBJECT_BYTES + 1)
+            if len(raw) > limits.MAX_OBJECT_BYTES:
+                raise LimitError(f"the file is larger than {limits.MAX_OBJECT_BYTES} bytes",
+                                 limits.MAX_OBJECT_BYTES)
             check_json(raw)
             data = json.loads(raw.decode("utf-8"))
     except LimitError as exc:
@@ -264,18 +259,19 @@ def _kind_of_record(record: Any) -> str | None:
 
 def _kind_by_content(path: Path) -> str | None:
     stream, counter = open_stream(path)
+    guard = JsonGuard(record_depth=1)  # reads ahead of the parser; counts the records
     try:
         with stream:
             first = _first_byte(stream)
             if first == b"[":
-                items = ijson.items(GuardedReader(stream, JsonGuard(record_depth=1)), "item")
+                items = ijson.items(GuardedReader(stream, guard), "item")
                 record = next(iter(items), None)
                 if record is not None and not isinstance(record, dict):
                     return "invalid"  # every dump is an array of objects
                 return _kind_of_record(record)
             if first == b"{":
-                line = stream.readline(MAX_LINE_BYTES + 1)
-                if len(line) > MAX_LINE_BYTES:
+                line = stream.readline(limits.MAX_LINE_BYTES + 1)
+                if len(line) > limits.MAX_LINE_BYTES:
                     return "extras"  # not JSON lines; load_object applies its own bounds
                 check_json(line)
                 try:
@@ -287,7 +283,7 @@ def _kind_by_content(path: Path) -> str | None:
                 return _kind_of_record(record)
             return "invalid"  # neither a JSON array nor JSON object(s)
     except LimitError as exc:
-        raise _refuse(path, exc, exc.offset, 1) from None
+        raise _refuse(path, exc, exc.offset, guard.records + 1) from None
     except _STREAM_ERRORS as exc:
         raise _fail(path, counter, 1, exc) from None
 
