@@ -35,6 +35,7 @@ __all__ = ["DEFAULT_EMBEDDER", "EMBEDDERS", "Embedder", "WordLlamaEmbedder", "do
 
 DEFAULT_EMBEDDER = "wordllama-l2_supercat-256"
 ABSTRACT_CHARS = 1200  # title + the first 1,200 characters of the abstract (most of a typical abstract)
+TITLE_CHARS = 1000  # real titles stay under 400; bounds the tokenizer's input whatever the database holds
 
 Matrix = npt.NDArray[np.float32]
 
@@ -63,9 +64,14 @@ class Embedder(Protocol):
 
 
 def document_text(title: str | None, abstract: str | None) -> str:
-    """The text embedded for one paper: title, then the start of the abstract."""
+    """The text embedded for one paper: title, then the start of the abstract.
+
+    At most ``TITLE_CHARS + ABSTRACT_CHARS + 2`` characters, so the tokenizer's
+    memory stays small whatever a database holds.
+    """
     head = (abstract or "")[:ABSTRACT_CHARS]
-    return f"{title or ''}. {head}" if head else (title or "")
+    title = (title or "")[:TITLE_CHARS]
+    return f"{title}. {head}" if head else title
 
 
 class WordLlamaEmbedder:

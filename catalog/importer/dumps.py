@@ -4,6 +4,10 @@ Each ``load_<kind>(writer, records, stats)`` consumes ``(number, record)``
 pairs from :mod:`catalog.importer.sources`, validates each record, skips and
 counts malformed ones (with a reason), and upserts the rest through
 :class:`~catalog.importer.writer.Writer`.
+
+Every string a loader stores passes :func:`clip`: a field longer than its
+bound in :mod:`catalog.importer.limits` is cut (a URL is dropped) and counted
+in the source's ``cut`` counter, with the record number among the reasons.
 """
 
 from __future__ import annotations
@@ -11,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any, Literal, overload
 
-from catalog.importer import keys, ranking
+from catalog.importer import keys, limits, ranking
 from catalog.importer.stats import SourceStats
 from catalog.importer.writer import Writer
 
@@ -20,6 +24,70 @@ Records = Iterable[tuple[int, Any]]
 
 class BadRecord(ValueError):
     """A record the loader cannot use; the message is the skip reason."""
+
+
+class _Context:
+    """The source and record being loaded, for :func:`clip`'s counter and reasons."""
+
+    stats: SourceStats | None = None
+    number: int = 0
+
+
+CONTEXT = _Context()
+
+
+def clip(key: str, value: str) -> str | None:
+    """``value`` within the bound of the field ``key``: cut, or None for an oversized URL.
+
+    A change is counted in the current source's stats (:data:`CONTEXT`).
+    """
+    limit = limits.text_limit(key)
+    if len(value) <= limit:
+        return value
+    url = limits.is_url(key)
+    if CONTEXT.stats is not None:
+        CONTEXT.stats.cut_field(f"record {CONTEXT.number}", f"{key!r} has {len(value)} characters, "
+                                + ("dropped" if url else f"cut to {limit}"))
+    return None if url else value[:limit]
+
+
+def clip_value(key: str, value: Any) -> Any:
+    """:func:`clip` for any field value: strings, and lists (at most ``MAX_LIST_ITEMS``)
+    of strings or of ``{"url": ...}`` objects; other values unchanged."""
+    if isinstance(value, str):
+        return clip(key, value)
+    if isinstance(value, list):
+        if len(value) > limits.MAX_LIST_ITEMS:
+            value = _cut_list(key, value)
+        return [clip(key, v) if isinstance(v, str) else v for v in value]
+    return value
+
+
+def _cut_list(key: str, value: list) -> list:
+    if CONTEXT.stats is not None:
+        CONTEXT.stats.cut_field(f"record {CONTEXT.number}", f"{key!r} has {len(value)} items, "
+                                f"cut to {limits.MAX_LIST_ITEMS}")
+    return value[:limits.MAX_LIST_ITEMS]
+
+
+def clip_metrics(metrics: dict) -> dict:
+    """A leaderboard row's metrics within bounds: at most ``MAX_METRICS`` names, names and
+    string values at most ``SHORT_TEXT`` characters (longer ones cut, counted)."""
+    if len(metrics) <= limits.MAX_METRICS:
+        for name, value in metrics.items():
+            if len(name) > limits.SHORT_TEXT or (
+                    value.__class__ is str and len(value) > limits.SHORT_TEXT):
+                break
+        else:
+            return metrics
+    if len(metrics) > limits.MAX_METRICS and CONTEXT.stats is not None:
+        CONTEXT.stats.cut_field(f"record {CONTEXT.number}", f"'metrics' has {len(metrics)} "
+                                f"names, cut to {limits.MAX_METRICS}")
+    out: dict = {}
+    for name, value in list(metrics.items())[:limits.MAX_METRICS]:
+        name = clip("metric", name) or ""
+        out[name] = clip("metric", value) if isinstance(value, str) else value
+    return out
 
 
 @overload
@@ -35,7 +103,13 @@ def text(record: dict, key: str, *, required: bool = False) -> str | None:
         return None
     if not isinstance(value, str):
         raise BadRecord(f"{key!r} must be a string")
-    return value.strip()
+    value = value.strip()
+    if len(value) > limits.SHORT_TEXT:  # the smallest field bound: one test on the hot path
+        clipped = clip(key, value)
+        if clipped is None and required:
+            raise BadRecord(f"{key!r} is longer than {limits.text_limit(key)} characters")
+        return clipped
+    return value
 
 
 def iso_date(value: Any) -> str | None:
@@ -52,7 +126,24 @@ def str_list(record: dict, key: str) -> list[str]:
         return []
     if not isinstance(value, list):
         raise BadRecord(f"{key!r} must be a list")
-    return [v.strip() for v in value if isinstance(v, str) and v.strip()]
+    return clip_items(key, [v.strip() for v in value if isinstance(v, str) and v.strip()])
+
+
+def clip_items(key: str, items: list[str]) -> list[str]:
+    """A list of strings within bounds: ``MAX_LIST_ITEMS`` items of at most
+    ``ITEM_LIMITS[key]`` (else ``SHORT_TEXT``) characters; cuts are counted."""
+    if len(items) > limits.MAX_LIST_ITEMS:
+        items = _cut_list(key, items)
+    limit = limits.ITEM_LIMITS.get(key, limits.SHORT_TEXT)
+    if items and max(map(len, items)) > limit:
+        items = list(items)
+        for index, item in enumerate(items):
+            if len(item) > limit:
+                if CONTEXT.stats is not None:
+                    CONTEXT.stats.cut_field(f"record {CONTEXT.number}", f"an item of {key!r} "
+                                            f"has {len(item)} characters, cut to {limit}")
+                items[index] = item[:limit]
+    return items
 
 
 def ensure_task(writer: Writer, name: str) -> int:
@@ -64,7 +155,7 @@ def ensure_task(writer: Writer, name: str) -> int:
     if not slug:
         raise BadRecord(f"task name {name!r} has no usable characters")
     rid = writer.tasks.get(slug)
-    rid = rid if rid is not None else writer.upsert_task(slug, name)[0]
+    rid = rid if rid is not None else writer.upsert_task(slug, name, stub=True)[0]
     writer.by_name[("tasks", name)] = rid
     return rid
 
@@ -75,13 +166,15 @@ def ensure_conference(writer: Writer, name: str) -> int:
     rid = writer.conferences.get(slug)
     if rid is not None:
         return rid
-    return writer.upsert_simple("conferences", slug,
-                                {"name": name, "year": keys.conference_year(name)})[0]
+    return writer.reference("conferences", slug,
+                            {"name": name, "year": keys.conference_year(name)})
 
 
 def run(records: Records, stats: SourceStats, handler: Any) -> None:
     """Drive ``handler(record) -> created`` over records, counting and skipping bad ones."""
+    CONTEXT.stats = stats
     for number, record in records:
+        CONTEXT.number = number
         stats.read += 1
         try:
             if isinstance(record, Exception):
@@ -113,7 +206,10 @@ def load_papers(writer: Writer, records: Records, stats: SourceStats) -> None:
         })
         for task in str_list(rec, "tasks"):
             writer.link("paper_tasks", "paper_id", "task_id", paper_id, ensure_task(writer, task))
-        for method in rec.get("methods") or []:
+        methods = rec.get("methods") or []
+        if isinstance(methods, list) and len(methods) > limits.MAX_LIST_ITEMS:
+            methods = _cut_list("methods", methods)
+        for method in methods:
             if isinstance(method, dict) and isinstance(method.get("name"), str):
                 writer.link("paper_methods", "paper_id", "method_id", paper_id,
                             _ensure_method(writer, method))
@@ -125,14 +221,15 @@ def _ensure_method(writer: Writer, method: dict) -> int:
     cached = writer.by_name.get(("methods", method["name"]))
     if cached is not None:
         return cached
-    slug = keys.slugify(method["name"])
+    name = text(method, "name", required=True)
+    slug = keys.slugify(name)
     rid = writer.methods.get(slug)
     if rid is None:
-        rid = writer.upsert_simple("methods", slug, {
-            "name": method["name"].strip(), "full_name": text(method, "full_name"),
+        rid = writer.reference("methods", slug, {
+            "name": name, "full_name": text(method, "full_name"),
             "description": text(method, "description"),
             "introduced_year": method.get("introduced_year") if isinstance(
-                method.get("introduced_year"), int) else None})[0]
+                method.get("introduced_year"), int) else None})
     writer.by_name[("methods", method["name"])] = rid
     return rid
 
@@ -171,8 +268,9 @@ def load_methods(writer: Writer, records: Records, stats: SourceStats) -> None:
         slug = keys.slug_from_url(text(rec, "url")) or keys.slugify(name)
         area_id = None
         for collection in rec.get("collections") or []:
-            if isinstance(collection, dict) and isinstance(collection.get("area"), str):
-                area_id = writer.area(collection["area"], keys.slugify(collection["area"]))
+            area = text(collection, "area") if isinstance(collection, dict) else None
+            if area:
+                area_id = writer.area(area, keys.slugify(area))
                 break
         paper = rec["paper"] if isinstance(rec.get("paper"), dict) else {}
         source_paper = writer.find_paper(keys.arxiv_id_from_url(rec.get("source_url")),
@@ -196,11 +294,14 @@ def load_datasets(writer: Writer, records: Records, stats: SourceStats) -> None:
         dataset_id, created = writer.upsert_simple("datasets", slug, {
             "name": name, "full_name": text(rec, "full_name"),
             "description": text(rec, "description")})
-        for task in rec.get("tasks") or []:
-            task_name = task.get("task") if isinstance(task, dict) else task
+        tasks = rec.get("tasks") or []
+        if isinstance(tasks, list) and len(tasks) > limits.MAX_LIST_ITEMS:
+            tasks = _cut_list("tasks", tasks)
+        for task in tasks:
+            task_name = text(task, "task") if isinstance(task, dict) else task
             if isinstance(task_name, str) and task_name.strip():
                 writer.link("dataset_tasks", "dataset_id", "task_id", dataset_id,
-                            ensure_task(writer, task_name.strip()))
+                            ensure_task(writer, clip("task", task_name.strip()) or ""))
         return created
     run(records, stats, handle)
 
@@ -279,6 +380,7 @@ def _row(writer: Writer, row: Any, task_id: int, dataset_id: int, board_metric: 
     metrics = row.get("metrics")
     if not isinstance(metrics, dict):
         raise BadRecord("'metrics' must be an object")
+    metrics = clip_metrics(metrics)
     paper_url = text(row, "paper_url")
     title = text(row, "paper_title")
     date = iso_date(row.get("paper_date"))
@@ -298,7 +400,7 @@ def _row(writer: Writer, row: Any, task_id: int, dataset_id: int, board_metric: 
     code_url = None
     for link in row.get("code_links") or ():  # usually empty: no generator per row
         if isinstance(link, dict) and isinstance(link.get("url"), str) and link["url"]:
-            code_url = link["url"]
+            code_url = clip("url", link["url"])
             break
     best = board_metric if board_metric and ranking.lookup(metrics, board_metric) is not None \
         else next(iter(metrics), None)

@@ -42,7 +42,7 @@ from __future__ import annotations
 from typing import Any
 
 from catalog.importer import keys
-from catalog.importer.dumps import BadRecord, ensure_task, run, text
+from catalog.importer.dumps import BadRecord, clip_metrics, clip_value, ensure_task, run, text
 from catalog.importer.stats import SourceStats
 from catalog.importer.writer import Writer
 
@@ -75,7 +75,7 @@ def _slug(rec: dict) -> str:
 
 
 def _pick(rec: dict, cols: tuple[str, ...]) -> dict[str, Any]:
-    out = {c: rec.get(c) for c in cols}
+    out = {c: clip_value(c, rec.get(c)) for c in cols}
     for flag in ("is_featured",):
         if out.get(flag) is not None:
             out[flag] = int(bool(out[flag]))
@@ -126,8 +126,10 @@ def load_extras(writer: Writer, data: dict, stats: SourceStats) -> None:
         if not (isinstance(domain, dict) and isinstance(category, dict)):
             raise BadRecord("framework needs 'domain' and 'category' objects")
         fields = _pick(rec, _FW)
-        fields.update(domain_slug=domain.get("slug"), domain_name=domain.get("name"),
-                      category_slug=category.get("slug"), category_name=category.get("name"))
+        fields.update(domain_slug=clip_value("slug", domain.get("slug")),
+                      domain_name=clip_value("name", domain.get("name")),
+                      category_slug=clip_value("slug", category.get("slug")),
+                      category_name=clip_value("name", category.get("name")))
         if not all(isinstance(fields[k], str) for k in ("domain_slug", "domain_name",
                                                           "category_slug", "category_name")):
             raise BadRecord("framework domain/category need 'slug' and 'name'")
@@ -153,12 +155,12 @@ def load_extras(writer: Writer, data: dict, stats: SourceStats) -> None:
             fields["source_paper_id"] = _paper(writer, rec["source_paper"])
         for key in ("full_name", "description", "introduced_year", "source_url", "source_title"):
             if rec.get(key) is not None:
-                fields[key] = rec[key]
+                fields[key] = clip_value(key, rec[key])
         return writer.upsert_simple("methods", _slug(rec), fields)[1]
 
     def papers(rec: dict) -> bool:
         paper_id = _paper(writer, rec.get("paper"))
-        fields: dict[str, Any] = {k: rec.get(k) for k in (
+        fields: dict[str, Any] = {k: clip_value(k, rec.get(k)) for k in (
             "citation_count", "popularity", "is_latest", "hf_models", "hf_datasets", "hf_spaces",
             "project_pages")}
         conf = rec.get("conference")
@@ -195,7 +197,8 @@ def load_extras(writer: Writer, data: dict, stats: SourceStats) -> None:
         metrics = rec.get("metrics")
         if not isinstance(metrics, dict) or not metrics:
             raise BadRecord("'metrics' must be a non-empty object")
-        row: dict[str, Any] = {c: rec.get(c) for c in _EVAL}
+        metrics = clip_metrics(metrics)
+        row: dict[str, Any] = {c: clip_value(c, rec.get(c)) for c in _EVAL}
         row.update(model_name=text(rec, "model_name", required=True), metrics=metrics,
                    best_metric=text(rec, "best_metric") or next(iter(metrics)))
         if rec.get("paper"):

@@ -6,8 +6,8 @@ import re
 from email.utils import parsedate_to_datetime
 from pathlib import Path
 
-from catalog.importer import keys
-from catalog.importer.dumps import BadRecord, Records, iso_date, run, text
+from catalog.importer import keys, limits
+from catalog.importer.dumps import BadRecord, Records, clip_items, iso_date, run, text
 from catalog.importer.stats import SourceStats
 from catalog.importer.writer import Writer
 
@@ -53,10 +53,20 @@ def load_markdown(writer: Writer, folder: Path, stats: SourceStats) -> None:
     """Store each Markdown file as its paper's full text (content version = sha256).
 
     A paper the catalog lacks is created as a stub titled by
-    :func:`markdown_title` (else the arXiv id). Undecodable UTF-8 skips the file.
+    :func:`markdown_title` (else the arXiv id). Undecodable UTF-8 or a file
+    larger than ``MAX_MARKDOWN_BYTES`` skips the file.
     """
     for arxiv_id, path in markdown_files(folder):
         stats.read += 1
+        try:
+            size = path.stat().st_size
+        except OSError as exc:
+            stats.skip(f"file {path.name}", f"unreadable ({type(exc).__name__})")
+            continue
+        if size > limits.MAX_MARKDOWN_BYTES:
+            stats.skip(f"file {path.name}", f"{size} bytes, more than the bound of "
+                                            f"{limits.MAX_MARKDOWN_BYTES}")
+            continue
         try:
             # bytes, not read_text: newline translation would change the content version
             body = path.read_bytes().decode("utf-8")
@@ -65,7 +75,7 @@ def load_markdown(writer: Writer, folder: Path, stats: SourceStats) -> None:
             continue
         paper_id = writer.find_paper(arxiv_id)
         if paper_id is None:
-            title = markdown_title(body) or arxiv_id
+            title = (markdown_title(body) or arxiv_id)[:limits.SHORT_TEXT]
             paper_id, _ = writer.upsert_paper({
                 "arxiv_id": arxiv_id, "slug": keys.slugify(title), "title": title,
                 "url_abs": f"https://arxiv.org/abs/{arxiv_id}"}, stub=True)
@@ -117,7 +127,7 @@ def load_arxiv(writer: Writer, records: Records, stats: SourceStats) -> None:
         abstract = text(rec, "abstract")
         return writer.upsert_external({
             "arxiv_id": arxiv_id, "doi": doi.lower() if doi else None, "hf_id": arxiv_id,
-            "title": title, "authors": _oai_authors(rec),
+            "title": title, "authors": clip_items("authors", _oai_authors(rec)),
             "abstract": " ".join(abstract.split()) if abstract else None,
             "published": _oai_date(rec)})
     run(records, stats, handle)

@@ -45,6 +45,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
+from catalog.importer import limits
 from catalog.importer.sources import Source, SourceError
 from catalog.importer.stats import SourceStats
 
@@ -203,7 +204,10 @@ def detect(path: Path) -> Source:
 # -- value conversion -------------------------------------------------------------------------
 def _json(value: str) -> Any:
     try:
+        limits.check_json(value.encode("utf-8"))  # json.loads recurses: bound the depth first
         return json.loads(value)
+    except limits.LimitError as exc:
+        raise _BadValue(f"JSON text refused ({exc})") from None
     except ValueError as exc:
         raise _BadValue(f"invalid JSON text ({exc})") from None
 

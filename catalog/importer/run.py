@@ -7,7 +7,9 @@ import io
 import logging
 import os
 import secrets
+import signal
 import sqlite3
+import threading
 import time
 from collections.abc import Iterator
 from datetime import UTC, datetime
@@ -78,6 +80,7 @@ def _import_source(writer: Writer, source: srcs.Source, stats: SourceStats, out:
                    quiet: bool = False) -> None:
     progress = _Progress(cast(TextIO, _Discard()) if quiet else out, source)
     writer.start_source()
+    kept_apart = writer.kept_apart
     try:
         if source.kind == "markdown":
             others.load_markdown(writer, source.path, stats)
@@ -94,6 +97,8 @@ def _import_source(writer: Writer, source: srcs.Source, stats: SourceStats, out:
         writer.flush()
     finally:
         progress.close()
+        dumps.CONTEXT.stats = None
+    stats.kept_apart = writer.kept_apart - kept_apart
 
 
 def _detect(path: Path) -> srcs.Source:
@@ -114,9 +119,12 @@ def _starts_with(path: Path, magic: bytes) -> bool:
         return False
 
 
-def _prepare_temp(db: Path) -> Path:
-    """Copy the current database (if any) to ``<db>.tmp-XXXX`` with SQLite's backup API."""
-    temp = db.with_name(f"{db.name}.tmp-{secrets.token_hex(4)}")
+def _temp_name(db: Path) -> Path:
+    return db.with_name(f"{db.name}.tmp-{secrets.token_hex(4)}")
+
+
+def _prepare_temp(db: Path, temp: Path) -> None:
+    """Copy the current database (if any) to ``temp`` with SQLite's backup API."""
     if db.exists():
         src = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
         dst = sqlite3.connect(str(temp))
@@ -125,7 +133,6 @@ def _prepare_temp(db: Path) -> Path:
         finally:
             src.close()
             dst.close()
-    return temp
 
 
 def _remove(path: Path) -> None:
@@ -155,18 +162,30 @@ def run_import(db: Path, sources: list[Path], *, out: TextIO, quiet: bool = Fals
     ``papers_fts`` and the triggers are rebuilt in the last transaction,
     before the swap. Progress (a bar on a terminal, a line per stage otherwise)
     goes to ``out`` too; ``quiet`` leaves only errors and the summary.
+    Every exit (an error, Ctrl-C, SIGTERM) removes the
+    temporary copy and unpublished vector files; SIGTERM exits with 143.
     """
     # The import allocates millions of long-lived containers (key maps, parsed records)
     # and no reference cycles; automatic collections kept re-scanning them all and cost
     # ~40 % of a 500,000-row import. Collected once at the end instead.
     gc_was_enabled = gc.isenabled()
     gc.disable()
+    previous = None
+    if threading.current_thread() is threading.main_thread():
+        # SIGTERM (docker stop, systemd) would end the process without the cleanup below.
+        previous = signal.signal(signal.SIGTERM, _terminate)
     try:
         return _run_import(db, sources, out, quiet)
     finally:
+        if previous is not None:
+            signal.signal(signal.SIGTERM, previous)
         if gc_was_enabled:
             gc.enable()
         gc.collect()
+
+
+def _terminate(signum: int, frame: object) -> None:
+    raise SystemExit(128 + signum)
 
 
 def _run_import(db: Path, sources: list[Path], out: TextIO, quiet: bool) -> int:
@@ -181,7 +200,8 @@ def _run_import(db: Path, sources: list[Path], out: TextIO, quiet: bool) -> int:
             print("error: no sources given", file=out)
             return 2
         db = Path(db)
-        temp = _prepare_temp(db)
+        temp = _temp_name(db)  # named first, so a failing copy is removed too
+        _prepare_temp(db, temp)
         conn = sqlite3.connect(str(temp), isolation_level=None)
         conn.execute("PRAGMA journal_mode=MEMORY")  # the temp copy is discarded on failure
         conn.execute("PRAGMA synchronous=OFF")
@@ -236,6 +256,8 @@ def _run_import(db: Path, sources: list[Path], out: TextIO, quiet: bool) -> int:
         print(stats.summary(), file=out)
         for reason in stats.reasons:
             print(f"  skipped {reason}", file=out)
+        for reason in stats.cut_reasons:
+            print(f"  cut {reason}", file=out)
     print(f"imported {total} records from {len(all_stats)} sources into {db} in {elapsed:.2f} s "
           f"({total / elapsed if elapsed > 0 else 0:.0f} records/s)", file=out, flush=True)
     logger.info("catalog import finished: %d records, %d sources", total, len(all_stats))

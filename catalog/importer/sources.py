@@ -12,6 +12,12 @@ Any file-level problem (bad gzip, truncated stream, invalid JSON, unknown
 format) raises :class:`SourceError` naming the file and the position: the
 byte offset in the file as stored (compressed bytes for ``.gz``) and the
 number of the record being read.
+
+Every reader checks the bytes against the structural bounds of
+:mod:`catalog.importer.limits` (nesting depth, string, record and line sizes)
+*before* a parser sees them, so a hostile file (``[[[[...``, a 10 GB string)
+is refused with a :class:`SourceError` naming the byte (of the decompressed
+stream for ``.gz``) instead of growing the process.
 """
 
 from __future__ import annotations
@@ -27,6 +33,9 @@ from pathlib import Path
 from typing import IO, Any
 
 import ijson
+
+from catalog.importer import limits
+from catalog.importer.limits import JsonGuard, LimitError, check_json
 
 KINDS = ("papers", "methods", "datasets", "evaluations", "links", "arxiv", "markdown", "extras")
 # Import order: entities referenced by later kinds come first.
@@ -97,6 +106,27 @@ class CountingReader(io.RawIOBase):
         super().close()
 
 
+class GuardedReader:
+    """File-like ``read`` that passes every chunk through a :class:`JsonGuard` first."""
+
+    def __init__(self, stream: IO[bytes], guard: JsonGuard) -> None:
+        self._stream = stream
+        self.guard = guard
+
+    def read(self, size: int = -1) -> bytes:
+        """Read like ``stream.read``; raise :class:`LimitError` if the bytes pass a bound.
+
+        Inside a long string it reads as much as the string holds so far: yajl lexes
+        a token split over reads again from its start on every read, which would
+        make a 50 MB string cost minutes; growing reads keep it linear.
+        """
+        if 0 < size < self.guard.string_bytes and self.guard.in_string:
+            size = self.guard.string_bytes
+        data = self._stream.read(size)
+        self.guard.feed(data)
+        return data
+
+
 def _is_gzip(path: Path) -> bool:
     with path.open("rb") as handle:
         return handle.read(2) == b"\x1f\x8b"
@@ -112,6 +142,13 @@ def open_stream(path: Path) -> tuple[IO[bytes], CountingReader]:
 
 _STREAM_ERRORS = (ijson.JSONError, EOFError, gzip.BadGzipFile, zlib.error, UnicodeDecodeError,
                   ValueError, OSError)
+
+
+def _refuse(path: Path, exc: LimitError, offset: int, record: int) -> SourceError:
+    """The message of a file refused for passing a bound of :mod:`catalog.importer.limits`."""
+    where = "byte" if not _is_gzip(path) else "decompressed byte"
+    return SourceError(f"{path}: {exc} at {where} {offset} (record {record}); "
+                       "refused: real dumps stay far below this bound")
 
 
 def _fail(path: Path, counter: CountingReader, record: int, exc: BaseException) -> SourceError:
@@ -130,6 +167,7 @@ def iter_array(path: Path) -> Iterator[tuple[int, Any, CountingReader]]:
     """
     stream, counter = open_stream(path)
     number = 0
+    guard = JsonGuard(record_depth=1)
     try:
         with stream:
             first = _first_byte(stream)
@@ -137,10 +175,12 @@ def iter_array(path: Path) -> Iterator[tuple[int, Any, CountingReader]]:
                 raise SourceError(
                     f"{path}: expected a JSON array at byte 0 (record 1), found {first!r}")
             for number, record in enumerate(
-                    ijson.items(stream, "item", use_float=True), start=1):
+                    ijson.items(GuardedReader(stream, guard), "item", use_float=True), start=1):
                 yield number, record, counter
     except SourceError:
         raise
+    except LimitError as exc:  # the guard reads ahead of the parser: it counts the records
+        raise _refuse(path, exc, exc.offset, guard.records + 1) from None
     except _STREAM_ERRORS as exc:
         raise _fail(path, counter, number + 1, exc) from None
 
@@ -149,30 +189,57 @@ def iter_lines(path: Path) -> Iterator[tuple[int, Any, CountingReader]]:
     """Yield ``(line_number, parsed_or_error, counter)`` for a JSON-lines file.
 
     A line that is not valid JSON yields a :class:`ValueError` instance as the
-    record (the loader skips and counts it); a bad gzip stream raises
+    record (the loader skips and counts it); a bad gzip stream, a line longer
+    than ``MAX_LINE_BYTES`` or nested deeper than ``MAX_DEPTH`` raises
     :class:`SourceError`.
     """
     stream, counter = open_stream(path)
-    number = 0
+    number = offset = 0
     try:
         with stream:
-            for number, line in enumerate(stream, start=1):
+            while True:
+                line = stream.readline(limits.MAX_LINE_BYTES + 1)
+                if not line:
+                    break
+                number += 1
+                if len(line) > limits.MAX_LINE_BYTES:
+                    raise LimitError(f"a line is longer than {limits.MAX_LINE_BYTES} bytes",
+                                     offset + len(line))
+                try:
+                    check_json(line)
+                except LimitError as exc:
+                    raise LimitError(str(exc), offset + exc.offset) from None
+                offset += len(line)
                 if not line.strip():
                     continue
                 try:
                     yield number, json.loads(line), counter
                 except ValueError as exc:
                     yield number, ValueError(f"line {number}: invalid JSON ({exc})"), counter
+    except LimitError as exc:
+        raise _refuse(path, exc, exc.offset, number) from None
     except _STREAM_ERRORS as exc:
         raise _fail(path, counter, number + 1, exc) from None
 
 
 def load_object(path: Path) -> dict:
-    """Parse a small whole-JSON-object file (catalog-extras.json)."""
+    """Parse a small whole-JSON-object file (catalog-extras.json).
+
+    Raises:
+        SourceError: invalid JSON, not an object, larger than ``MAX_OBJECT_BYTES``
+            or nested deeper than ``MAX_DEPTH``.
+    """
     stream, counter = open_stream(path)
     try:
         with stream:
-            data = json.loads(stream.read().decode("utf-8"))
+            raw = stream.read(limits.MAX_OBJECT_BYTES + 1)
+            if len(raw) > limits.MAX_OBJECT_BYTES:
+                raise LimitError(f"the file is larger than {limits.MAX_OBJECT_BYTES} bytes",
+                                 limits.MAX_OBJECT_BYTES)
+            check_json(raw)
+            data = json.loads(raw.decode("utf-8"))
+    except LimitError as exc:
+        raise _refuse(path, exc, exc.offset, 1) from None
     except json.JSONDecodeError as exc:
         raise SourceError(f"{path}: invalid JSON at byte {exc.pos} (record 1): {exc.msg}") from None
     except _STREAM_ERRORS as exc:
@@ -210,17 +277,21 @@ def _kind_of_record(record: Any) -> str | None:
 
 def _kind_by_content(path: Path) -> str | None:
     stream, counter = open_stream(path)
+    guard = JsonGuard(record_depth=1)  # reads ahead of the parser; counts the records
     try:
         with stream:
             first = _first_byte(stream)
             if first == b"[":
-                items = ijson.items(stream, "item")
+                items = ijson.items(GuardedReader(stream, guard), "item")
                 record = next(iter(items), None)
                 if record is not None and not isinstance(record, dict):
                     return "invalid"  # every dump is an array of objects
                 return _kind_of_record(record)
             if first == b"{":
-                line = stream.readline()
+                line = stream.readline(limits.MAX_LINE_BYTES + 1)
+                if len(line) > limits.MAX_LINE_BYTES:
+                    return "extras"  # not JSON lines; load_object applies its own bounds
+                check_json(line)
                 try:
                     record = json.loads(line)
                 except ValueError:
@@ -229,6 +300,8 @@ def _kind_by_content(path: Path) -> str | None:
                     return "extras"
                 return _kind_of_record(record)
             return "invalid"  # neither a JSON array nor JSON object(s)
+    except LimitError as exc:
+        raise _refuse(path, exc, exc.offset, guard.records + 1) from None
     except _STREAM_ERRORS as exc:
         raise _fail(path, counter, 1, exc) from None
 

@@ -4,7 +4,10 @@
 evaluation keys) into dicts, assigns ids itself for new rows and queues
 statements, which are flushed with ``executemany`` in order. Upserts update
 in place (``coalesce`` keeps stored values the new record leaves out), so a
-re-import never duplicates a row. :meth:`finish` recomputes derived columns
+re-import never duplicates a row. A row created only because another record
+names it (a task named by a paper, a paper named by a leaderboard row) is a
+*stub* of this import: the first full record of it reports ``created`` (see
+:mod:`catalog.importer.stats`). :meth:`finish` recomputes derived columns
 (best_rank of touched leaderboards, repository counts, organization years).
 """
 
@@ -87,6 +90,10 @@ class Writer:
         # True once a paper's title, abstract or authors may have changed: the import
         # runs without the FTS triggers and must then rebuild papers_fts (run.py).
         self.fts_dirty = False
+        # table -> ids created by this import as bare references, not yet described in full
+        self.stubs: dict[str, set[int]] = {}
+        self.kept_apart = 0  # papers not merged: their slug's paper has another arXiv id
+        self._has_arxiv = bytearray()  # by paper id: 1 when the paper has an arXiv id
         self._load_keys()
 
     # -- key maps -----------------------------------------------------------
@@ -115,6 +122,7 @@ class Writer:
         for rid, arxiv_id, slug in c.execute("SELECT id, arxiv_id, slug FROM papers"):
             if arxiv_id:
                 self.papers_by_arxiv[arxiv_id] = rid
+                self._mark_arxiv(rid)
             if slug:
                 self.papers_by_slug.setdefault(slug, rid)
         self.authors = {n: rid for rid, n in c.execute("SELECT id, normalized_name FROM authors")}
@@ -163,11 +171,29 @@ class Writer:
         for sql in sorted(pending, key=lambda s: _KIND_RANK.get(s.split(" ", 1)[0], 1)):
             self.conn.executemany(sql, pending[sql])
 
+    # -- stubs ------------------------------------------------------------------
+    def _filled(self, table: str, rid: int) -> bool:
+        """Whether ``rid`` was a stub of this import (it is one no longer)."""
+        stubs = self.stubs.get(table)
+        if stubs and rid in stubs:
+            stubs.discard(rid)
+            return True
+        return False
+
+    def reference(self, table: str, slug: str, fields: dict[str, Any]) -> int:
+        """Id of the slug-keyed row ``slug``; created as a stub from ``fields`` when missing."""
+        rid = getattr(self, table).get(slug)
+        if rid is not None:
+            return rid
+        rid, _ = self.upsert_simple(table, slug, fields)
+        self.stubs.setdefault(table, set()).add(rid)
+        return rid
+
     # -- simple slug entities -------------------------------------------------
     def upsert_simple(self, table: str, slug: str, fields: dict[str, Any]) -> tuple[int, bool]:
         """Upsert a slug-keyed row (areas, conferences, datasets, methods, organizations,
         frameworks); ``fields`` maps column → value (None keeps the stored value).
-        Returns (id, created)."""
+        Returns (id, created); created is also true for a stub of this import filled now."""
         mapping: dict[str, int] = getattr(self, table)
         cols = tuple(sorted(fields))
         values = tuple(_dumps(v) if isinstance(v, (list, dict)) else v for v in
@@ -176,7 +202,7 @@ class Writer:
         if rid is not None:
             if cols:
                 self.queue(_update_sql(table, cols), values + (rid,))
-            return rid, False
+            return rid, self._filled(table, rid)
         rid = next(self.ids[table])
         mapping[slug] = rid
         self.queue(_insert_sql(table, ("slug",) + cols), (rid, slug) + values)
@@ -184,15 +210,17 @@ class Writer:
 
     def area(self, name: str, slug: str) -> int:
         """Id of the area ``slug``, created with ``name`` when missing."""
-        rid = self.areas.get(slug)
-        return rid if rid is not None else self.upsert_simple("areas", slug, {"name": name})[0]
+        return self.reference("areas", slug, {"name": name})
 
     # -- tasks ----------------------------------------------------------------
     def upsert_task(self, slug: str, name: str, *, description: str | None = None,
                     area_id: int | None = None, parent_id: int | None = None,
                     research_trends: list[str] | None = None, visible: bool | None = None,
-                    created_at: str | None = None) -> tuple[int, bool]:
-        """Upsert a task; ``level`` follows the parent (parent level + 1, else 0)."""
+                    created_at: str | None = None, stub: bool = False) -> tuple[int, bool]:
+        """Upsert a task; ``level`` follows the parent (parent level + 1, else 0).
+
+        ``stub``: the task is only named by another record (see :meth:`reference`).
+        """
         if parent_id is not None:
             parent_level, parent_area = self.task_info.get(parent_id, (0, None))
             level: int | None = parent_level + 1
@@ -211,8 +239,10 @@ class Writer:
                        (name, description, area_id, parent_id, level, trends, vis, rid))
             self.task_info[rid] = (level if level is not None else old_level,
                                    area_id if area_id is not None else old_area)
-            return rid, False
+            return rid, self._filled("tasks", rid)
         rid = next(self.ids["tasks"])
+        if stub:
+            self.stubs.setdefault("tasks", set()).add(rid)
         self.tasks[slug] = rid
         self.task_info[rid] = (level or 0, area_id)
         self.queue("INSERT INTO tasks (id, slug, name, description, area_id, parent_id, level, "
@@ -222,12 +252,26 @@ class Writer:
         return rid, True
 
     # -- papers ---------------------------------------------------------------
+    def _mark_arxiv(self, rid: int) -> None:
+        if rid >= len(self._has_arxiv):
+            self._has_arxiv.extend(bytes(rid + 1 - len(self._has_arxiv) + 4096))
+        self._has_arxiv[rid] = 1
+
     def find_paper(self, arxiv_id: str | None = None, slug: str | None = None) -> int | None:
-        """Catalog id of a paper by arXiv id (preferred) or slug, else None."""
-        if arxiv_id and arxiv_id in self.papers_by_arxiv:
-            return self.papers_by_arxiv[arxiv_id]
+        """Catalog id of a paper by arXiv id (preferred) or slug, else None.
+
+        A paper found by ``slug`` that carries another arXiv id than ``arxiv_id``
+        is another paper (two records share a paper_url): None.
+        """
+        if arxiv_id:
+            rid = self.papers_by_arxiv.get(arxiv_id)
+            if rid is not None:
+                return rid
         if slug:
-            return self.papers_by_slug.get(slug)
+            rid = self.papers_by_slug.get(slug)
+            if rid is not None and arxiv_id and rid < len(self._has_arxiv) and self._has_arxiv[rid]:
+                return None
+            return rid
         return None
 
     def upsert_paper(self, fields: dict[str, Any], *, stub: bool = False) -> tuple[int, bool]:
@@ -237,7 +281,10 @@ class Writer:
         (a paper only named by a leaderboard row or a link) never overwrites an
         existing paper. Returns (id, created).
         """
-        rid = self.find_paper(fields.get("arxiv_id"), fields.get("slug"))
+        arxiv_id, slug = fields.get("arxiv_id"), fields.get("slug")
+        rid = self.find_paper(arxiv_id, slug)
+        if rid is None and arxiv_id and slug and slug in self.papers_by_slug:
+            self.kept_apart += 1  # a new paper beside the slug's, which has another arXiv id
         if rid is not None and stub:
             return rid, False
         self.fts_dirty = True
@@ -249,7 +296,8 @@ class Writer:
             if row.get(key) is not None:
                 row[key] = _dumps(row[key])
         values = tuple(row.get(c) for c in _PAPER_COLS)
-        created = rid is None
+        new_row = rid is None
+        created = rid is None or self._filled("papers", rid)
         if rid is None:
             rid = next(self.ids["papers"])
             defaults = {"authors": "[]", "citation_count": 0, "popularity": 0, "is_latest": 1,
@@ -257,14 +305,17 @@ class Writer:
                         "project_pages": "[]"}
             values = tuple(defaults.get(c) if v is None else v for c, v in zip(_PAPER_COLS, values, strict=True))
             self.queue(_insert_sql("papers", _PAPER_COLS), (rid,) + values)
+            if stub:
+                self.stubs.setdefault("papers", set()).add(rid)
         else:
             self.queue(_update_sql("papers", _PAPER_COLS), values + (rid,))
-        if fields.get("arxiv_id"):
-            self.papers_by_arxiv[fields["arxiv_id"]] = rid
+        if arxiv_id:
+            self.papers_by_arxiv[arxiv_id] = rid
+            self._mark_arxiv(rid)
         if fields.get("slug"):
             self.papers_by_slug.setdefault(fields["slug"], rid)
         if authors:
-            self._link_authors(rid, authors, replace=not created)
+            self._link_authors(rid, authors, replace=not new_row)
         return rid, created
 
     def update_paper(self, paper_id: int, fields: dict[str, Any]) -> None:

@@ -323,18 +323,20 @@ def test_unknown_columns_are_ignored_and_counted(tmp_path: Path, generated: Path
         in output
 
 
-def test_a_bad_json_text_field_skips_that_record_only(tmp_path: Path, generated: Path) -> None:
+def test_a_bad_or_too_deep_json_text_field_skips_that_record_only(tmp_path: Path, generated: Path) -> None:
     records = fx.json_dumps(generated)["papers"][:3]
     data = fx.table("papers", records)
     authors = [json.dumps(r["authors"]) for r in records]
     authors[1] = "[not json"
+    authors[2] = "[" * 100_000 + "]" * 100_000  # json.loads would recurse: refused by depth first
     data = data.set_column(data.schema.get_field_index("authors"), "authors", pa.array(authors))
     shard = tmp_path / "papers.parquet"
     pq.write_table(data, shard)
     code, output = _import(tmp_path / "catalog.db", shard)
     assert code == 0, output
-    assert "read 3, inserted 2, updated 0, skipped 1" in output
+    assert "read 3, inserted 1, updated 0, skipped 2" in output
     assert "skipped record 2: invalid JSON text" in output
+    assert "skipped record 3: JSON text refused (nesting deeper than 64 levels)" in output
 
 
 def test_cli_refuses_a_bad_shard_without_traceback(tmp_path: Path) -> None:
