@@ -41,11 +41,21 @@ import sqlite3
 from collections.abc import Sequence
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:  # annotations only: the importer imports this module
-    from catalog.importer.sources import Source
     from catalog.importer.stats import SourceStats
+
+
+class Source(Protocol):
+    """What provenance reads of an imported source (``catalog.importer.sources.Source``; not
+    imported here, since the importer's modules reach this one through the vectors)."""
+
+    @property
+    def path(self) -> Path: ...
+
+    @property
+    def kind(self) -> str: ...
 
 __all__ = ["ARCHIVE_DATASETS", "ARCHIVE_LICENSE", "MAX_IMPORTS", "describe", "file_entry", "hub_origin",
            "mark_sample", "read_record", "record_embedding", "record_import", "render_text", "sha256_file"]
