@@ -26,7 +26,6 @@ HTTP 200 when ready, 503 when not.
 from __future__ import annotations
 
 import asyncio
-import json
 import logging
 from collections.abc import Awaitable, Callable
 from typing import Final
@@ -37,7 +36,7 @@ from aiohttp import web
 from gateway.shared.background import stop_tasks
 from pwc_mcp_core.protocol.json_types import JsonObject
 from pwc_mcp_core.protocol.versions import LATEST_LEGACY_VERSION, SERVER_VERSION
-from pwc_mcp_core.tools.data_source import UNKNOWN_SUMMARY, DataSource, parse_data_source
+from pwc_mcp_core.tools.data_source import UNKNOWN_SUMMARY, DataSource, fetch_data_source
 
 __all__ = ["HealthState"]
 
@@ -46,7 +45,6 @@ logger = logging.getLogger(__name__)
 REDIS_PROBE_INTERVAL_S: Final = 2.0
 PROBE_TIMEOUT_S: Final = 5.0
 DATA_REFRESH_S: Final = 300.0
-MAX_DATA_BYTES: Final = 1 << 20  # the catalog's record is tens of KiB; anything larger is not it
 
 
 def catalog_ready(payload: object) -> bool:
@@ -73,7 +71,7 @@ class HealthState:
                  pool: Callable[[], dict[str, int]] | None = None,
                  data_refresh_s: float = DATA_REFRESH_S) -> None:
         self._url = api_url.rstrip("/") + "/tasks/"
-        self._data_url = api_url.rstrip("/") + "/catalog"
+        self._api_url = api_url
         self._data_refresh = data_refresh_s
         self._data_due = 0.0  # loop time of the next provenance fetch
         self.data_source: DataSource | None = None
@@ -104,20 +102,11 @@ class HealthState:
         """One fetch of the catalog's provenance; updates and returns ``data_source`` (never raises)."""
         loop = asyncio.get_running_loop()
         try:
-            async with client.stream("GET", self._data_url) as response:
-                body = b""
-                async for chunk in response.aiter_bytes():
-                    body += chunk
-                    if len(body) > MAX_DATA_BYTES:
-                        break
-            payload = json.loads(body) if response.status_code == 200 and len(body) <= MAX_DATA_BYTES else None
+            source = await fetch_data_source(client, self._api_url)
         except httpx.HTTPError:
             self._data_due = loop.time() + self._fail_interval  # keep the last value; retry soon
             return self.data_source
-        except ValueError:
-            payload = None
         self._data_due = loop.time() + self._data_refresh
-        source = parse_data_source(payload)
         if source != self.data_source:
             self.data_source = source
             logger.info("catalog data: %s", source.instructions_line() if source else "provenance unknown")

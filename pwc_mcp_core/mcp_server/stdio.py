@@ -15,6 +15,9 @@ Desktop client configuration (e.g. ``claude_desktop_config.json``)::
         "env": {"PWC_API_URL": "https://paperswithcode.co/api/v1",
                 "PWC_MCP_CURSOR_KEY_CURRENT": "<a long random secret>"}}}}
 
+At start it asks the catalog for its provenance (``GET catalog``, at most 2 s) for the
+one data line of the instructions, as the HTTP gateway does.
+
 Without ``PWC_MCP_CURSOR_KEY_CURRENT`` a random key is created once and kept in
 the user's state directory (`stdio_key`), so a cursor from one ``pwc-mcp stdio``
 process continues in the next (clients that start one process per call). Only if
@@ -32,6 +35,8 @@ import sys
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, BinaryIO, Final
 
+import httpx
+
 from pwc_mcp_core.errors import ConfigError
 from pwc_mcp_core.mcp_server.local_executor import LocalExecutor
 from pwc_mcp_core.mcp_server.server import McpServer
@@ -41,6 +46,7 @@ from pwc_mcp_core.protocol.jsonrpc import INVALID_REQUEST, error_response
 from pwc_mcp_core.protocol.versions import PROTOCOL_VERSION_META_KEY
 from pwc_mcp_core.runtime.core_settings import CoreSettings
 from pwc_mcp_core.runtime.logs import configure_logging
+from pwc_mcp_core.tools.data_source import DataSource, fetch_data_source
 
 if TYPE_CHECKING:  # the runtime (and its catalog client) is imported lazily
     from pwc_mcp_core.tools.execution import Runtime
@@ -49,6 +55,7 @@ __all__ = ["headers_for", "main", "serve"]
 
 logger = logging.getLogger("pwc_mcp_core.mcp_server.stdio")  # stable even when run as __main__
 
+_DATA_WAIT_S: Final = 2.0
 _MAX_STDIO_THREADS: Final = 8  # one desktop client: a handful of parallel calls at most
 _TOO_LARGE_LINE: Final = error_response(b"null", INVALID_REQUEST, "Invalid Request: the message is too large") + b"\n"
 
@@ -58,6 +65,16 @@ def _runtime(settings: CoreSettings) -> Runtime:
     from pwc_mcp_core.tools.execution import Runtime
 
     return Runtime.build(settings, MemoryCache())
+
+
+async def _data_source(api_url: str) -> DataSource | None:
+    """The catalog's provenance for the instructions' data line, asked once at start (at most
+    :data:`_DATA_WAIT_S`: a catalog that does not answer by then leaves the line out)."""
+    try:
+        async with httpx.AsyncClient(timeout=_DATA_WAIT_S) as client:
+            return await asyncio.wait_for(fetch_data_source(client, api_url), _DATA_WAIT_S)
+    except (httpx.HTTPError, TimeoutError):
+        return None
 
 
 def headers_for(message: object) -> dict[str, str]:
@@ -165,6 +182,7 @@ def main(argv: Sequence[str] | None = None, environ: Mapping[str, str] | None = 
     server = McpServer(settings, executor)
 
     async def run() -> None:
+        server.set_data_source(await _data_source(settings.api_url))
         try:
             await serve(server, sys.stdin.buffer, sys.stdout.buffer, max_line_bytes=settings.max_body_bytes)
         finally:

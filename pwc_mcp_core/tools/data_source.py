@@ -15,13 +15,19 @@ import, or an upstream that is not this project's catalog.
 
 from __future__ import annotations
 
+import json
 import re
 from dataclasses import dataclass
 from typing import Final, Literal
 
+import httpx
+
 from pwc_mcp_core.protocol.json_types import JsonObject, JsonValue
 
-__all__ = ["UNKNOWN_SUMMARY", "DataSource", "DatasetRevision", "parse_data_source"]
+__all__ = ["MAX_DATA_BYTES", "UNKNOWN_SUMMARY", "DataSource", "DatasetRevision", "fetch_data_source",
+           "parse_data_source"]
+
+MAX_DATA_BYTES: Final = 1 << 20  # the catalog's record is tens of KiB; anything larger is not it
 
 Kind = Literal["archive", "sample", "other"]
 
@@ -120,3 +126,24 @@ def parse_data_source(payload: JsonValue) -> DataSource | None:
         datasets=_datasets(payload.get("datasets")),
         embedding_model=_text(embedding.get("model"), _MODEL) if isinstance(embedding, dict) else None,
     )
+
+
+async def fetch_data_source(client: httpx.AsyncClient, api_url: str) -> DataSource | None:
+    """One ``GET {api_url}/catalog``, read up to :data:`MAX_DATA_BYTES`: the catalog's `DataSource`,
+    or None when it answers but records no provenance (another status, a larger or non-JSON body).
+
+    Raises:
+        httpx.HTTPError: the catalog did not answer (the caller keeps what it had).
+    """
+    async with client.stream("GET", api_url.rstrip("/") + "/catalog") as response:
+        body = b""
+        async for chunk in response.aiter_bytes():
+            body += chunk
+            if len(body) > MAX_DATA_BYTES:
+                return None
+    if response.status_code != 200:
+        return None
+    try:
+        return parse_data_source(json.loads(body))
+    except ValueError:
+        return None

@@ -127,3 +127,41 @@ def test_compose_stack_passes_smoke_with_two_workers_and_survives_a_redis_restar
     again = stack.compose("exec", "-T", "gateway", "pwc-mcp", "smoke", stack.base_url, "--wait", "60", timeout=180)
     assert again.returncode == 0, again.stdout + again.stderr
     assert "smoke test passed" in again.stdout
+
+
+def test_catalog_import_takes_a_mounted_folder_in_the_published_layout(podman: PodmanEnv, image: str,
+                                                                       tmp_path: Path) -> None:
+    """README "Compose": PWC_CATALOG_DUMPS names a folder as `pwc-catalog download` leaves it
+    (parquet shards, one folder per dataset), and catalog-import imports all of it."""
+    from bench.gen_catalog import generate
+
+    archive = tmp_path / "pwc-archive"
+    generate(400, 200, archive, 3, fmt="parquet")
+    for path in [archive, *archive.rglob("*")]:
+        path.chmod(0o755 if path.is_dir() else 0o644)  # the image runs as uid 10001
+    project = f"pwc-mcp-import-{secrets.token_hex(3)}"
+    override = tmp_path / "compose.import.yaml"
+    override.write_text(json.dumps({"services": {"catalog-import": {"network_mode": "none",
+                                                                    "pull_policy": "never"}}}),
+                        encoding="utf-8")
+    argv = [str(COMPOSE_BIN), "-p", project, "-f", str(REPO_ROOT / "compose.yaml"), "-f", str(override)]
+    env = {**podman.env, "PWC_MCP_CURSOR_KEY_CURRENT": secrets.token_hex(32), "PWC_CATALOG_DUMPS": str(archive)}
+
+    def compose(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run([*argv, *args], check=False, cwd=REPO_ROOT, env=env, capture_output=True,
+                              text=True, timeout=300)
+
+    try:
+        up = compose("up", "--no-build", "catalog-import")
+        assert up.returncode == 0, up.stdout[-3000:] + up.stderr[-3000:]
+        logs = podman.podman("logs", f"{project}_catalog-import_1", check=False)
+        imported = logs.stdout + logs.stderr
+        assert "papers-with-abstracts/train-00000-of-00004.parquet (papers): read" in imported, imported[-3000:]
+        assert "imported " in imported and "error:" not in imported
+        info = podman.podman("run", "--rm", "--network", "none", "-v", f"{project}_catalog-data:/data", image,
+                             "pwc-catalog", "info", "--db", "/data/catalog.db", "--json", check=False)
+        assert info.returncode == 0, info.stderr
+        assert json.loads(info.stdout)["counts"]["papers"] == 400
+    finally:
+        down = compose("down", "-v")
+        assert down.returncode == 0, down.stdout[-3000:] + down.stderr[-3000:]

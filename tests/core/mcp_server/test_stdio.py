@@ -51,6 +51,18 @@ async def test_the_sdk_client_calls_a_tool_over_stdio(catalog_url: str) -> None:
             assert result.content
 
 
+@pytest.mark.parametrize("mode", ["legacy", "auto"])
+async def test_the_instructions_over_stdio_name_the_catalogs_data(catalog_url: str, mode: str) -> None:
+    # The sample catalog records itself as the sample; without a catalog the line is left out.
+    async with asyncio.timeout(60):
+        async with Client(stdio_params(catalog_url), mode=mode) as client:
+            assert client.instructions is not None
+            assert client.instructions.endswith("Data: the bundled sample catalog (a few dozen real-shaped "
+                                                "records for trying the server), not the Papers With Code archive.")
+        async with Client(stdio_params("http://127.0.0.1:9/api/v1"), mode=mode) as client:
+            assert client.instructions is not None and "Data:" not in client.instructions
+
+
 async def run_serve(lines: bytes, max_line_bytes: int = 4096) -> list[dict]:
     stdout = io.BytesIO()
     await serve(make_server(), io.BytesIO(lines), stdout, max_line_bytes=max_line_bytes)
