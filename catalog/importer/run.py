@@ -221,13 +221,19 @@ def _run_import(db: Path, sources: list[Path], out: TextIO, quiet: bool) -> int:
             _import_source(writer, source, stats, out, quiet)
             conn.execute("COMMIT")
             all_stats.append(stats)
+        # The finishing stages take minutes at the archive's size: one line each, so a log
+        # (or a terminal, once the bars are gone) shows where the import is.
+        stage = (lambda text: None) if quiet else (lambda text: print(text, file=out, flush=True))
         conn.execute("BEGIN")
+        stage("ranking leaderboards")
         writer.rank_new_boards()  # by row id, before the indexes exist: no index upkeep
+        stage("building indexes and the full-text index")
         bulk.restore_indexes()  # re-ranking other boards looks them up by (task, dataset)
         writer.finish()
         bulk.finish(rebuild=writer.fts_dirty)
         conn.execute("INSERT OR REPLACE INTO catalog_meta (key, value) VALUES ('imported_at', ?)",
                       (datetime.now(UTC).isoformat(timespec="seconds"),))
+        stage(f"recording provenance (sha256 of {len(detected)} sources)")
         provenance.record_import(conn, list(zip(detected, all_stats, strict=True)))
         conn.execute("COMMIT")
         pending = vectors.build_vectors(conn, db, out=out, quiet=quiet)  # semantic index, stamped into the copy

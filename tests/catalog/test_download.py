@@ -312,10 +312,14 @@ def test_import_and_embed_progress_lines_and_quiet(tmp_path: Path) -> None:
     loud = cli("import", "--db", str(db), str(dump))
     assert loud.returncode == 0, loud.stdout + loud.stderr
     assert f"importing {dump} (papers, json)" in loud.stdout and "embedding 20 papers with" in loud.stdout
+    for stage in ("ranking leaderboards", "building indexes and the full-text index",
+                  "recording provenance (sha256 of 1 sources)"):
+        assert stage in loud.stdout.splitlines()
     assert "\r" not in loud.stdout + loud.stderr
     quiet = cli("import", "--db", str(db), "--quiet", str(dump))
     assert quiet.returncode == 0 and quiet.stderr == ""
     assert "importing" not in quiet.stdout and "embedding 20" not in quiet.stdout
+    assert "ranking" not in quiet.stdout and "provenance" not in quiet.stdout
     assert quiet.stdout.splitlines()[-1].startswith("imported 20 records from 1 sources")
     embed_loud = cli("embed", "--db", str(db))
     assert embed_loud.stdout.splitlines() == [embed_loud.stdout.splitlines()[0], embed_loud.stdout.splitlines()[1]]
