@@ -29,7 +29,9 @@ their Markdown), and distractors: the bundled sample catalog's 39 papers with
 abstracts and the 13 papers of ``tests/fixtures/search``. The catalog's
 vocabulary is imported too: the evaluation tables' tasks and datasets with
 their leaderboard rows removed (so no paper is tagged with the task it is
-relevant for: tags would give the answers away) and the sample's methods.
+relevant for: tags would give the answers away; the distractors are untagged
+too) and the sample's methods. The boost of tagged papers is therefore not
+measured here (``tests/catalog/test_search_vocabulary.py`` checks it).
 It is imported with ``catalog.importer.run_import`` (so the vectors are the
 ones an import builds) and searched with ``catalog.search.search_papers``, the
 function behind ``papers/search``.
@@ -223,7 +225,8 @@ def _write_corpus(papers: dict[str, dict[str, Any]], texts: list[dict[str, Any]]
     for path in DISTRACTORS:
         for record in json.loads(path.read_text(encoding="utf-8")):
             if _key(record["title"]) not in known:
-                records.append(record)
+                # Untagged: a distractor tagged with a query's task would be right but judged wrong.
+                records.append({**record, "tasks": [], "methods": []})
     target = folder / "papers-with-abstracts.json"
     target.write_text(json.dumps(records), encoding="utf-8")
     vocabulary = folder / "evaluation-tables.json"
