@@ -18,8 +18,17 @@ Modes (all deterministic; ties broken by paper id):
   of :mod:`catalog.vectors` (embedder: :mod:`catalog.embeddings`). The best
   :data:`CANDIDATES` papers whose cosine is at least :data:`MIN_COSINE` are
   the result.
-* ``hybrid``: reciprocal-rank fusion ``sum(1 / (60 + rank))`` of the keyword
-  and semantic candidate lists (:data:`CANDIDATES` each).
+* ``hybrid``: weighted reciprocal-rank fusion ``sum(w / (60 + rank))`` of the
+  keyword and semantic candidate lists (:data:`CANDIDATES` each), each weighted
+  by the evidence it has for this query (see :func:`_hybrid`), plus the
+  catalog's vocabulary: a task, method or dataset the query names
+  (:mod:`catalog.vocabulary`: "NER", "ViT", "SVHN") adds a BM25 ranking of its
+  full name, pulls the query vector toward the name's, and boosts the
+  candidates tagged with it.
+
+Every mode reports ``matched_entities``: the entities the query names
+(``type``, ``id``, ``slug``, ``name``, ``matched`` words, ``via``, and for
+tasks and methods the ``filter`` that narrows ``papers/`` to them).
 
 Semantic and hybrid results are capped at :data:`CANDIDATES` (``count`` is then
 the candidate count). Filters: ``start_date``/``end_date`` (inclusive, on
@@ -280,7 +289,7 @@ def _hybrid(conn: sqlite3.Connection, index: vectors.VectorIndex, query: str, st
     rankings = [(keyword, evidence), (semantic, 1.0)]
     for m in matches:
         words = _WORD.findall(m.phrase)
-        if words and m.text.casefold() != m.phrase.casefold():
+        if words and m.via != "embedding" and m.text.casefold() != m.phrase.casefold():
             rankings.append((_bm25_pool(conn, index, _fts_phrase(words), start_date, end_date, official),
                              ENTITY_KEYWORD * m.strength))
     fused = weighted_rrf(rankings)
