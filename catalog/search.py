@@ -18,8 +18,17 @@ Modes (all deterministic; ties broken by paper id):
   of :mod:`catalog.vectors` (embedder: :mod:`catalog.embeddings`). The best
   :data:`CANDIDATES` papers whose cosine is at least :data:`MIN_COSINE` are
   the result.
-* ``hybrid``: reciprocal-rank fusion ``sum(1 / (60 + rank))`` of the keyword
-  and semantic candidate lists (:data:`CANDIDATES` each).
+* ``hybrid``: weighted reciprocal-rank fusion ``sum(w / (60 + rank))`` of the
+  keyword and semantic candidate lists (:data:`CANDIDATES` each), each weighted
+  by the evidence it has for this query (see :func:`_hybrid`), plus the
+  catalog's vocabulary: a task, method or dataset the query names
+  (:mod:`catalog.vocabulary`: "NER", "ViT", "SVHN") adds a BM25 ranking of its
+  full name, pulls the query vector toward the name's, and boosts the
+  candidates tagged with it.
+
+Every mode reports ``matched_entities``: the entities the query names
+(``type``, ``id``, ``slug``, ``name``, ``matched`` words, ``via``, and for
+tasks and methods the ``filter`` that narrows ``papers/`` to them).
 
 Semantic and hybrid results are capped at :data:`CANDIDATES` (``count`` is then
 the candidate count). Filters: ``start_date``/``end_date`` (inclusive, on
@@ -38,7 +47,9 @@ import re
 import sqlite3
 from typing import Any
 
-from catalog import vectors
+import numpy as np
+
+from catalog import vectors, vocabulary
 from catalog.store import (
     Invalid,
     Page,
@@ -57,6 +68,12 @@ COUNT_CAP = 2_000
 RANK_WINDOW = 2_000
 MIN_COSINE = 0.15
 RRF_K = 60
+# Evidence weights of hybrid fusion (measured with bench/relevance.py; see _hybrid).
+OR_EVIDENCE = 0.3  # keyword side at least, when not all query words occur together in any paper
+OR_POWER = 1.0  # ... else (share of the query's words in the best match) ** OR_POWER
+ENTITY_KEYWORD = 0.5  # BM25 over the full name of an entity the query names
+ENTITY_VECTOR = 2.0  # how far the query vector is pulled toward the named entity's
+TAGGED = 0.5  # papers tagged with a named task or method
 _BM25 = "bm25(papers_fts, 10.0, 1.0, 3.0)"
 _TOKEN = re.compile(r'"([^"]*)"|(\S+)')
 _WORD = re.compile(r"\w+", re.UNICODE)
@@ -113,6 +130,17 @@ def rrf(rankings: list[list[int]], k: int = RRF_K) -> list[int]:
     return sorted(scores, key=lambda pid: (-scores[pid], pid))
 
 
+def weighted_rrf(rankings: list[tuple[list[int], float]], k: int = RRF_K) -> list[int]:
+    """Reciprocal-rank fusion with a weight per ranking: ids by ``sum(w / (k + rank))``, ties by smaller id."""
+    scores: dict[int, float] = {}
+    for ranking, weight in rankings:
+        if weight <= 0:
+            continue
+        for index, pid in enumerate(ranking):
+            scores[pid] = scores.get(pid, 0.0) + weight / (k + index + 1)
+    return sorted(scores, key=lambda pid: (-scores[pid], pid))
+
+
 def _filters(start_date: str | None, end_date: str | None, official: bool | None) -> tuple[str, list[Any]]:
     where, args = [], []
     if start_date:
@@ -163,13 +191,18 @@ def _arxiv_hit(conn: sqlite3.Connection, query: str, where: str, args: list[Any]
 
 
 def _keyword_match(conn: sqlite3.Connection, query: str, where: str, args: list[Any]) -> str | None:
+    return _keyword_plan(conn, query, where, args)[0]
+
+
+def _keyword_plan(conn: sqlite3.Connection, query: str, where: str, args: list[Any]) -> tuple[str | None, bool]:
+    """The FTS5 match of ``query`` and whether all its parts occur together (AND) rather than OR-ed."""
     parts = keyword_parts(query)
     if not parts:
-        return None
+        return None, False
     match = " AND ".join(parts)
     if len(parts) > 1 and not _match_exists(conn, match, where, args):
-        match = " OR ".join(parts)
-    return match
+        return " OR ".join(parts), False
+    return match, True
 
 
 def _index(conn: sqlite3.Connection) -> vectors.VectorIndex:
@@ -180,12 +213,26 @@ def _index(conn: sqlite3.Connection) -> vectors.VectorIndex:
 
 
 def _hybrid_keyword(conn: sqlite3.Connection, index: vectors.VectorIndex, query: str, start_date: str | None,
-                    end_date: str | None, official: bool | None) -> list[int]:
-    """BM25 candidates for hybrid mode. Filters apply to the ranked matches through the
+                    end_date: str | None, official: bool | None) -> tuple[list[int], float]:
+    """BM25 candidates for hybrid mode and the evidence they carry (1: every word of the query occurs
+    in them; OR_EVIDENCE: only some do; 0: none). Filters apply to the ranked matches through the
     index's per-row columns, not by joining a large ``papers`` row per FTS match."""
-    match = _keyword_match(conn, query, "", [])
+    match, together = _keyword_plan(conn, query, "", [])
     if not match:
-        return []
+        return [], 0.0
+    pool = _bm25_pool(conn, index, match, start_date, end_date, official)
+    if together or not pool:
+        return pool, 1.0
+    # OR-ed: as much evidence as the best match holds of the query's words (a remembered title with
+    # one word wrong keeps most; words the catalog never uses together keep little).
+    parts = keyword_parts(query)
+    held = sum(1 for part in parts if conn.execute(
+        "SELECT 1 FROM papers_fts WHERE papers_fts MATCH ? AND rowid = ?", (part, pool[0])).fetchone())
+    return pool, max(OR_EVIDENCE, (held / len(parts)) ** OR_POWER)
+
+
+def _bm25_pool(conn: sqlite3.Connection, index: vectors.VectorIndex, match: str, start_date: str | None,
+               end_date: str | None, official: bool | None) -> list[int]:
     filtered = bool(start_date or end_date or official is not None)
     limit = RANK_WINDOW if filtered else CANDIDATES
     pool = _match_ids(conn, match, "", [], limit, common=_count(conn, match, "", []) >= COUNT_CAP)
@@ -198,6 +245,60 @@ def _count(conn: sqlite3.Connection, match: str, where: str, args: list[Any]) ->
     # Counting stops at COUNT_CAP: a very common word must not be counted to the end.
     sql = f"SELECT count(*) FROM (SELECT 1 {_fts_from(where)} LIMIT {COUNT_CAP})"
     return int(conn.execute(sql, [match, *args]).fetchone()[0])
+
+
+def _tagged(conn: sqlite3.Connection, matches: list[vocabulary.Match], ids: list[int]) -> set[int]:
+    """The ``ids`` tagged with a task or method the query named."""
+    out: set[int] = set()
+    if not ids:
+        return out
+    marks = ",".join("?" * len(ids))
+    for kind, table, column in (("task", "paper_tasks", "task_id"), ("method", "paper_methods", "method_id")):
+        chosen = [m.entity.id for m in matches if m.entity.kind == kind]
+        if chosen:
+            rows = conn.execute(f"SELECT paper_id FROM {table} WHERE {column} IN ({','.join('?' * len(chosen))}) "
+                                f"AND paper_id IN ({marks})", [*chosen, *ids])
+            out.update(r[0] for r in rows)
+    return out
+
+
+def _hybrid(conn: sqlite3.Connection, index: vectors.VectorIndex, query: str, start_date: str | None,
+            end_date: str | None, official: bool | None) -> tuple[list[int], list[vocabulary.Match]]:
+    """Hybrid ranking: weighted reciprocal-rank fusion of what each side knows about this query.
+
+    * BM25 weighs 1 when every query word occurs in its matches, OR_EVIDENCE when they were OR-ed
+      (words the catalog never uses together: lean on the vectors), 0 without a match.
+    * A task, method or dataset the query names (:mod:`catalog.vocabulary`) adds a BM25 ranking of its
+      full name, pulls the query vector toward the name's, and ranks the candidates tagged with it,
+      each weighted by how much of the query the name explains.
+    """
+    embedder = index.embedder
+    qvec = embedder.embed([query])[0]
+    matches = vocabulary.match(vocabulary.get_vocabulary(conn), query, STOP_WORDS, qvec, embedder)
+    vector = qvec.copy()
+    if matches:
+        phrases = embedder.embed([m.phrase for m in matches])
+        for m, row in zip(matches, phrases, strict=True):
+            vector += ENTITY_VECTOR * m.strength * row
+        norm = float(np.linalg.norm(vector))
+        if norm > 0:
+            vector /= norm
+    hits = index.search_vector(vector, CANDIDATES, start_date=start_date, end_date=end_date, official=official)
+    semantic = [pid for pid, cosine in hits if cosine >= MIN_COSINE]
+    keyword, evidence = _hybrid_keyword(conn, index, query, start_date, end_date, official)
+    rankings = [(keyword, evidence), (semantic, 1.0)]
+    for m in matches:
+        words = _WORD.findall(m.phrase)
+        if words and m.via != "embedding" and m.text.casefold() != m.phrase.casefold():
+            rankings.append((_bm25_pool(conn, index, _fts_phrase(words), start_date, end_date, official),
+                             ENTITY_KEYWORD * m.strength))
+    fused = weighted_rrf(rankings)
+    if matches and TAGGED > 0:
+        tagged = _tagged(conn, matches, fused[:CANDIDATES])
+        if tagged:
+            strength = max(m.strength for m in matches)
+            fused = weighted_rrf([(fused, 1.0), ([i for i in fused if i in tagged], TAGGED * strength)])
+    return fused[:CANDIDATES], matches
 
 
 def search_papers(conn: sqlite3.Connection, query: str, page: Page, *, mode: str,
@@ -223,7 +324,8 @@ def search_papers(conn: sqlite3.Connection, query: str, page: Page, *, mode: str
     if has_official_implementation is not None:
         applied["has_official_implementation"] = "true" if has_official_implementation else "false"
     if nothing:  # only stop words: every paper would match and none better than another
-        return envelope([], 0, page, applied_filters=applied, mode=mode)
+        return envelope([], 0, page, applied_filters=applied, mode=mode, matched_entities=[])
+    matches: list[vocabulary.Match] = []
     pinned = _arxiv_hit(conn, query, where, args)
     if mode == "keyword":
         match = _keyword_match(conn, query, where, args)
@@ -241,16 +343,17 @@ def search_papers(conn: sqlite3.Connection, query: str, page: Page, *, mode: str
             ids = ranked[page.offset: page.offset + page.size]
     else:
         index = _index(conn)
-        hits = index.search(query, CANDIDATES, start_date=start_date, end_date=end_date,
-                            official=has_official_implementation)
-        semantic = [pid for pid, cosine in hits if cosine >= MIN_COSINE]
         if mode == "semantic":
-            ranked = semantic
+            hits = index.search(query, CANDIDATES, start_date=start_date, end_date=end_date,
+                                official=has_official_implementation)
+            ranked = [pid for pid, cosine in hits if cosine >= MIN_COSINE]
         else:
-            keyword = _hybrid_keyword(conn, index, query, start_date, end_date, has_official_implementation)
-            ranked = rrf([keyword, semantic])
+            ranked, matches = _hybrid(conn, index, query, start_date, end_date, has_official_implementation)
         if pinned is not None:
             ranked = [pinned] + [i for i in ranked if i != pinned]
         count = len(ranked)
         ids = ranked[page.offset: page.offset + page.size]
-    return envelope(paper_summaries(conn, ids), count, page, applied_filters=applied, mode=mode)
+    if mode != "hybrid":  # reported in every mode; only hybrid ranks by it
+        matches = vocabulary.match(vocabulary.get_vocabulary(conn), query, STOP_WORDS)
+    return envelope(paper_summaries(conn, ids), count, page, applied_filters=applied, mode=mode,
+                    matched_entities=[m.as_json() for m in matches])

@@ -147,8 +147,15 @@ class VectorIndex:
         """Paper ids nearest to ``query`` by cosine, best first, with their cosines (at most ``k``)."""
         if len(self.ids) == 0:
             return []
-        vector = self.embedder.embed([query])
-        q, qscale = quantize(vector)
+        return self.search_vector(self.embedder.embed([query])[0], k, start_date=start_date, end_date=end_date,
+                                  official=official)
+
+    def search_vector(self, vector: Floats, k: int, *, start_date: str | None = None, end_date: str | None = None,
+                      official: bool | None = None) -> list[tuple[int, float]]:
+        """Like :meth:`search` for an already embedded (unit) query vector."""
+        if len(self.ids) == 0:
+            return []
+        q, qscale = quantize(np.asarray(vector, dtype=np.float32).reshape(1, -1))
         if qscale[0] == 0:
             return []  # nothing embeddable (e.g. only unknown symbols)
         dots = np.asarray(simsimd.cdist(q, self.matrix, metric="dot", dtype="int8", out_dtype="float32"))[0]
