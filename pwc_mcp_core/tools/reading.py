@@ -40,6 +40,7 @@ from pwc_mcp_core.tools.cursors import (
     source_for,
 )
 from pwc_mcp_core.tools.paper_resolution import resolve_paper
+from pwc_mcp_core.tools.projections.untrusted import TRUST
 
 __all__ = ["READ_PAPER_OUTPUT_SCHEMA", "PaperChanged", "read_paper"]
 
@@ -80,6 +81,7 @@ READ_PAPER_OUTPUT_SCHEMA: JsonObject = {
         "total_bytes": {"type": ["integer", "null"], "minimum": 0,
                         "description": "the whole document's size in bytes; present when the catalog states it"},
         "in_catalog": {"type": "boolean"},
+        "trust": {"type": "string", "description": "present with markdown: it is untrusted third-party text"},
         "note": {"type": "string"},
         "available_at": {"type": "array", "items": _LINK},
         "public_metadata": {"type": "object", "description": "title, authors, abstract, source, …"},
@@ -204,7 +206,8 @@ def _read(reference: str, paper: str, version: str | None, offset: int, limit: i
             raise ToolError(UNCONTINUABLE) from None
     result: JsonObject = {"schema_version": "v1", "paper": reference, "markdown": chunk.markdown,
               "truncated": chunk.truncated, "next_cursor": next_cursor, "offset": offset,
-              "next_offset": chunk.next_offset, "content_version": version, "in_catalog": True}
+              "next_offset": chunk.next_offset, "content_version": version, "in_catalog": True,
+              "trust": TRUST}
     if chunk.total_bytes is not None:  # only when the catalog states it
         result["total_bytes"] = chunk.total_bytes
     return result

@@ -15,6 +15,7 @@ import pytest
 from pwc_mcp_core.runtime.call import Call
 from pwc_mcp_core.runtime.core_settings import CoreSettings
 from pwc_mcp_core.tools.execution import Runtime, execute
+from pwc_mcp_core.tools.projections.untrusted import unframe
 
 
 @pytest.fixture(scope="module")
@@ -166,7 +167,8 @@ def test_a_long_paper_offered_by_completion_reads_as_a_resource(runtime: Runtime
     assert "error" not in body, body
     text = body["result"]["contents"][0]["text"]
     # The first chunk at the default size (it ends at a line break in its second half), then the call that continues.
-    assert runtime.settings.chunk_bytes // 2 < len(text.encode()) and "[read_paper: truncated; bytes 0-" in text
+    (chunk,) = unframe(text)
+    assert runtime.settings.chunk_bytes // 2 < len(chunk.encode()) and "] read_paper: truncated; bytes 0-" in text
     assert 'cursor="' in text
     cursor = text.rsplit('cursor="', 1)[1].split('"', 1)[0]
     _, more, is_error = call(runtime, "read_paper", {"paper": "Attention Is All You Need", "cursor": cursor})
