@@ -218,3 +218,19 @@ def test_an_unknown_area_names_the_argument_the_closest_areas_and_the_choices(ru
     assert (closest in text) if closest else ("closest" not in text)
     assert text.endswith("Pass an area's slug, name or ID; choose from: computer-vision, general, methodology, "
                          "natural-language-processing.")
+
+
+def test_reading_the_98_kb_sample_paper_by_its_title_echoes_short_cursors(runtime: Runtime) -> None:
+    """Issue 30 item 6: each call's cursor was 320-450 characters (the content hash and the whole title)."""
+    arguments: dict[str, Any] = {"paper": "Attention Is All You Need"}
+    lengths, markdown = [], ""
+    while True:
+        structured, text, is_error = call(runtime, "read_paper", arguments)
+        assert not is_error, text
+        markdown += structured["markdown"]
+        if not structured["next_cursor"]:
+            break
+        lengths.append(len(structured["next_cursor"]))
+        arguments = {**arguments, "cursor": structured["next_cursor"]}
+    assert len(markdown.encode()) > 90_000 and len(lengths) >= 10
+    assert max(lengths) <= 80, lengths

@@ -21,7 +21,7 @@ from pwc.cache import NullCache
 from pwc.transport import Client
 from pwc_mcp_core.errors import ToolError
 from pwc_mcp_core.runtime.caches import ChunkCache, MemoryCache
-from pwc_mcp_core.tools.cursors import CursorCodec
+from pwc_mcp_core.tools.cursors import CursorCodec, CursorState
 from pwc_mcp_core.tools.projections.untrusted import TRUST
 from pwc_mcp_core.tools.reading import READ_PAPER_OUTPUT_SCHEMA, PaperChanged, read_paper
 from tests.core.tools.test_paper_resolution import EXTERNAL, Reply, StubCatalog, not_found, stub  # noqa: F401
@@ -122,7 +122,8 @@ def test_the_spec_vector_reads_in_two_chunks_and_resolves_once(stub) -> None:
     assert second == {"schema_version": "v1", "paper": "1706.03762", "markdown": "fgh", "truncated": False,
                       "next_cursor": None, "offset": 5, "next_offset": None, "content_version": version,
                       "in_catalog": True, "trust": TRUST}
-    assert reads(server) == [(0, None, 5), (5, version, 5)]
+    # A format-2 cursor carries the version's prefix: the continuation checks the answer against it.
+    assert reads(server) == [(0, None, 5), (5, None, 5)]
     assert [p for p, _ in server.requests if p == "papers/1706.03762"] == ["papers/1706.03762"]
 
 
@@ -152,7 +153,8 @@ def first_cursor(runtime: Runtime, reference: str = "1706.03762") -> str:
 
 @pytest.mark.parametrize("mangle", [
     pytest.param(lambda c: c[: len(c) // 2], id="cut-in-half"),
-    pytest.param(lambda c: c.split(".")[0], id="payload-only"),
+    pytest.param(lambda c: c[:-1], id="one-character-short"),
+    pytest.param(lambda c: c + "." + c, id="two-joined"),
     pytest.param(lambda c: "%%%private%%%", id="punctuation"),
     pytest.param(lambda c: "page2", id="word-with-digit"),
 ])
@@ -281,7 +283,7 @@ def test_chunks_failing_the_header_checks_are_upstream_errors(stub, headers: dic
         read_paper({"paper": "1706.03762"}, runtime_for(server.url, chunk=5))
 
 
-def test_a_continuation_whose_version_is_not_echoed_is_an_upstream_error(stub) -> None:
+def test_a_format_1_continuation_whose_version_is_not_echoed_is_an_upstream_error(stub) -> None:
     docs = {"1706.03762": b"abcdefgh"}
     route = read_route(docs)
 
@@ -294,7 +296,42 @@ def test_a_continuation_whose_version_is_not_echoed_is_an_upstream_error(stub) -
     server = stub(forgetful)
     runtime = runtime_for(server.url, chunk=5)
     with pytest.raises(ToolError, match="^upstream_error: "):
-        read_paper({"paper": "1706.03762", "cursor": first_cursor(runtime)}, runtime)
+        read_paper({"paper": "1706.03762", "cursor": format_1(runtime, first_cursor(runtime))}, runtime)
+
+
+def format_1(runtime: Runtime, cursor: str) -> str:
+    """The format-1 cursor (``<json>.<signature>``) for the same state, as issued before format 2."""
+    from tests.core.tools.test_cursors import legacy
+
+    state = runtime.cursor_codec.decode(cursor, "1706.03762")
+    version = version_of(b"abcdefgh")
+    assert version.startswith(state.version)
+    return legacy(CursorState(**{**state.__dict__, "version": version}), "secret")
+
+
+def test_a_format_1_cursor_held_across_the_upgrade_still_continues_pinned_to_its_version(stub) -> None:
+    docs = {"1706.03762": b"abcdefgh"}
+    server = stub(read_route(docs))
+    runtime = runtime_for(server.url, chunk=5)
+    old = format_1(runtime, first_cursor(runtime))
+    assert len(old) > 300
+    result = read_paper({"paper": "1706.03762", "cursor": old}, runtime)
+    assert result["markdown"] == "fgh" and reads(server)[-1] == (5, version_of(b"abcdefgh"), 5)
+    docs["1706.03762"] = b"ABCDEFGH"
+    fresh = runtime_for(server.url, chunk=5, cache=NullCache())
+    with pytest.raises(PaperChanged):
+        read_paper({"paper": "1706.03762", "cursor": old}, fresh)
+
+
+def test_the_cursor_next_restarts_and_says_so(stub) -> None:
+    from pwc_mcp_core.tools.projections.text_papers import read_paper_text
+
+    server = stub(read_route({"1706.03762": b"abcdefgh"}))
+    result = read_paper({"paper": "1706.03762", "cursor": "next"}, runtime_for(server.url, chunk=5))
+    validate_output(result)
+    assert result["offset"] == 0 and result["note"].startswith('cursor "next" is not a continuation cursor')
+    assert "next_cursor value of the previous result" in read_paper_text(result).splitlines()[0]
+    assert "note" not in read_paper({"paper": "1706.03762"}, runtime_for(server.url, chunk=5))
 
 
 def test_versioned_chunks_are_served_from_the_chunk_cache(stub) -> None:
@@ -304,7 +341,7 @@ def test_versioned_chunks_are_served_from_the_chunk_cache(stub) -> None:
     one = read_paper({"paper": "1706.03762", "cursor": cursor}, runtime)
     two = read_paper({"paper": "1706.03762", "cursor": cursor}, runtime)
     assert one == two
-    assert [r for r in reads(server) if r[0] == 5] == [(5, version_of(b"abcdefgh"), 5)]
+    assert [r for r in reads(server) if r[0] == 5] == [(5, None, 5)]
     assert len(runtime.chunk_cache) == 1
 
 
@@ -335,7 +372,7 @@ def test_versioned_chunks_are_shared_between_processes_through_the_redis_cache(s
     cursor = first_cursor(one)
     assert read_paper({"paper": "1706.03762", "cursor": cursor}, one)["markdown"] == "fgh"
     assert read_paper({"paper": "1706.03762", "cursor": cursor}, two)["markdown"] == "fgh"
-    assert [r for r in reads(server) if r[0] == 5] == [(5, version_of(b"abcdefgh"), 5)]
+    assert [r for r in reads(server) if r[0] == 5] == [(5, None, 5)]
 
 
 def test_the_sample_catalog_accepts_the_numeric_id_with_a_cursor_from_the_arxiv_id(catalog_url: str) -> None:
