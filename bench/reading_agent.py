@@ -65,6 +65,7 @@ from pwc_mcp_core.runtime.call import Call
 from pwc_mcp_core.runtime.core_settings import CoreSettings
 from pwc_mcp_core.tools.cursors import CursorCodec
 from pwc_mcp_core.tools.execution import Runtime, execute
+from pwc_mcp_core.tools.projections.untrusted import unframe
 
 CHUNKS = (4096, 8192, 12288, 16384, 24576, 32768, 65536)
 WINDOWS = (4096, 8192, 16384, 32768)
@@ -75,8 +76,7 @@ FIXED_CLOCK = 1_800_000_000.0
 BYTES_PER_TOKEN = 3.0
 PAPER_TEXT = REPO.parent / "shared" / "data" / "paper-text"
 SECTION = "## Reading agent"
-_TRAILER = "\n\n[read_paper:"
-_CURSOR = re.compile(r'cursor="([^"]+)"\]$')
+_CURSOR = re.compile(r'^\[pwc [0-9a-f]{16}\] read_paper: truncated;.* cursor="([^"]+)"\Z', re.M)
 
 
 @dataclass(frozen=True)
@@ -221,8 +221,7 @@ def read(runtime: Runtime, paper: str, count: Callable[[str], int],
         reading.reread_bytes += reading.context_bytes + call_bytes  # the context sent for this turn
         reading.context_bytes += call_bytes + len(text.encode("utf-8"))
         reading.chunk_tokens.append(count(text))
-        cut = text.rfind(_TRAILER)
-        markdown += text[:cut] if cut >= 0 else text
+        markdown += "".join(unframe(text))
         if until is not None and (end := until(markdown)) is not None:
             reading.found, reading.needed_bytes = True, end
             return reading

@@ -31,6 +31,7 @@ RESEARCH_COMMANDS: tuple[tuple[str, ...], ...] = (
     ("task",), ("task", "list"), ("method",), ("method", "list"),
     ("conference",), ("conference", "list"), ("organization",), ("organization", "list"),
     ("framework",), ("framework", "list"), ("benchmark",), ("benchmark", "list"),
+    ("paper", "find"),
 )
 # §1.4: these only shape terminal output; JSON ignores them.
 PRESENTATION_DESTS = frozenset({"json", "implementation_coverage", "flat"})

@@ -14,6 +14,7 @@ from typing import Any
 
 from pwc.cli import int_range
 from pwc.commands import papers_detail as detail
+from pwc.commands import papers_find
 from pwc.commands.papers_common import (
     add_coverage_flag,
     add_date_flags,
@@ -93,6 +94,8 @@ def register(subparsers: Any) -> None:
     lineage_list.add_argument("paper", metavar="PAPER", help=PAPER_HELP)
     add_json_flag(lineage_list)
     lineage_list.set_defaults(handler=detail.run_lineage, renderer=detail.render_lineage)
+
+    papers_find.register(commands)
 
 
 def _finite_float(text: str) -> float:

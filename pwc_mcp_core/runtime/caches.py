@@ -368,13 +368,15 @@ class Chunk:
 
     ``markdown`` is the decoded text; ``next_offset`` the byte offset of the next
     chunk (None when this is the last one); ``truncated`` whether more remains;
-    ``total_bytes`` the whole document's UTF-8 size when the catalog states it.
+    ``total_bytes`` the whole document's UTF-8 size when the catalog states it; ``version`` the
+    whole content version it was read at (a format-2 cursor carries only its prefix).
     """
 
     markdown: str
     truncated: bool
     next_offset: int | None
     total_bytes: int | None = None
+    version: str | None = None
 
 
 class ChunkCache:

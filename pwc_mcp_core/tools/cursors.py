@@ -1,20 +1,25 @@
 """Signed opaque continuation cursors for ``read_paper`` (docs/tool-contract.md §4.4).
 
-Token = ``<payload>.<signature>``, both URL-safe base64 without padding.
-Payload = compact JSON with sorted keys, exactly::
+A cursor (format 2) is one URL-safe base64 token without padding, about 70 characters for an
+arXiv paper, over these bytes::
 
-    {"exp": int, "kid": "<16 hex>", "limit": int, "offset": int, "paper": str,
-     "ref": str, "source": "arxiv"|"external", "v": 1, "version": "<64 hex>"}
+    0x02 | exp | offset | limit | version prefix (8 bytes) | ref digest (6 bytes) | paper (ASCII) | MAC (16 bytes)
 
-Signature = HMAC-SHA256(secret, ASCII payload part). ``kid`` = the first 16 hex
-characters of sha256(secret). The current key signs; the previous key (if any)
-is accepted for decoding only, so keys rotate without accepting unsigned state.
-``exp`` is fixed when reading starts and never extended (also across rotation).
+``exp``, ``offset`` and ``limit`` are unsigned LEB128 varints; the version prefix is the first
+16 hex characters of the content version; the ref digest is the first 6 bytes of
+sha256(reference); MAC = HMAC-SHA256(secret, ``b"pwc-cursor-v2\0"`` + the bytes before it), cut
+to 16 bytes. The current key signs; the previous key (if any) is accepted for decoding only, so
+keys rotate without accepting unsigned state. ``exp`` is fixed when reading starts and never
+extended (also across rotation).
 
-Decoding order: length/shape → constant-time HMAC against each known key (before the
-payload is parsed) → the payload's kid names the signing key → exact key set, ``v``
-and state validity → expiry → reference check. Tampering and expiry
+Decoding order: length/shape → constant-time MAC against each known key (before any field is
+parsed) → exact layout and state validity → expiry → reference check. Tampering and expiry
 therefore win over a reference mismatch.
+
+Format 1 (``<payload>.<signature>``: compact JSON with ``v``, ``ref``, ``paper``, ``source``, the
+whole ``version``, ``offset``, ``limit``, ``kid``, ``exp``, signed with HMAC-SHA256) is still
+decoded, under the same rules, so a cursor an agent held across the upgrade keeps working for
+its hour; only format 2 is issued.
 
 Placeholders: an empty value or one short word (letters only, at most 16
 characters: ``next``, ``start``, ``first``) is not a cursor; :func:`is_placeholder`
@@ -47,6 +52,7 @@ __all__ = [
     "ExpiredCursor",
     "InvalidCursor",
     "is_placeholder",
+    "ref_digest",
     "source_for",
 ]
 
@@ -56,6 +62,14 @@ MAX_PAYLOAD_BYTES = 2048
 MAX_LIMIT = 65536
 MAX_OFFSET = 2**63 - 1
 MAX_REF_CHARS = 500
+VERSION_PREFIX = 16
+"""Hex characters of the content version a format-2 cursor carries (64 bits)."""
+_FORMAT = 2
+_MAC_BYTES = 16
+_DIGEST_BYTES = 6
+_MAC_DOMAIN = b"pwc-cursor-v2\0"
+_SHORT_RE = re.compile(r"[A-Za-z0-9_-]{40,400}")
+_PREFIX_RE = re.compile(r"[0-9a-f]{16}")
 _KEYS = frozenset({"v", "ref", "paper", "source", "version", "offset", "limit", "kid", "exp"})
 _TOKEN_RE = re.compile(r"[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+")
 _PLACEHOLDER_RE = re.compile(r"[A-Za-z]{1,16}")
@@ -94,11 +108,14 @@ class CursorState:
     """Where a reading session continues.
 
     Attributes:
-        ref: the reference string the cursor was issued for (trimmed, 1–500 chars).
+        ref: the reference string the cursor was issued for (trimmed, 1–500 chars); from a
+            format-2 cursor, the reference it was checked against ("" when none was given).
         paper: canonical paper id (arXiv id or catalog number).
         source: ``"external"`` iff ``paper`` is all digits, else ``"arxiv"``.
-        version: the content version (64 lower-case hex) the session is pinned to.
-        offset: byte offset of the next chunk (≥ 1).
+        version: the content version the session is pinned to: 64 lower-case hex when known (a
+            fresh read, a format-1 cursor), its first 16 hex characters when decoded from a
+            format-2 cursor.
+        offset: byte offset of the next chunk (≥ 1 in format 1, ≥ 0 in format 2).
         limit: chunk size in bytes (1–65,536).
         exp: unix seconds when the session's cursors stop being accepted.
     """
@@ -139,6 +156,35 @@ def _b64encode(raw: bytes) -> str:
 
 def _b64decode(text: str) -> bytes:
     return base64.urlsafe_b64decode(text + "=" * (-len(text) % 4))
+
+
+def _varint(value: int) -> bytes:
+    out = bytearray()
+    while True:
+        byte, value = value & 0x7F, value >> 7
+        out.append(byte | (0x80 if value else 0))
+        if not value:
+            return bytes(out)
+
+
+def _read_varint(raw: bytes, at: int) -> tuple[int, int]:
+    """(value, next position); raises ValueError past the end or beyond 63 bits."""
+    value = shift = 0
+    while True:
+        if at >= len(raw) or shift > 63:
+            raise ValueError("bad varint")
+        byte = raw[at]
+        value |= (byte & 0x7F) << shift
+        at, shift = at + 1, shift + 7
+        if not byte & 0x80:
+            if len(_varint(value)) != shift // 7:  # one encoding per value
+                raise ValueError("bad varint")
+            return value, at
+
+
+def ref_digest(reference: str) -> bytes:
+    """The 6 bytes of sha256(reference) a format-2 cursor binds its reference with."""
+    return hashlib.sha256(reference.strip().encode("utf-8")).digest()[:_DIGEST_BYTES]
 
 
 def _is_int(value: object) -> TypeGuard[int]:
@@ -194,24 +240,28 @@ class CursorCodec:
         return self.now() + CURSOR_TTL_S
 
     def encode(self, state: CursorState) -> str:
-        """Sign ``state`` with the current key.
+        """Sign ``state`` with the current key as a format-2 cursor.
 
         Raises:
             ValueError: the state is invalid or ``exp`` is not in (now, now + 3600].
         """
-        kid, secret = self._current
-        data = {"v": 1, "ref": state.ref, "paper": state.paper, "source": state.source,
-                "version": state.version, "offset": state.offset, "limit": state.limit,
-                "kid": kid, "exp": state.exp}
+        _kid, secret = self._current
         now = self.now()
-        if not _state_is_valid(data) or not now < state.exp <= now + CURSOR_TTL_S:
+        valid = (1 <= len(state.ref) <= MAX_REF_CHARS and state.ref == state.ref.strip()
+                 and _PAPER_RE.fullmatch(state.paper) is not None and state.source == source_for(state.paper)
+                 and (_VERSION_RE.fullmatch(state.version) or _PREFIX_RE.fullmatch(state.version)) is not None
+                 and _is_int(state.offset) and 0 <= state.offset <= MAX_OFFSET
+                 and _is_int(state.limit) and 1 <= state.limit <= MAX_LIMIT)
+        if not valid or not now < state.exp <= now + CURSOR_TTL_S:
             raise ValueError("cursor state cannot be encoded")
-        payload = _b64encode(json.dumps(data, sort_keys=True, separators=(",", ":")).encode("utf-8"))
-        signature = hmac.new(secret, payload.encode("ascii"), hashlib.sha256).digest()
-        token = f"{payload}.{_b64encode(signature)}"
-        if len(token) > MAX_TOKEN_CHARS:
-            raise ValueError("cursor state cannot be encoded")
-        return token
+        body = (bytes([_FORMAT]) + _varint(state.exp) + _varint(state.offset) + _varint(state.limit)
+                + bytes.fromhex(state.version[:VERSION_PREFIX]) + ref_digest(state.ref)
+                + state.paper.encode("ascii"))
+        return _b64encode(body + self._mac(secret, body))
+
+    @staticmethod
+    def _mac(secret: bytes, body: bytes) -> bytes:
+        return hmac.new(secret, _MAC_DOMAIN + body, hashlib.sha256).digest()[:_MAC_BYTES]
 
     def decode(self, token: str, reference: str | None = None) -> CursorState:
         """Verify ``token`` and return its state.
@@ -221,6 +271,8 @@ class CursorCodec:
             reference: the trimmed reference of this call; when given and different
                 from the cursor's, :class:`CursorReferenceMismatch` is raised last.
 
+        Both formats are accepted (format 1 for one release, module doc).
+
         Raises:
             InvalidCursor: malformed, over-long, unknown key, bad signature or bad state.
             ExpiredCursor: ``exp <= now``.
@@ -229,6 +281,8 @@ class CursorCodec:
         if len(token) > MAX_TOKEN_CHARS:
             raise InvalidCursor("invalid continuation cursor")
         token = token.strip()
+        if "." not in token:
+            return self._decode_short(token, reference)
         if _TOKEN_RE.fullmatch(token) is None:
             raise InvalidCursor("invalid continuation cursor")
         payload_part, signature_part = token.split(".")
@@ -259,5 +313,41 @@ class CursorCodec:
         if state.exp <= self.now():
             raise ExpiredCursor("expired continuation cursor")
         if reference is not None and reference.strip() != state.ref:
+            raise CursorReferenceMismatch(state)
+        return state
+
+    def _decode_short(self, token: str, reference: str | None) -> CursorState:
+        """Format 2 (module doc): the MAC is checked before any field is read."""
+        if _SHORT_RE.fullmatch(token) is None:
+            raise InvalidCursor("invalid continuation cursor")
+        try:
+            raw = _b64decode(token)
+        except (binascii.Error, ValueError) as exc:
+            raise InvalidCursor("invalid continuation cursor") from exc
+        body, tag = raw[:-_MAC_BYTES], raw[-_MAC_BYTES:]
+        if len(raw) <= _MAC_BYTES or not any(hmac.compare_digest(self._mac(secret, body), tag)
+                                             for secret in self._keys.values()):
+            raise InvalidCursor("invalid continuation cursor")
+        try:
+            if body[0] != _FORMAT:
+                raise ValueError("format")
+            exp, at = _read_varint(body, 1)
+            offset, at = _read_varint(body, at)
+            limit, at = _read_varint(body, at)
+            version = body[at:at + 8].hex()
+            digest = body[at + 8:at + 8 + _DIGEST_BYTES]
+            paper = body[at + 8 + _DIGEST_BYTES:].decode("ascii")
+        except (IndexError, ValueError) as exc:
+            raise InvalidCursor("invalid continuation cursor") from exc
+        if (_PREFIX_RE.fullmatch(version) is None or len(digest) != _DIGEST_BYTES
+                or _PAPER_RE.fullmatch(paper) is None or not 0 <= offset <= MAX_OFFSET
+                or not 1 <= limit <= MAX_LIMIT):
+            raise InvalidCursor("invalid continuation cursor")
+        given = reference.strip() if reference is not None else ""
+        state = CursorState(ref=given, paper=paper, source=source_for(paper), version=version,
+                            offset=offset, limit=limit, exp=exp)
+        if exp <= self.now():
+            raise ExpiredCursor("expired continuation cursor")
+        if reference is not None and not hmac.compare_digest(ref_digest(given), digest):
             raise CursorReferenceMismatch(state)
         return state

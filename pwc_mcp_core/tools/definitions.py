@@ -244,4 +244,13 @@ TOOL_DEFS: tuple[ToolDef, ...] = (
         "Incompatible combinations fall back and explain in notes instead of failing.",
         "benchmark_page",
     ),
+    ToolDef(
+        "find_in_paper", ("paper", "find"), "Find passages in a paper",
+        "Find where one paper's full text discusses something: its best-matching paragraphs for a query "
+        "(stemmed words, plus the catalog's other names for a method or task), each with section, byte offset "
+        "and a cursor; pass that cursor to read_paper to read on from there. No match is an empty list.",
+        "find_in_paper",
+        overrides={"paper": _PAPER, "query": {"description": "Words or a phrase to find in the paper."},
+                   "limit": {"description": "Passages (1-20, default 5)."}},
+    ),
 )

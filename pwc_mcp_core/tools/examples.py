@@ -36,5 +36,6 @@ EXAMPLE_CALLS: Final[Mapping[str, JsonObject]] = MappingProxyType({
     "list_frameworks": {},
     "get_benchmark": {"benchmark": "ImageNet", "limit": 5},
     "list_benchmarks": {"limit": 5},
+    "find_in_paper": {"paper": "1706.03762", "query": "label smoothing", "limit": 3},
 })
 """Tool name → arguments (read-only: copy before changing)."""

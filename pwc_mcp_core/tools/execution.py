@@ -188,6 +188,11 @@ def run_tool(tool: ToolSpec, arguments: JsonObject, runtime: Runtime) -> tuple[J
 
     if tool.name == "read_paper":
         return _read_paper(arguments, runtime)
+    if tool.name == "find_in_paper":
+        from pwc_mcp_core.tools.finding import find_in_paper, find_in_paper_text
+
+        found = find_in_paper(arguments, tool.to_options(arguments), runtime)
+        return found, find_in_paper_text(found)
     effective = tool.effective(arguments)
     options = tool.to_options(arguments)
     _planned, notes = tool.plan(arguments)

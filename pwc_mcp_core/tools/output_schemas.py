@@ -140,4 +140,11 @@ OUTPUT_SCHEMAS: dict[str, JsonObject] = {
     "query": _envelope({}),
     # read_paper's result shape is owned by pwc_mcp_core.tools.reading.
     "read_paper": {"$schema": DIALECT, **READ_PAPER_OUTPUT_SCHEMA},
+    "find_in_paper": _envelope({
+        "paper": _STR, "query": _STR, "content_version": _STR, "total_bytes": {"type": "integer"},
+        "expanded_with": _STRS, "trust": _STR, "note": _STR,
+        "passages": {"type": "array", "items": _obj({
+            "offset": {"type": "integer"}, "heading": _OSTR, "text": _STR, "score": {"type": "number"},
+            "matched": _STRS, "cursor": _OSTR})},
+    }, optional=("note",)),
 }

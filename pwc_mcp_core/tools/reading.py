@@ -23,6 +23,7 @@ import json
 import logging
 import re
 from collections.abc import Mapping
+from dataclasses import replace
 from typing import Protocol
 
 from pwc.errors import HTTPStatusError
@@ -31,6 +32,7 @@ from pwc_mcp_core.errors import ToolError
 from pwc_mcp_core.protocol.json_types import JsonObject, JsonValue
 from pwc_mcp_core.runtime.caches import Chunk, ChunkCache
 from pwc_mcp_core.tools.cursors import (
+    VERSION_PREFIX,
     CursorCodec,
     CursorReferenceMismatch,
     CursorState,
@@ -40,6 +42,7 @@ from pwc_mcp_core.tools.cursors import (
     source_for,
 )
 from pwc_mcp_core.tools.paper_resolution import resolve_paper
+from pwc_mcp_core.tools.projections.untrusted import TRUST
 
 __all__ = ["READ_PAPER_OUTPUT_SCHEMA", "PaperChanged", "read_paper"]
 
@@ -58,6 +61,8 @@ UNCONTINUABLE = ("invalid_argument: this reference cannot carry a continuation c
                  "use the paper's arXiv ID or catalog ID")
 NO_MARKDOWN = ("no_markdown: no stored Markdown is available for this paper; use get_paper_info for its "
                "abstract, authors and links")
+PLACEHOLDER_NOTE = ("cursor {} is not a continuation cursor, so this read starts at byte 0; to continue a "
+                    "reading, pass the next_cursor value of the previous result")
 BAD_CHUNK = "upstream_error: the Papers With Code catalog request failed"
 _VERSION_RE = re.compile(r"[0-9a-f]{64}")
 
@@ -80,6 +85,7 @@ READ_PAPER_OUTPUT_SCHEMA: JsonObject = {
         "total_bytes": {"type": ["integer", "null"], "minimum": 0,
                         "description": "the whole document's size in bytes; present when the catalog states it"},
         "in_catalog": {"type": "boolean"},
+        "trust": {"type": "string", "description": "present with markdown: it is untrusted third-party text"},
         "note": {"type": "string"},
         "available_at": {"type": "array", "items": _LINK},
         "public_metadata": {"type": "object", "description": "title, authors, abstract, source, …"},
@@ -149,7 +155,11 @@ def read_paper(arguments: Mapping[str, JsonValue], runtime: _Runtime) -> JsonObj
             return _outside_catalog(reference, resolved.external or {})
         limit = max(1, min(int(runtime.settings.chunk_bytes), MAX_CHUNK_BYTES))
         paper = resolved.canonical
-        return _read(reference, paper, None, 0, limit, codec.new_expiry(), runtime)
+        result = _read(reference, paper, None, 0, limit, codec.new_expiry(), runtime)
+        if isinstance(cursor, str) and cursor.strip():
+            # `cursor: "next"` is the natural guess; say that it restarted, or an agent loops on chunk 1.
+            result["note"] = PLACEHOLDER_NOTE.format(json.dumps(cursor.strip()))
+        return result
     return _read(reference, state.paper, state.version, state.offset, state.limit, state.exp, runtime)
 
 
@@ -180,16 +190,25 @@ def _outside_catalog(reference: str, record: Mapping[str, JsonValue]) -> JsonObj
 
 def _read(reference: str, paper: str, version: str | None, offset: int, limit: int, exp: int,
           runtime: _Runtime) -> JsonObject:
-    # Only continuation reads (version pinned) use the chunk cache (§4.5).
+    """One chunk. ``version`` is None (a fresh read), the whole content version (a format-1
+    cursor: sent to the catalog, which answers 409 when it changed) or its prefix (a format-2
+    cursor: the catalog's answer must start with it, else the paper changed)."""
+    # Only continuation reads (version pinned) use the chunk cache (§4.5), keyed by the prefix.
     pinned = version is not None
-    chunk = runtime.chunk_cache.get(paper, version, offset, limit) if version else None
+    key = version[:VERSION_PREFIX] if version else None
+    chunk = runtime.chunk_cache.get(paper, key, offset, limit) if key else None
     if chunk is None:
-        response = _fetch(reference, paper, version, offset, limit, runtime.client)
-        version, chunk = _validate(response, version, offset)
-        chunk = _at_boundary(chunk, offset)
+        full = version if version is not None and len(version) == 64 else None
+        response = _fetch(reference, paper, full, offset, limit, runtime.client)
+        got, chunk = _validate(response, full, offset)
+        if key is not None and not got.startswith(key):
+            raise PaperChanged(reference)
+        chunk = replace(_at_boundary(chunk, offset), version=got)
         if pinned:
-            runtime.chunk_cache.put(paper, version, offset, limit, chunk)
-    assert version is not None
+            runtime.chunk_cache.put(paper, got[:VERSION_PREFIX], offset, limit, chunk)
+    version = chunk.version or version
+    if version is None:  # every chunk read or cached carries the version it was read at
+        raise ToolError(BAD_CHUNK)
     next_cursor = None
     if chunk.next_offset is not None:
         state = CursorState(ref=reference, paper=paper, source=source_for(paper), version=version,
@@ -204,7 +223,8 @@ def _read(reference: str, paper: str, version: str | None, offset: int, limit: i
             raise ToolError(UNCONTINUABLE) from None
     result: JsonObject = {"schema_version": "v1", "paper": reference, "markdown": chunk.markdown,
               "truncated": chunk.truncated, "next_cursor": next_cursor, "offset": offset,
-              "next_offset": chunk.next_offset, "content_version": version, "in_catalog": True}
+              "next_offset": chunk.next_offset, "content_version": version, "in_catalog": True,
+              "trust": TRUST}
     if chunk.total_bytes is not None:  # only when the catalog states it
         result["total_bytes"] = chunk.total_bytes
     return result

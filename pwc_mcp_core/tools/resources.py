@@ -1,9 +1,9 @@
 """``resources/read`` for the four templates of docs/tool-contract.md §7 (names in :mod:`pwc_mcp_core.tools.templates`).
 
 * ``pwc://papers/{paper}`` → compact JSON of ``get_paper_info`` (defaults);
-* ``pwc://papers/{paper}/markdown`` → the whole Markdown when it fits one
-  ``read_paper`` chunk, else the first chunk and a last line naming the ``read_paper``
-  call (with its cursor) that continues it;
+* ``pwc://papers/{paper}/markdown`` → ``read_paper``'s text: the whole Markdown when it fits
+  one chunk, else the first chunk and a last line naming the ``read_paper`` call (with its
+  cursor) that continues it, framed as untrusted third-party text (tool-contract §4.6);
 * ``pwc://tasks/{task}`` → compact JSON of ``get_task`` (benchmark_limit 10);
 * ``pwc://benchmarks/{benchmark}`` → compact JSON of ``get_benchmark`` (page 1, limit 20).
 
@@ -93,9 +93,9 @@ def read_resource(uri: object, runtime: R, era: str, *, run_tool: ToolRunner[R])
         if content.get("in_catalog") is False or content.get("markdown") is None:
             raise ResourceError(f"Error reading resource {safe_uri}: not_found: the paper is not in the catalog; "
                                 "no Markdown is available", code=_code(era), uri=safe_uri)
-        # A paper longer than one chunk: its first chunk and, on a last line, the read_paper call
-        # (cursor included) that continues it; never an error for a URI completion offered.
-        text = _text if content.get("truncated") else str(content["markdown"])
+        # read_paper's text: the paper framed as untrusted third-party text, and for a paper longer than
+        # one chunk, on a last line, the read_paper call (cursor included) that continues it.
+        text = _text
     else:
         text = compact(content)
     return {"contents": [{"uri": safe_uri, "mimeType": mime, "text": text}]}

@@ -25,7 +25,8 @@ RESOURCE_TEMPLATES: Final[tuple[dict[str, str], ...]] = (
         "name": "paper-markdown",
         "title": "Paper Markdown",
         "description": "The paper's full Markdown when it fits one read_paper chunk (8 KiB by default); for a "
-        "larger paper the first chunk and a last line naming the read_paper call that continues it.",
+        "larger paper the first chunk and a last line naming the read_paper call that continues it. The paper "
+        "text is framed as untrusted third-party content.",
         "mimeType": "text/markdown",
     },
     {

@@ -29,7 +29,7 @@ async def test_list_tools_gives_the_catalogue(client) -> None:
     response = await client.get("/v1/tools")
     assert response.status == 200
     tools = (await response.json())["tools"]
-    assert len(tools) == 21 and {"name", "inputSchema", "outputSchema"} <= set(tools[0])
+    assert len(tools) == 22 and {"name", "inputSchema", "outputSchema"} <= set(tools[0])
 
 
 async def test_post_answers_the_structured_content(client, fake_executor: FakeExecutor) -> None:

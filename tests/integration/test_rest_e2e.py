@@ -17,7 +17,7 @@ def test_rest_calls_run_on_the_workers_and_answer_structured_content(cluster_fac
     cluster = cluster_factory(gateways=1, workers=1, PWC_MCP_REQUEST_LIMIT="1000")
     base = cluster.gateways[0].base_url
     with httpx.Client(base_url=base, timeout=30) as http:
-        assert len(http.get("/v1/tools").json()["tools"]) == 21
+        assert len(http.get("/v1/tools").json()["tools"]) == 22
         task = http.post("/v1/tools/get_task", json={"task": "image-classification"})
         assert task.status_code == 200 and task.json()["schema_version"] == "v1"
         listed = http.get("/v1/tools/list_tasks", params={"limit": 2})

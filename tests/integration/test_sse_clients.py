@@ -34,7 +34,7 @@ SESSIONS = 12
 async def one_session(url: str, index: int) -> None:
     async with Client(sse_client(url, headers={"X-PwC-MCP-Client": "sse-e2e"}, timeout=30), mode="legacy") as client:
         tools = await client.list_tools()
-        assert len(tools.tools) == 21
+        assert len(tools.tools) == 22
         result = await client.call_tool("get_task", {"task": "image-classification"})
         assert not result.is_error, result.content
         assert result.structured_content["schema_version"] == "v1"

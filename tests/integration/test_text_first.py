@@ -20,11 +20,14 @@ from typing import Any
 import httpx
 import pytest
 
+from pwc_mcp_core.tools.projections.untrusted import framed, server_line, unframe
 from tests.conftest import ServerProcess, start_pwc_mcp
 from tests.text_facts import TOOL_CALLS, missing_facts
 
 HEADERS = {"Content-Type": "application/json", "Accept": "application/json", "MCP-Protocol-Version": "2025-11-25"}
-CURSOR_IN_TEXT = re.compile(r'cursor="([^"]+)"')
+# The continuation is the server's last line (its nonce, outside the frame), never a line of the paper.
+CURSOR_IN_TEXT = re.compile(r'^\[pwc [0-9a-f]{16}\] read_paper: truncated;.* cursor="([^"]+)"\Z', re.M)
+FRAME_BYTES = len(framed("", "0" * 16).encode()) + len(server_line("0" * 16, "").encode())
 
 
 @pytest.fixture(scope="module")
@@ -67,7 +70,10 @@ def test_the_text_is_at_most_70_percent_of_the_projections_json(server: ServerPr
     projections = {k: v for k, v in structured.items() if k not in ("schema_version", "data")} or structured["data"]
     text_bytes, json_bytes = len(text.encode()), compact_bytes(projections)
     if tool == "read_paper":  # the chunk and the cursor travel verbatim; the bound applies to the rest
-        verbatim = len(structured["markdown"].encode()) + len((structured["next_cursor"] or "").encode())
+        # ... and so does the frame that marks it as untrusted third-party text (its two tags, the
+        # line saying what they mean and the nonce on each server line).
+        verbatim = (len(structured["markdown"].encode()) + len((structured["next_cursor"] or "").encode())
+                    + FRAME_BYTES)
         text_bytes -= verbatim
         json_bytes = compact_bytes({k: v for k, v in projections.items() if k not in ("markdown", "next_cursor")})
     assert text_bytes <= 0.70 * json_bytes, (tool, text_bytes, json_bytes)
@@ -94,7 +100,7 @@ def test_a_text_first_agent_reads_the_whole_paper_by_the_cursor_in_the_text(serv
         texts.append(text_of(call(server, "read_paper", {"paper": "1706.03762", "cursor": match.group(1)})))
         assert len(texts) < 20
     assert len(texts) >= 2 and "end of paper" in texts[-1]
-    chunks = [text.rsplit("\n\n[read_paper:", 1)[0] for text in texts]
+    chunks = [unframe(text)[0] for text in texts]
     whole = httpx.get(f"{catalog_url}/research/papers/1706.03762/read", timeout=30).text
     assert len(whole.encode()) > 64 * 1024 and "".join(chunks) == whole
 

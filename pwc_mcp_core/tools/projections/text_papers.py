@@ -21,6 +21,7 @@ from pwc.leaderboard import metric_summary, model_label, parameters_cell
 from pwc.markdown import md_cell, md_table
 from pwc.render import md_escape
 from pwc_mcp_core.protocol.json_types import JsonObject, JsonValue
+from pwc_mcp_core.tools.projections.untrusted import framed, new_nonce, server_line
 
 __all__ = [
     "as_list",
@@ -308,21 +309,27 @@ def lineage_text(fields: JsonObject) -> str:
 
 
 def read_paper_text(result: JsonObject) -> str:
-    """Text of ``read_paper``: the chunk as received, then where it sits and, while more remains,
-    the ``next_cursor`` value with the call that continues (a text-only client can read it all)."""
+    """Text of ``read_paper``: the chunk framed as untrusted third-party text (:mod:`.untrusted`), then,
+    outside the frame, where it sits and, while more remains, the ``next_cursor`` value with the call
+    that continues (a text-only client can read it all)."""
     if result.get("in_catalog") is False:
         return _public_read_text(result)
-    markdown = result.get("markdown") or ""
+    markdown = str(result.get("markdown") or "")
+    nonce = new_nonce(markdown)
     offset = result.get("offset") or 0
     total = result.get("total_bytes")
     of_total = f" of {total:,}" if isinstance(total, int) else ""
+    lines = [server_line(nonce, str(note))] if (note := result.get("note")) else []
+    lines.append(framed(markdown, nonce))
     if not result.get("truncated"):
         size = f" ({total:,} bytes)" if isinstance(total, int) else ""
-        return f"{markdown}\n\n[read_paper: end of paper{size}; this chunk started at byte {offset}]"
-    paper = json.dumps(result.get("paper"), ensure_ascii=False)
-    return (f"{markdown}\n\n[read_paper: truncated; bytes {offset}-{result.get('next_offset')}{of_total}. "
-            "To continue, call "
-            f"read_paper with paper={paper} and cursor=\"{result.get('next_cursor')}\"]")
+        lines.append(server_line(nonce, f"read_paper: end of paper{size}; this chunk started at byte {offset}"))
+    else:
+        paper = json.dumps(result.get("paper"), ensure_ascii=False)
+        lines.append(server_line(nonce, f"read_paper: truncated; bytes {offset}-{result.get('next_offset')}{of_total}. "
+                                        f"To continue, call read_paper with paper={paper} and "
+                                        f"cursor=\"{result.get('next_cursor')}\""))
+    return "\n".join(lines)
 
 
 def _public_read_text(result: JsonObject) -> str:

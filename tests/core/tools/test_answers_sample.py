@@ -15,6 +15,7 @@ import pytest
 from pwc_mcp_core.runtime.call import Call
 from pwc_mcp_core.runtime.core_settings import CoreSettings
 from pwc_mcp_core.tools.execution import Runtime, execute
+from pwc_mcp_core.tools.projections.untrusted import unframe
 
 
 @pytest.fixture(scope="module")
@@ -166,7 +167,8 @@ def test_a_long_paper_offered_by_completion_reads_as_a_resource(runtime: Runtime
     assert "error" not in body, body
     text = body["result"]["contents"][0]["text"]
     # The first chunk at the default size (it ends at a line break in its second half), then the call that continues.
-    assert runtime.settings.chunk_bytes // 2 < len(text.encode()) and "[read_paper: truncated; bytes 0-" in text
+    (chunk,) = unframe(text)
+    assert runtime.settings.chunk_bytes // 2 < len(chunk.encode()) and "] read_paper: truncated; bytes 0-" in text
     assert 'cursor="' in text
     cursor = text.rsplit('cursor="', 1)[1].split('"', 1)[0]
     _, more, is_error = call(runtime, "read_paper", {"paper": "Attention Is All You Need", "cursor": cursor})
@@ -216,3 +218,19 @@ def test_an_unknown_area_names_the_argument_the_closest_areas_and_the_choices(ru
     assert (closest in text) if closest else ("closest" not in text)
     assert text.endswith("Pass an area's slug, name or ID; choose from: computer-vision, general, methodology, "
                          "natural-language-processing.")
+
+
+def test_reading_the_98_kb_sample_paper_by_its_title_echoes_short_cursors(runtime: Runtime) -> None:
+    """Issue 30 item 6: each call's cursor was 320-450 characters (the content hash and the whole title)."""
+    arguments: dict[str, Any] = {"paper": "Attention Is All You Need"}
+    lengths, markdown = [], ""
+    while True:
+        structured, text, is_error = call(runtime, "read_paper", arguments)
+        assert not is_error, text
+        markdown += structured["markdown"]
+        if not structured["next_cursor"]:
+            break
+        lengths.append(len(structured["next_cursor"]))
+        arguments = {**arguments, "cursor": structured["next_cursor"]}
+    assert len(markdown.encode()) > 90_000 and len(lengths) >= 10
+    assert max(lengths) <= 80, lengths

@@ -1,4 +1,8 @@
-"""Signed continuation cursors (docs/tool-contract.md §4.4; seed placeholder rule)."""
+"""Signed continuation cursors (docs/tool-contract.md §4.4; seed placeholder rule).
+
+Format 2 is what the codec issues; format 1 (``<json>.<signature>``) is still decoded for one
+release, so its tests build tokens with :func:`legacy` as the earlier codec did.
+"""
 
 from __future__ import annotations
 
@@ -48,16 +52,19 @@ def resign(payload: dict, secret: str = "current-secret") -> str:
     return f"{part}.{b64(sig)}"
 
 
+def legacy(st: CursorState, secret: str = "current-secret") -> str:
+    """A format-1 token for ``st``, exactly as the codec issued them before format 2."""
+    kid = hashlib.sha256(secret.encode()).hexdigest()[:16]
+    return resign({"v": 1, "ref": st.ref, "paper": st.paper, "source": st.source, "version": st.version,
+                   "offset": st.offset, "limit": st.limit, "kid": kid, "exp": st.exp}, secret)
+
+
 def payload_of(token: str) -> dict:
     return json.loads(unb64(token.split(".")[0]))
 
 
-def test_a_cursor_round_trips_with_every_bound_field() -> None:
-    token = codec().encode(state())
-    payload = payload_of(token)
-    assert set(payload) == {"v", "ref", "paper", "source", "version", "offset", "limit", "kid", "exp"}
-    assert payload["kid"] == hashlib.sha256(b"current-secret").hexdigest()[:16]
-    assert "=" not in token and token.count(".") == 1
+def test_a_format_1_cursor_still_decodes_with_every_bound_field() -> None:
+    token = legacy(state())
     assert codec().decode(token, "1706.03762") == state()
 
 
@@ -78,7 +85,7 @@ def test_an_empty_current_secret_is_refused() -> None:
     pytest.param("v", 2, id="v"),
 ])
 def test_a_tampered_field_makes_the_cursor_invalid(field: str, value: object) -> None:
-    token = codec().encode(state())
+    token = legacy(state())
     part, sig = token.split(".")
     payload = payload_of(token)
     payload[field] = value
@@ -107,7 +114,7 @@ def test_a_cursor_signed_with_an_unknown_key_is_invalid() -> None:
 
 
 def test_a_known_kid_with_a_wrong_signature_is_invalid() -> None:
-    token = codec().encode(state())
+    token = legacy(state())
     part, _ = token.split(".")
     with pytest.raises(InvalidCursor):
         codec().decode(f"{part}.{b64(b'0' * 32)}", "1706.03762")
@@ -124,7 +131,7 @@ def test_a_known_kid_with_a_wrong_signature_is_invalid() -> None:
     pytest.param({"v": True}, id="v-bool"),
 ])
 def test_a_correctly_signed_but_invalid_state_is_invalid(change: dict) -> None:
-    payload = payload_of(codec().encode(state()))
+    payload = payload_of(legacy(state()))
     payload.update(change)
     with pytest.raises(InvalidCursor):
         codec().decode(resign(payload), "1706.03762")
@@ -144,20 +151,22 @@ def test_tampering_wins_over_expiry_and_expiry_over_reference_mismatch() -> None
         codec(now=NOW + 20).decode(token[:-2] + "AA", "another reference")
 
 
-def test_rotation_accepts_the_previous_key_and_keeps_the_original_expiry() -> None:
-    old = CursorCodec("old-secret", clock=lambda: 0).encode(state(exp=1200))
+@pytest.mark.parametrize("make", [pytest.param(lambda st: CursorCodec("old-secret", clock=lambda: 0).encode(st),
+                                              id="format-2"),
+                                  pytest.param(lambda st: legacy(st, "old-secret"), id="format-1")])
+def test_rotation_accepts_the_previous_key_and_keeps_the_original_expiry(make) -> None:
+    old = make(state(exp=1200))
     rotated = CursorCodec("new-secret", "old-secret", clock=lambda: 1100)
     decoded = rotated.decode(old, "1706.03762")
     assert decoded.exp == 1200
     renewed = rotated.encode(decoded)
-    assert payload_of(renewed)["kid"] == hashlib.sha256(b"new-secret").hexdigest()[:16]
-    assert payload_of(renewed)["exp"] == 1200
+    assert CursorCodec("new-secret", clock=lambda: 1100).decode(renewed, "1706.03762").exp == 1200
     with pytest.raises(InvalidCursor):
         CursorCodec("new-secret", clock=lambda: 1100).decode(old, "1706.03762")
 
 
 def test_a_different_reference_is_reported_with_the_decoded_state() -> None:
-    token = codec().encode(state())
+    token = legacy(state())
     with pytest.raises(CursorReferenceMismatch) as info:
         codec().decode(token, "Attention Is All You Need")
     assert info.value.state == state()
@@ -167,8 +176,11 @@ def test_a_different_reference_is_reported_with_the_decoded_state() -> None:
 @pytest.mark.parametrize("bad", [
     pytest.param({"exp": NOW}, id="expired"),
     pytest.param({"exp": NOW + 3601}, id="beyond-one-hour"),
-    pytest.param({"offset": 0}, id="offset-zero"),
+    pytest.param({"offset": -1}, id="offset-negative"),
     pytest.param({"paper": "x y"}, id="bad-paper"),
+    pytest.param({"ref": ""}, id="empty-ref"),
+    pytest.param({"ref": "x" * 501}, id="ref-too-long"),
+    pytest.param({"version": "a" * 20}, id="version-neither-whole-nor-prefix"),
 ])
 def test_encoding_refuses_invalid_states(bad: dict) -> None:
     with pytest.raises(ValueError):
@@ -177,7 +189,7 @@ def test_encoding_refuses_invalid_states(bad: dict) -> None:
 
 def test_numeric_and_legacy_papers_can_be_continued() -> None:
     for paper, source in (("4242", "external"), ("math.GT/0309136", "arxiv")):
-        token = codec().encode(state(paper=paper, source=source))
+        token = legacy(state(paper=paper, source=source))
         assert codec().decode(token, "1706.03762").paper == paper
 
 
@@ -198,3 +210,58 @@ def test_numeric_and_legacy_papers_can_be_continued() -> None:
 ])
 def test_only_an_empty_value_or_a_short_word_is_a_placeholder(value: str | None, placeholder: bool) -> None:
     assert is_placeholder(value) is placeholder
+
+
+# ---------------------------------------------------------------- format 2
+
+
+def test_a_format_2_cursor_is_short_and_binds_every_field() -> None:
+    for ref in ("1706.03762", ("Attention Is All You Need: " + "a long title " * 35).strip()):
+        token = codec().encode(state(ref=ref, offset=90_000, limit=8192))
+        assert len(token) <= 80 and "." not in token and "=" not in token
+        decoded = codec().decode(token, ref)
+        assert decoded == state(ref=ref, offset=90_000, limit=8192, version=VERSION[:16])
+
+
+@pytest.mark.parametrize("position", range(0, 52, 3))
+def test_flipping_any_bit_of_a_format_2_cursor_makes_it_invalid(position: int) -> None:
+    raw = bytearray(unb64(codec().encode(state())))
+    raw[position % len(raw)] ^= 0x01
+    with pytest.raises(InvalidCursor):
+        codec().decode(b64(bytes(raw)), "1706.03762")
+
+
+def test_format_2_checks_the_mac_before_any_field(monkeypatch: pytest.MonkeyPatch) -> None:
+    def no_parse(*args: object, **kwargs: object) -> object:
+        raise AssertionError("a field was read before the MAC was checked")
+
+    token = codec("someone-else").encode(state())
+    monkeypatch.setattr("pwc_mcp_core.tools.cursors._read_varint", no_parse)
+    with pytest.raises(InvalidCursor):
+        codec().decode(token, "1706.03762")
+
+
+def test_a_format_2_cursor_at_offset_zero_is_allowed() -> None:
+    """find_in_paper points read_paper at a passage, which may be the paper's first byte."""
+    assert codec().decode(codec().encode(state(offset=0)), "1706.03762").offset == 0
+
+
+def test_format_2_expiry_wins_over_a_reference_mismatch_and_a_mismatch_carries_the_state() -> None:
+    token = codec().encode(state(exp=NOW + 10))
+    with pytest.raises(ExpiredCursor):
+        codec(now=NOW + 20).decode(token, "another reference")
+    with pytest.raises(CursorReferenceMismatch) as info:
+        codec().decode(token, "another reference")
+    assert info.value.state.paper == "1706.03762" and info.value.state.offset == 5
+
+
+def test_a_signed_format_2_body_with_a_bad_layout_is_invalid() -> None:
+    import hmac as hmac_
+
+    def signed(body: bytes) -> str:
+        return b64(body + hmac_.new(b"current-secret", b"pwc-cursor-v2\0" + body, hashlib.sha256).digest()[:16])
+
+    good = unb64(codec().encode(state()))[:-16]
+    for body in (b"\x03" + good[1:], good[:5], good + b" x", good[:-10] + b"not/a/paper"):
+        with pytest.raises(InvalidCursor):
+            codec().decode(signed(body), "1706.03762")

@@ -9,6 +9,7 @@ from aiohttp import web
 
 from pwc_mcp_core.runtime.call import Call
 from pwc_mcp_core.tools.execution import Runtime, execute
+from pwc_mcp_core.tools.projections.untrusted import unframe
 from pwc_mcp_core.tools.resources import parse_uri
 from tests.core.tools.tools_stub import StubCatalog, runtime, stub  # noqa: F401 - fixtures
 
@@ -64,7 +65,7 @@ def test_markdown_larger_than_one_chunk_is_its_first_chunk_and_the_call_that_con
     finally:
         stub.overrides.clear()
     text = body["result"]["contents"][0]["text"]
-    assert text.startswith("abcdefgh\n\n[read_paper: truncated; bytes 0-8") and 'cursor="' in text
+    assert unframe(text) == ["abcdefgh"] and "read_paper: truncated; bytes 0-8" in text and 'cursor="' in text
     assert body["result"]["contents"][0]["mimeType"] == "text/markdown"
 
 

@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 
 from pwc_mcp_core.tools.execution import Runtime
+from pwc_mcp_core.tools.projections.untrusted import unframe
 from tests.core.tools.test_execution import ARGUMENTS, call_tool
 from tests.core.tools.tools_stub import runtime, stub  # noqa: F401 - fixtures
 from tests.text_facts import missing_facts
@@ -41,4 +42,4 @@ def test_read_paper_text_names_the_cursor_and_the_call_that_continues(runtime: R
         assert f'cursor="{structured["next_cursor"]}"' in text and 'paper="1706.03762"' in text
     else:
         assert "end of paper" in text
-    assert text.startswith(structured["markdown"])
+    assert unframe(text) == [structured["markdown"]]
