@@ -94,6 +94,10 @@ def register(subparsers: Any) -> None:
     add_json_flag(lineage_list)
     lineage_list.set_defaults(handler=detail.run_lineage, renderer=detail.render_lineage)
 
+    from pwc.commands import papers_cite  # cite and verify (§2.21, §2.22)
+
+    papers_cite.register(commands)
+
 
 def _finite_float(text: str) -> float:
     """A finite float (``nan``/``inf`` are rejected as argparse type errors)."""

@@ -36,5 +36,8 @@ EXAMPLE_CALLS: Final[Mapping[str, JsonObject]] = MappingProxyType({
     "list_frameworks": {},
     "get_benchmark": {"benchmark": "ImageNet", "limit": 5},
     "list_benchmarks": {"limit": 5},
+    "cite_papers": {"papers": ["1706.03762", "Deep Residual Learning for Image Recognition"]},
+    "verify_references": {"references": ["Vaswani et al. (2017). Attention is all you need. NeurIPS",
+                                         "Attention is not all you need for image recognition"]},
 })
 """Tool name → arguments (read-only: copy before changing)."""

@@ -23,6 +23,8 @@ SEED_TOOLS = {
     "list_organizations": ("organization", "list"), "get_framework": ("framework",),
     "list_frameworks": ("framework", "list"), "get_benchmark": ("benchmark",),
     "list_benchmarks": ("benchmark", "list"),
+    # issue 31: citations and reference checks
+    "cite_papers": ("paper", "cite"), "verify_references": ("paper", "verify"),
 }
 # Seed README renames (CLI dest → MCP parameter).
 RENAMES = {"start_date": "published_after", "end_date": "published_before", "author": "authors",
@@ -43,11 +45,11 @@ def _expected_name(tool: str, dest: str, dests: set[str]) -> str:
     return RENAMES.get(dest, dest)
 
 
-def test_the_21_tools_are_exactly_the_research_commands() -> None:
+def test_the_tools_are_exactly_the_research_commands() -> None:
     generated = {tool.name: tool.command for tool in tools()}
     assert generated == SEED_TOOLS
     assert sorted(generated.values()) == sorted(RESEARCH_COMMANDS)
-    assert len(RESEARCH_COMMANDS) == 21
+    assert len(RESEARCH_COMMANDS) == 23
 
 
 @pytest.mark.parametrize("tool", [pytest.param(name, id=name) for name in SEED_TOOLS])
