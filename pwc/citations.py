@@ -183,7 +183,9 @@ def _suffix(index: int) -> str:
 
 def latex_escape(text: str) -> str:
     """``text`` with the LaTeX specials escaped and whitespace collapsed (non-ASCII kept)."""
-    return "".join(_LATEX.get(c, c) for c in _clean(text))
+    escaped = "".join(_LATEX.get(c, c) for c in _clean(text))
+    # Break the TeX ligatures (-- and --- dashes, `` and '' quotes, ?` and !`) so the text stays literal.
+    return re.sub(r"([-'`?!])(?=[-'`])", r"\1{}", escaped)
 
 
 def _protect(title: str) -> str:
