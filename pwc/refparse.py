@@ -33,6 +33,7 @@ _PAREN_YEAR = re.compile(rf"\(\s*({_YEAR})[a-z]?(?:,[^)]*)?\)")
 _ANY_YEAR = re.compile(rf"(?<![0-9])({_YEAR})[a-z]?(?![0-9])")
 _QUOTED = re.compile(r"[\"“”„]([^\"“”„]{6,}?)[\"“”„]|(?<![A-Za-z])[‘']([^‘’']{6,}?)[’'](?![A-Za-z])")
 _BIB_TITLE = re.compile(r"\btitle\s*=\s*[{\"]+([^}\"]+)[}\"]+", re.IGNORECASE)
+_BIB_AUTHOR = re.compile(r"\bauthor\s*=\s*[{\"]+([^}\"]+)[}\"]+", re.IGNORECASE)
 _ET_AL = re.compile(r"\bet\.?\s*al\b\.?,?", re.IGNORECASE)
 # "Title. In Venue", ", in Proc. …": where a title ends when the venue follows it.
 _VENUE_START = re.compile(r"^(?:in\b|proc\b|proceedings\b|advances in\b|arxiv\b|journal\b|trans\b|ieee\b|acm\b|"
@@ -192,6 +193,10 @@ def _titles(text: str) -> list[str]:
 
 
 def _author_block(text: str, title: str | None) -> str:
+    bib = _BIB_AUTHOR.search(text)
+    if bib:  # BibTeX "Last, First and …": the first author's family name comes first
+        first = re.split(r"\s+and\s+", bib.group(1).strip())[0]
+        return first.split(",")[0] if "," in first else first
     vancouver = _VANCOUVER.match(text)
     if vancouver:
         return vancouver.group(1)

@@ -261,8 +261,7 @@ def _year_agrees(written: int | None, record: dict[str, Any]) -> bool | None:
     published, venue = _year_of(record), _venue_year(record)
     if written is None or (published is None and venue is None):
         return None
-    # A preprint is often cited with the next year's version (ResNet: arXiv 2015, CVPR 2016).
-    return written == venue or (published is not None and published <= written <= published + 1)
+    return written in (venue, published)
 
 
 def _summary(record: dict[str, Any]) -> dict[str, Any]:
@@ -328,6 +327,20 @@ def _verify_identifier(client: Any, parsed: ParsedReference) -> dict[str, Any]:
     return result
 
 
+def _with_venues(client: Any, parsed: ParsedReference, matches: dict[str, dict[str, Any]]) -> list[dict[str, Any]]:
+    """The matches, each replaced by its full record when the reference's year is the year after the
+    preprint's: a search result has no venue, and the venue year (ResNet: arXiv 2015, CVPR 2016) decides."""
+    records = []
+    for record in matches.values():
+        published = _year_of(record)
+        if parsed.year is not None and published is not None and parsed.year == published + 1 \
+                and record.get("in_catalog", True) is not False and "conference_name" not in record:
+            full = _get_record(client, f"papers/{quote_ref(str(_paper_id(record)))}")
+            record = full if full is not None else record
+        records.append(record)
+    return records
+
+
 def _verify_title(client: Any, parsed: ParsedReference) -> dict[str, Any]:
     assert parsed.title is not None
     keys = {title_key(t) for t in parsed.titles if title_key(t)}
@@ -349,7 +362,7 @@ def _verify_title(client: Any, parsed: ParsedReference) -> dict[str, Any]:
         return {"status": "not_found", "candidates": [_summary(r) for r in closest],
                 "message": "no paper has this title" + ("; closest titles are listed as candidates (none is "
                                                         "the same title)" if closest else "")}
-    checked = [(record, _verified(parsed, record, how)) for record in matches.values()]
+    checked = [(record, _verified(parsed, record, how)) for record in _with_venues(client, parsed, matches)]
     consistent = [(r, v) for r, v in checked if not _contradictions(v["evidence"])]
     if len(consistent) == 1:
         return consistent[0][1]
