@@ -1,4 +1,4 @@
-"""Text size versus projection size for all 21 tools on the bundled sample catalog.
+"""Text size versus projection size for every tool on the bundled sample catalog.
 
     uv run python bench/text_ratio.py            # Markdown table on stdout
     uv run python bench/text_ratio.py --json     # one JSON object per tool

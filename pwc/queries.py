@@ -32,6 +32,7 @@ RESEARCH_COMMANDS: tuple[tuple[str, ...], ...] = (
     ("conference",), ("conference", "list"), ("organization",), ("organization", "list"),
     ("framework",), ("framework", "list"), ("benchmark",), ("benchmark", "list"),
     ("paper", "find"),
+    ("paper", "cite"), ("paper", "verify"),
 )
 # §1.4: these only shape terminal output; JSON ignores them.
 PRESENTATION_DESTS = frozenset({"json", "implementation_coverage", "flat"})
@@ -102,7 +103,9 @@ def build_argv(command: Sequence[str], options: Mapping[str, object]) -> list[st
             continue
         action = actions[dest]
         if not action.option_strings:
-            positionals.append(_text(value))
+            # A many-valued positional (``paper cite REF...``) takes one argument per item.
+            items = value if isinstance(value, (list, tuple)) else [value]
+            positionals.extend(_text(item) for item in items)
             continue
         flag = _flag(action)
         if isinstance(action, (argparse._StoreTrueAction, argparse._StoreFalseAction)):

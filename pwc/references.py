@@ -4,7 +4,8 @@ Identifiers pass through unchanged and unverified (a missing paper surfaces
 as HTTP 404, exit 3): all digits, a modern arXiv ID (``2501.01234``,
 optional ``v2``) or a legacy one (``cs/0101001``, ``math.GT/0309136v1``).
 Anything else is an exact title, looked up in the first 20 keyword-search
-results. The CLI parses no URLs (that is the MCP layer's job, §3.7).
+results. The CLI parses no URLs here (that is the MCP layer's job, §3.7); only
+``paper cite`` and ``paper verify`` read them (§2.21, §2.22).
 """
 
 from __future__ import annotations

@@ -6,7 +6,7 @@ the ones below it, tests/test_layering.py enforces it):
 * ``protocol``   — JSON-RPC codes, status table and encoder; protocol versions; era routing.
 * ``cluster``    — Redis: keys, the pipelined connection, the call Stream, the Lua scripts.
 * ``runtime``    — settings, the call envelope, caches, cache metrics, logs, GC tuning.
-* ``tools``      — the 21 tools: registry, validation, execution, reading, cursors, resources,
+* ``tools``      — the 24 tools: registry, validation, execution, reading, cursors, resources,
   prompts, completion, projections.
 * ``mcp_server`` — the JSON-RPC dispatcher for both eras, the embedded executor, stdio.
 

@@ -5,7 +5,7 @@ Checks, in order, printing one line per step and stopping at the first failure:
 1. ``GET /health`` answers 200 with ``status: ok`` (polled for ``--wait`` seconds,
    because a fresh gateway reports not-ready until its first catalog probe);
 2. ``POST /mcp`` ``initialize`` negotiates a protocol version;
-3. ``tools/list`` returns the 21 tools;
+3. ``tools/list`` returns every tool;
 4. one tool call (``list_conferences``) succeeds;
 5. the ``read_paper`` continuation contract: a read that returns a cursor is
    continued to the end; every step must advance and the last must not be truncated.

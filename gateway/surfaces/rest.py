@@ -1,4 +1,4 @@
-"""The REST JSON surface: the same 21 tools over plain HTTP (``/v1/tools``).
+"""The REST JSON surface: the same tools as MCP, over plain HTTP (``/v1/tools``).
 
 * ``GET /v1/tools`` → ``{"tools": [...]}``, the ``tools/list`` entries (name, title,
   description, inputSchema, outputSchema, annotations).

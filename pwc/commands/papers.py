@@ -96,6 +96,9 @@ def register(subparsers: Any) -> None:
     lineage_list.set_defaults(handler=detail.run_lineage, renderer=detail.render_lineage)
 
     papers_find.register(commands)
+    from pwc.commands import papers_cite  # cite and verify (§2.21, §2.22)
+
+    papers_cite.register(commands)
 
 
 def _finite_float(text: str) -> float:

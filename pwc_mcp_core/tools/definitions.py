@@ -253,4 +253,27 @@ TOOL_DEFS: tuple[ToolDef, ...] = (
         overrides={"paper": _PAPER, "query": {"description": "Words or a phrase to find in the paper."},
                    "limit": {"description": "Passages (1-20, default 5)."}},
     ),
+    ToolDef(
+        "cite_papers", ("paper", "cite"), "Cite papers",
+        "Export citations for papers you already identified (arXiv ID or URL, catalog ID, DOI, exact title): "
+        "BibTeX (default), RIS or CSL-JSON, up to 25 per call. The text is the citation, ready to paste; each "
+        "item has a status, and an unresolved reference is reported in place. To check free-text references, "
+        "use verify_references.",
+        "citations",
+        overrides={"papers": {"type": "array", "minItems": 1, "maxItems": 25,
+                              "items": {"type": "string", "minLength": 1, "maxLength": 500},
+                              "description": "Paper references."}},
+    ),
+    ToolDef(
+        "verify_references", ("paper", "verify"), "Verify references",
+        "Check up to 25 free-text references (as written in a bibliography, e.g. 'Vaswani et al. (2017). "
+        "Attention is all you need. NeurIPS', an arXiv ID or URL, or a title) against the catalog. Each gets "
+        "a status: verified (with the paper and evidence: title similarity, year, first author), ambiguous "
+        "(candidates and how they differ), not_found, or lookup_failed (catalog unavailable; retry). Then use "
+        "cite_papers on the verified ids.",
+        "verification",
+        overrides={"references": {"type": "array", "minItems": 1, "maxItems": 25,
+                                  "items": {"type": "string", "minLength": 1, "maxLength": 1000},
+                                  "description": "References, one per item."}},
+    ),
 )

@@ -37,5 +37,8 @@ EXAMPLE_CALLS: Final[Mapping[str, JsonObject]] = MappingProxyType({
     "get_benchmark": {"benchmark": "ImageNet", "limit": 5},
     "list_benchmarks": {"limit": 5},
     "find_in_paper": {"paper": "1706.03762", "query": "label smoothing", "limit": 3},
+    "cite_papers": {"papers": ["1706.03762", "Deep Residual Learning for Image Recognition"]},
+    "verify_references": {"references": ["Vaswani et al. (2017). Attention is all you need. NeurIPS",
+                                         "Attention is not all you need for image recognition"]},
 })
 """Tool name → arguments (read-only: copy before changing)."""

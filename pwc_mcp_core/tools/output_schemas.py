@@ -106,6 +106,10 @@ def _envelope(properties: JsonObject, *, optional: tuple[str, ...] = ()) -> Json
     return schema
 
 
+# cite_papers / verify_references: one item per reference, in order (pwc.commands.papers_cite).
+_ITEM: JsonObject = {"type": "object", "required": ["reference", "status"],
+                     "properties": {"reference": _STR, "status": _STR}}
+
 _PAGE: JsonObject = {"items": {"type": "array", "items": PAPER_SUMMARY}, "next_page": _OINT}
 
 OUTPUT_SCHEMAS: dict[str, JsonObject] = {
@@ -138,6 +142,13 @@ OUTPUT_SCHEMAS: dict[str, JsonObject] = {
         "notes": {"type": "array", "items": _STR},
     }, optional=("notes",)),
     "query": _envelope({}),
+    "citations": _envelope({
+        "format": _STR, "cited": {"type": "integer"}, "items": {"type": "array", "items": _ITEM},
+    }),
+    "verification": _envelope({
+        "summary": {"type": "object", "additionalProperties": {"type": "integer"}},
+        "items": {"type": "array", "items": _ITEM},
+    }),
     # read_paper's result shape is owned by pwc_mcp_core.tools.reading.
     "read_paper": {"$schema": DIALECT, **READ_PAPER_OUTPUT_SCHEMA},
     "find_in_paper": _envelope({

@@ -269,7 +269,7 @@ def build_tool(tool: ToolDef) -> ToolSpec:
 
 @cache
 def tools() -> tuple[ToolSpec, ...]:
-    """All 21 tools in the seed's order (built once per process)."""
+    """All the tools in the seed's order (built once per process)."""
     return tuple(build_tool(tool) for tool in TOOL_DEFS)
 
 

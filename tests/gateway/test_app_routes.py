@@ -8,6 +8,7 @@ import pytest
 
 from gateway.process.app import create_app
 from pwc_mcp_core.errors import ConfigError
+from pwc_mcp_core.tools.definitions import TOOL_DEFS
 from tests.gateway.conftest import (
     FAKE_TOOLS,
     JSON_HEADERS,
@@ -26,7 +27,7 @@ async def client(aiohttp_client, fake_executor: FakeExecutor):
 
 @pytest.fixture
 async def real_client(aiohttp_client, fake_executor: FakeExecutor):
-    """The app with the real 22-tool catalogue."""
+    """The app with the real tool catalogue."""
     return await aiohttp_client(create_app(make_settings(), dispatcher=fake_executor))
 
 
@@ -45,7 +46,7 @@ async def test_initialize_is_answered_without_the_executor(client, fake_executor
 async def test_tools_list_returns_the_catalogue(real_client) -> None:
     response = await real_client.post("/mcp", data=rpc("tools/list"), headers=JSON_HEADERS)
     assert response.status == 200
-    assert len((await response.json())["result"]["tools"]) == 22
+    assert len((await response.json())["result"]["tools"]) == len(TOOL_DEFS)
 
 
 async def test_tool_calls_go_to_the_executor(client, fake_executor: FakeExecutor) -> None:
@@ -119,7 +120,7 @@ async def test_docs_json_publishes_the_live_tool_schemas(real_client, request_kw
     response = await client.get("/docs", **request_kwargs)
     body = await response.json()
     assert body["endpoint"] == "/mcp"
-    assert len(body["tools"]) == 22
+    assert len(body["tools"]) == len(TOOL_DEFS)
     listed = await (await client.post("/mcp", data=rpc("tools/list"), headers=JSON_HEADERS)).json()
     by_name = {t["name"]: t for t in listed["result"]["tools"]}
     for tool in body["tools"]:

@@ -13,6 +13,7 @@ from pathlib import Path
 import httpx
 import pytest
 
+from pwc_mcp_core.tools.definitions import TOOL_DEFS
 from tests.helpers import free_port, stop_process, wait_http
 
 REPO = Path(__file__).resolve().parents[2]
@@ -96,7 +97,7 @@ def test_gunicorn_with_two_processes_serves_mcp_and_merged_metrics(processes: li
             assert response.status_code == 200
             assert response.json() == {"jsonrpc": "2.0", "id": i, "result": {}}
         tools = client.post("/mcp", content=b'{"jsonrpc":"2.0","id":9,"method":"tools/list"}', headers=HEADERS)
-        assert len(tools.json()["result"]["tools"]) == 22
+        assert len(tools.json()["result"]["tools"]) == len(TOOL_DEFS)
         secret_headers = {**HEADERS, "X-Forwarded-For": "198.51.100.99", "X-PwC-MCP-Client": "secret-client-x",
                           "Mcp-Name": "secret-name-x", "MCP-Protocol-Version": "secret-version-x"}
         client.post("/mcp", headers=secret_headers, content=json.dumps({
@@ -128,7 +129,7 @@ def test_demo_serves_the_sample_catalog_offline(processes: list[subprocess.Popen
             time.sleep(0.05)
         assert data["kind"] == "sample"  # the demo says it serves the bundled sample, not the archive
         tools = client.post("/mcp", content=b'{"jsonrpc":"2.0","id":1,"method":"tools/list"}', headers=HEADERS)
-        assert len(tools.json()["result"]["tools"]) == 22
+        assert len(tools.json()["result"]["tools"]) == len(TOOL_DEFS)
         call = client.post("/mcp", headers=HEADERS, content=json.dumps({
             "jsonrpc": "2.0", "id": 2, "method": "tools/call",
             "params": {"name": "list_tasks", "arguments": {"limit": 2}}}))

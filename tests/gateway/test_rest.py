@@ -13,6 +13,7 @@ from gateway.surfaces.rest import coerce_query, status_for
 from pwc_mcp_core.cluster.admission import LIMITS_UNAVAILABLE, Decision
 from pwc_mcp_core.runtime.dispatch import Outcome, Refused, TimedOut, TooLarge, Unavailable
 from pwc_mcp_core.tools import registry
+from pwc_mcp_core.tools.definitions import TOOL_DEFS
 from tests.gateway.conftest import FAKE_TOOLS, FakeExecutor, make_settings
 
 
@@ -29,7 +30,7 @@ async def test_list_tools_gives_the_catalogue(client) -> None:
     response = await client.get("/v1/tools")
     assert response.status == 200
     tools = (await response.json())["tools"]
-    assert len(tools) == 22 and {"name", "inputSchema", "outputSchema"} <= set(tools[0])
+    assert len(tools) == len(TOOL_DEFS) and {"name", "inputSchema", "outputSchema"} <= set(tools[0])
 
 
 async def test_post_answers_the_structured_content(client, fake_executor: FakeExecutor) -> None:

@@ -8,6 +8,7 @@ import httpx
 import pytest
 from openapi_spec_validator import validate
 
+from pwc_mcp_core.tools.definitions import TOOL_DEFS
 from tests.integration.conftest import Cluster
 
 pytestmark = pytest.mark.slow
@@ -17,7 +18,13 @@ def test_rest_calls_run_on_the_workers_and_answer_structured_content(cluster_fac
     cluster = cluster_factory(gateways=1, workers=1, PWC_MCP_REQUEST_LIMIT="1000")
     base = cluster.gateways[0].base_url
     with httpx.Client(base_url=base, timeout=30) as http:
-        assert len(http.get("/v1/tools").json()["tools"]) == 22
+        assert len(http.get("/v1/tools").json()["tools"]) == len(TOOL_DEFS)
+        cite = http.get("/v1/tools/cite_papers", params=[("papers", "1706.03762"), ("papers", "1512.03385"),
+                                                         ("format", "ris")])
+        assert cite.status_code == 200 and [i["key"] for i in cite.json()["items"]] == [
+            "vaswani2017attention", "he2016deep"]
+        checked = http.post("/v1/tools/verify_references", json={"references": ["arXiv:2103.14030"]})
+        assert checked.status_code == 200 and checked.json()["items"][0]["status"] == "verified"
         task = http.post("/v1/tools/get_task", json={"task": "image-classification"})
         assert task.status_code == 200 and task.json()["schema_version"] == "v1"
         listed = http.get("/v1/tools/list_tasks", params={"limit": 2})

@@ -13,6 +13,7 @@ import pytest
 from mcp import Client
 from mcp.client.sse import sse_client
 
+from pwc_mcp_core.tools.definitions import TOOL_DEFS
 from tests.conftest import ServerProcess, start_pwc_mcp
 from tests.helpers import stop_process
 from tests.ops.test_nginx import NGINX, render_site, wait_http_tls
@@ -52,7 +53,7 @@ def insecure_client(headers: dict[str, str] | None = None, timeout: httpx2.Timeo
 def test_python_sdk_sse_client_through_nginx(nginx_url: str) -> None:
     async def session() -> None:
         async with Client(sse_client(f"{nginx_url}/sse", httpx_client_factory=insecure_client), mode="legacy") as c:
-            assert len((await c.list_tools()).tools) == 22
+            assert len((await c.list_tools()).tools) == len(TOOL_DEFS)
             task = await c.call_tool("get_task", {"task": "image-classification"})
             assert not task.is_error and task.structured_content["schema_version"] == "v1"
 

@@ -213,10 +213,40 @@ def query(payload: object, arguments: JsonObject, _notes: list[str], tool: str =
     return _envelope(payload), query_text(tool, payload)
 
 
+def _payload(payload: object) -> JsonObject:
+    if not isinstance(payload, dict):
+        raise TypeError("the command returned no object")
+    return payload
+
+
+def citations(payload: object, _arguments: JsonObject, _notes: list[str]) -> tuple[JsonObject, str]:
+    """cite_papers: the citation text itself; with RIS and CSL-JSON the references not cited follow it
+    (BibTeX carries them in place as ``%`` comments)."""
+    from pwc.commands.papers_cite import cite_failures
+
+    data = _payload(payload)
+    items = _list(data.get("items"))
+    text = str(data.get("text") or "")
+    failed = cite_failures(data) if data.get("format") != "bibtex" else []
+    if failed:
+        text = (text + "\n" if text else "") + "Not cited:\n" + "\n".join(failed) + "\n"
+    return _envelope(payload, format=data.get("format"), cited=data.get("cited"), items=items), text
+
+
+def verification(payload: object, _arguments: JsonObject, _notes: list[str]) -> tuple[JsonObject, str]:
+    """verify_references: one line per reference with its status, evidence or candidates."""
+    from pwc.commands.papers_cite import verify_lines
+
+    data = _payload(payload)
+    return (_envelope(payload, summary=data.get("summary"), items=_list(data.get("items"))),
+            "\n".join(verify_lines(data)))
+
+
 _BUILDERS = {
     "paper_page": paper_page, "related_page": paper_page, "paper_info": paper_info,
     "evaluation_page": evaluation_page, "lineage": lineage, "task": task, "method": method,
     "benchmark": benchmark, "benchmark_page": benchmark_page, "query": query,
+    "citations": citations, "verification": verification,
 }
 
 

@@ -24,6 +24,8 @@ SEED_TOOLS = {
     "list_frameworks": ("framework", "list"), "get_benchmark": ("benchmark",),
     "list_benchmarks": ("benchmark", "list"),
     "find_in_paper": ("paper", "find"),
+    # issue 31: citations and reference checks
+    "cite_papers": ("paper", "cite"), "verify_references": ("paper", "verify"),
 }
 # Seed README renames (CLI dest → MCP parameter).
 RENAMES = {"start_date": "published_after", "end_date": "published_before", "author": "authors",
@@ -48,7 +50,7 @@ def test_the_tools_are_exactly_the_research_commands() -> None:
     generated = {tool.name: tool.command for tool in tools()}
     assert generated == SEED_TOOLS
     assert sorted(generated.values()) == sorted(RESEARCH_COMMANDS)
-    assert len(RESEARCH_COMMANDS) == 22
+    assert len(RESEARCH_COMMANDS) == 24
 
 
 @pytest.mark.parametrize("tool", [pytest.param(name, id=name) for name in SEED_TOOLS])

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import re
 
 import fastjsonschema
@@ -16,9 +17,31 @@ SHORT_DESTS = {"minimum_metrics": "min", "maximum_metrics": "max", "sort_metric"
 def test_tools_list_is_deterministic_and_complete() -> None:
     first, second = tool_list_result(), tool_list_result()
     assert first == second
-    assert len(first["tools"]) == 22
+    assert len(first["tools"]) == 24
     assert [tool["name"] for tool in first["tools"]][:3] == ["search_papers", "get_paper_info",
                                                              "get_paper_evaluations"]
+
+
+CITATION_TOOLS = ("cite_papers", "verify_references")
+
+
+def test_the_citation_tools_grow_tools_list_by_at_most_ten_percent() -> None:
+    """Issue 31: cite_papers and verify_references add at most 10% to the bytes of ``tools/list``."""
+    described = tool_list_result()["tools"]
+
+    def size(listed: list[dict[str, object]]) -> int:
+        return len(json.dumps({"tools": listed}, separators=(",", ":")).encode("utf-8"))
+
+    without = size([tool for tool in described if tool["name"] not in CITATION_TOOLS])
+    assert size(described) <= without * 1.10, (size(described), without)
+
+
+def test_the_citation_tools_say_when_to_use_which() -> None:
+    cite, verify = (get_tool(name) for name in CITATION_TOOLS)
+    assert cite is not None and verify is not None
+    assert "verify_references" in cite.description and "cite_papers" in verify.description
+    assert cite.input_schema["properties"]["papers"]["maxItems"] == 25
+    assert verify.input_schema["properties"]["references"]["maxItems"] == 25
 
 
 @pytest.mark.parametrize("tool", [pytest.param(t, id=t.name) for t in tools()])

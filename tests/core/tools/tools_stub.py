@@ -83,7 +83,7 @@ def squad_rows(pwc_archive: Path, limit: int = 30) -> list[dict[str, Any]]:
 
 
 class StubCatalog:
-    """``base_url`` answers the catalog paths the 21 tools use; ``requests`` records (path, query)."""
+    """``base_url`` answers the catalog paths the tools use; ``requests`` records (path, query)."""
 
     def __init__(self, pwc_archive: Path) -> None:
         self.requests: list[tuple[str, dict[str, str]]] = []

@@ -1,0 +1,96 @@
+"""Precision and recall of ``pwc paper verify`` (verify_references) on the verification suite.
+
+    uv run python bench/verify_references.py            # a Markdown summary and every miss
+    uv run python bench/verify_references.py --json     # the counts as one JSON object
+
+Starts ``python -m catalog serve --sample`` on a free loopback port and runs the suite in
+``tests/fixtures/verification-suite.json`` through the command the tool runs
+(``pwc.commands.papers_cite.verify_one``): real references written in several styles, each
+expecting its paper id (or ``ambiguous`` for a title two papers share), and fabricated
+references close to real titles, which must never be ``verified``.
+
+* recall: real references answered as expected, ÷ real references (goal ≥ 95%);
+* precision: ``verified`` answers naming the right paper, ÷ all ``verified`` answers, and
+  fabricated references not ``verified``, ÷ fabricated references (goal 100% for both).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO))
+
+from bench.catalog_process import serve
+from pwc.commands.papers_cite import verify_one
+from pwc.transport import Client
+
+SUITE = REPO / "tests" / "fixtures" / "verification-suite.json"
+
+
+def _answer(verdict: dict[str, Any]) -> str:
+    paper = verdict.get("paper") or {}
+    return str(paper.get("id")) if verdict["status"] == "verified" else verdict["status"]
+
+
+def measure(api_url: str) -> dict[str, Any]:
+    """Run the suite against ``api_url``; returns the counts and the misses."""
+    suite = json.loads(SUITE.read_text(encoding="utf-8"))
+    misses: list[dict[str, str]] = []
+    right = verified = verified_right = 0
+    with Client(api_url, timeout=10) as client:
+        for case in suite["real"]:
+            verdict = verify_one(client, case["text"])
+            answer = _answer(verdict)
+            verified += verdict["status"] == "verified"
+            if answer == case["expect"]:
+                right += 1
+                verified_right += verdict["status"] == "verified"
+            else:
+                misses.append({"text": case["text"], "expected": case["expect"], "got": answer,
+                               "why": str(verdict.get("message") or "")})
+        fabricated_verified = 0
+        for text in suite["fabricated"]:
+            verdict = verify_one(client, text)
+            if verdict["status"] == "verified":
+                fabricated_verified += 1
+                verified += 1
+                misses.append({"text": text, "expected": "not verified", "got": _answer(verdict), "why": ""})
+    real, fabricated = len(suite["real"]), len(suite["fabricated"])
+    return {
+        "real": real, "styles": len({case["style"] for case in suite["real"]}), "fabricated": fabricated,
+        "recall": right / real, "precision": verified_right / verified if verified else 1.0,
+        "fabricated_rejected": (fabricated - fabricated_verified) / fabricated, "misses": misses,
+    }
+
+
+def main() -> int:
+    """Print the measurement; exit 1 when a goal is missed."""
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--json", action="store_true", help="print one JSON object")
+    args = parser.parse_args()
+    proc, api_url = serve("--sample")
+    try:
+        result = measure(api_url)
+    finally:
+        proc.kill()
+        proc.wait()
+    if args.json:
+        print(json.dumps(result, ensure_ascii=False))
+    else:
+        print(f"| suite | references | result | goal |\n| --- | ---: | ---: | ---: |\n"
+              f"| real ({result['styles']} styles) | {result['real']} | recall {result['recall']:.1%} | ≥ 95% |\n"
+              f"| fabricated | {result['fabricated']} | never verified {result['fabricated_rejected']:.1%} | 100% |\n"
+              f"| all `verified` answers | | precision {result['precision']:.1%} | 100% |")
+        for miss in result["misses"]:
+            print(f"- miss: {miss['text']!r}: expected {miss['expected']}, got {miss['got']} {miss['why']}")
+    ok = result["recall"] >= 0.95 and result["precision"] == 1.0 and result["fabricated_rejected"] == 1.0
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
