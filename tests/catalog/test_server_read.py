@@ -124,7 +124,7 @@ async def test_search_filters_are_applied_and_echoed(api) -> None:
 async def test_search_without_filters_echoes_an_empty_applied_filters(api) -> None:
     body = await (await api.get(f"{BASE}/papers/search", params={"q": "zzzz-nothing"})).json()
     assert body == {"count": 0, "next_page": None, "previous_page": None, "results": [], "applied_filters": {},
-                    "mode": "hybrid"}
+                    "mode": "hybrid", "matched_entities": []}
 
 
 @pytest.mark.parametrize(("ref", "expected"), [
