@@ -40,8 +40,8 @@ async def test_the_sdk_client_lists_tools_and_gets_a_prompt_over_stdio(mode: str
             prompt = await client.get_prompt("find_papers", {"topic": "graph neural networks"})
             assert prompt.messages[0].content.text.startswith("Find papers about 'graph neural networks'.")
             templates = await client.list_resource_templates()
-            assert {t.name for t in templates.resource_templates} == {"paper-info", "paper-markdown", "task",
-                                                                       "benchmark"}
+            assert {t.name for t in templates.resource_templates} == {"paper-info", "paper-markdown",
+                                                                       "paper-citation", "task", "benchmark"}
 
 
 async def test_the_sdk_client_calls_a_tool_over_stdio(catalog_url: str) -> None:
