@@ -31,6 +31,7 @@ RESOURCES = [
     "pwc://papers/1810.04805/markdown",
     "pwc://tasks/image-classification",
     "pwc://benchmarks/ImageNet",
+    "pwc://papers/1706.03762/citation?format=ris",
 ]
 
 PROMPTS = {"find_papers": {"topic": "vision transformers"},
