@@ -106,8 +106,16 @@ def _public(client: Any, record: dict[str, Any] | None) -> dict[str, Any] | None
     return record
 
 
+# A Papers With Code paper URL naming a slug rather than an id: the catalog reads slugs at papers/<slug>.
+_SITE_SLUG = re.compile(r"https?://(?:www\.)?paperswithcode\.com?/paper/([a-z0-9][a-z0-9\-]*)/?", re.IGNORECASE)
+
+
 def _by_identifier(client: Any, identifier: str) -> dict[str, Any] | None:
-    """``papers/<id>``, else ``papers/<id>/public-metadata`` (DOIs go to public metadata directly)."""
+    """``papers/<id>``, else ``papers/<id>/public-metadata`` (DOIs go to public metadata directly; a Papers
+    With Code slug is the catalog's alone)."""
+    slug = _SITE_SLUG.fullmatch(identifier)
+    if slug:
+        return _get_record(client, f"papers/{quote_ref(slug.group(1).lower())}")
     if is_identifier(identifier):
         record = _get_record(client, f"papers/{quote_ref(identifier)}")
         if record is not None:
@@ -124,6 +132,8 @@ def _cite_identifier(ref: str) -> str | None:
         parsed = parse_reference(text)
         if parsed.identifier:
             return parsed.identifier
+        if _SITE_SLUG.fullmatch(text):
+            return text
         raise NotFoundError(f"Paper URL not supported: {text}; only arXiv, Hugging Face, DOI and Papers With "
                             "Code paper URLs resolve")
     return None
