@@ -11,7 +11,9 @@ references close to real titles, which must never be ``verified``.
 
 * recall: real references answered as expected, ÷ real references (goal ≥ 95%);
 * precision: ``verified`` answers naming the right paper, ÷ all ``verified`` answers, and
-  fabricated references not ``verified``, ÷ fabricated references (goal 100% for both).
+  fabricated references not ``verified``, ÷ fabricated references (goal 100% for both);
+* catalog calls per reference: the HTTP requests one uncached ``verify_one`` makes, counted at
+  the transport, as a histogram (goal: one for a reference the catalog holds by title or id).
 """
 
 from __future__ import annotations
@@ -19,8 +21,11 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from collections import Counter
 from pathlib import Path
 from typing import Any
+
+import httpx
 
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
@@ -30,6 +35,18 @@ from pwc.commands.papers_cite import verify_one
 from pwc.transport import Client
 
 SUITE = REPO / "tests" / "fixtures" / "verification-suite.json"
+
+
+class CountingTransport(httpx.HTTPTransport):
+    """The real transport, counting the requests it sends."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.requests = 0
+
+    def handle_request(self, request: httpx.Request) -> httpx.Response:
+        self.requests += 1
+        return super().handle_request(request)
 
 
 def _answer(verdict: dict[str, Any]) -> str:
@@ -42,9 +59,18 @@ def measure(api_url: str) -> dict[str, Any]:
     suite = json.loads(SUITE.read_text(encoding="utf-8"))
     misses: list[dict[str, str]] = []
     right = verified = verified_right = 0
-    with Client(api_url, timeout=10) as client:
+    counter = CountingTransport()
+    calls: dict[str, Counter[int]] = {"real": Counter(), "fabricated": Counter()}
+
+    def verify(kind: str, text: str) -> dict[str, Any]:
+        before = counter.requests
+        verdict = verify_one(client, text)
+        calls[kind][counter.requests - before] += 1
+        return verdict
+
+    with Client(api_url, timeout=10, transport=counter) as client:
         for case in suite["real"]:
-            verdict = verify_one(client, case["text"])
+            verdict = verify("real", case["text"])
             answer = _answer(verdict)
             verified += verdict["status"] == "verified"
             if answer == case["expect"]:
@@ -55,7 +81,7 @@ def measure(api_url: str) -> dict[str, Any]:
                                "why": str(verdict.get("message") or "")})
         fabricated_verified = 0
         for text in suite["fabricated"]:
-            verdict = verify_one(client, text)
+            verdict = verify("fabricated", text)
             if verdict["status"] == "verified":
                 fabricated_verified += 1
                 verified += 1
@@ -65,6 +91,7 @@ def measure(api_url: str) -> dict[str, Any]:
         "real": real, "styles": len({case["style"] for case in suite["real"]}), "fabricated": fabricated,
         "recall": right / real, "precision": verified_right / verified if verified else 1.0,
         "fabricated_rejected": (fabricated - fabricated_verified) / fabricated, "misses": misses,
+        "calls": {kind: dict(sorted(counts.items())) for kind, counts in calls.items()},
     }
 
 
@@ -86,6 +113,9 @@ def main() -> int:
               f"| real ({result['styles']} styles) | {result['real']} | recall {result['recall']:.1%} | ≥ 95% |\n"
               f"| fabricated | {result['fabricated']} | never verified {result['fabricated_rejected']:.1%} | 100% |\n"
               f"| all `verified` answers | | precision {result['precision']:.1%} | 100% |")
+        for kind, counts in result["calls"].items():
+            listed = ", ".join(f"{n} call{'s' if n != 1 else ''}: {refs}" for n, refs in counts.items())
+            print(f"- catalog calls per {kind} reference: {listed}")
         for miss in result["misses"]:
             print(f"- miss: {miss['text']!r}: expected {miss['expected']}, got {miss['got']} {miss['why']}")
     ok = result["recall"] >= 0.95 and result["precision"] == 1.0 and result["fabricated_rejected"] == 1.0

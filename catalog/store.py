@@ -173,7 +173,9 @@ PAPER_COLUMNS = (
     "p.id, p.arxiv_id, p.slug, p.title, p.abstract, p.authors, p.published, p.conference_id, "
     "p.citation_count, p.url_abs, p.url_pdf, p.source_url, p.has_official_implementation, "
     "p.code_repository_count, p.popularity, p.is_latest, p.hf_models, p.hf_datasets, "
-    "p.hf_spaces, p.project_pages"
+    "p.hf_spaces, p.project_pages, "
+    # The venue a citation and a reference check need, on every row (one primary-key look-up).
+    "(SELECT c.name FROM conferences c WHERE c.id = p.conference_id) AS conference_name"
 )
 
 _ARXIV_MODERN = re.compile(r"^(\d{4}\.\d{4,5})(v\d+)?$", re.IGNORECASE)
@@ -211,6 +213,7 @@ def paper_summary(row: sqlite3.Row) -> JsonBody:
         "has_official_implementation": bool(row["has_official_implementation"]),
         "code_repository_count": row["code_repository_count"],
         "source": "arxiv" if row["arxiv_id"] else "external",
+        "conference_name": row["conference_name"],
     }
 
 

@@ -41,6 +41,10 @@ _VENUE_START = re.compile(r"^(?:in\b|proc\b|proceedings\b|advances in\b|arxiv\b|
                           r"openai\b|neurips\b|nips\b|icml\b|iclr\b|cvpr\b|iccv\b|eccv\b|acl\b|naacl\b|emnlp\b|"
                           r"aaai\b|ijcai\b|kdd\b|miccai\b|jmlr\b|tpami\b|nature\b|science\b|corr\b)",
                           re.IGNORECASE)
+# A journal named outside the title: "Journal of Machine Learning Research", "J. Mach. Learn. Res.",
+# "IEEE Transactions on …", "JMLR", "TPAMI", "Nature". Conferences and arXiv are not journals.
+_JOURNAL = re.compile(r"\b(?:journal\b|(?-i:J\.\s*[A-Z][a-z]+\.)|trans(?:actions\b|\.)|jmlr\b|tmlr\b|t?pami\b|nature\b|"
+                      r"science\b|neural computation\b|letters\b)", re.IGNORECASE)
 _INITIALS = re.compile(r"^(?:[A-Z]\.?-?){1,3}$")
 _NAME_WORD = re.compile(r"^[A-Z][\w'’\-]*\.?$")
 _JOINERS = frozenset({"and", "&"})
@@ -60,6 +64,8 @@ class ParsedReference:
         year: the publication year it states, else None.
         first_author: the first author's family name as written (``Vaswani``), else None.
         title: the title it states, else None; ``titles`` are every candidate piece, best first.
+        journal: the journal named outside the title (its first words as written), else None; a
+            journal's year may follow the preprint's by a year or two.
     """
 
     text: str
@@ -70,6 +76,7 @@ class ParsedReference:
     first_author: str | None
     title: str | None
     titles: tuple[str, ...]
+    journal: str | None = None
 
     @property
     def identifier(self) -> str | None:
@@ -241,4 +248,21 @@ def parse_reference(raw: str) -> ParsedReference:
     if title is not None and first is not None and title_key(title) == title_key(rest):
         first = None  # a title alone names no author
     return ParsedReference(text=text, arxiv_id=arxiv, doi=doi, site_id=site, year=_year(rest) if rest else None,
-                           first_author=first, title=title, titles=tuple(titles))
+                           first_author=first, title=title, titles=tuple(titles), journal=_journal(rest, title))
+
+
+def _journal(rest: str, title: str | None) -> str | None:
+    """The journal ``rest`` names after ``title`` (up to the next comma, or volume and pages), else None.
+
+    Only the text after the title is read: the venue follows it, and the authors before it hold
+    initials (``J. D.``) and the title may hold any word.
+    """
+    at = rest.find(title) if title else -1
+    if at < 0 or not title:
+        return None
+    outside = rest[at + len(title):]
+    match = _JOURNAL.search(outside)
+    if match is None:
+        return None
+    tail = re.split(r"[,;(]|\b(?:vol|pp|no)\b\.?", outside[match.start():])[0]
+    return _trim(tail) or match.group(0)

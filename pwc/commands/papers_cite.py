@@ -34,6 +34,8 @@ __all__ = ["MAX_REFERENCES", "cite_failures", "register", "render_cite", "render
 MAX_REFERENCES = 25
 MAX_REFERENCE_CHARS = 1000
 SEARCH_PAGE_SIZE = 25
+JOURNAL_LAG_YEARS = 2
+"""How many years a journal's citation year may follow the preprint's (see ``_journal_lag``)."""
 STATUSES = ("verified", "ambiguous", "not_found", "lookup_failed")
 T = TypeVar("T")
 
@@ -104,8 +106,16 @@ def _public(client: Any, record: dict[str, Any] | None) -> dict[str, Any] | None
     return record
 
 
+# A Papers With Code paper URL naming a slug rather than an id: the catalog reads slugs at papers/<slug>.
+_SITE_SLUG = re.compile(r"https?://(?:www\.)?paperswithcode\.com?/paper/([a-z0-9][a-z0-9\-]*)/?", re.IGNORECASE)
+
+
 def _by_identifier(client: Any, identifier: str) -> dict[str, Any] | None:
-    """``papers/<id>``, else ``papers/<id>/public-metadata`` (DOIs go to public metadata directly)."""
+    """``papers/<id>``, else ``papers/<id>/public-metadata`` (DOIs go to public metadata directly; a Papers
+    With Code slug is the catalog's alone)."""
+    slug = _SITE_SLUG.fullmatch(identifier)
+    if slug:
+        return _get_record(client, f"papers/{quote_ref(slug.group(1).lower())}")
     if is_identifier(identifier):
         record = _get_record(client, f"papers/{quote_ref(identifier)}")
         if record is not None:
@@ -122,6 +132,8 @@ def _cite_identifier(ref: str) -> str | None:
         parsed = parse_reference(text)
         if parsed.identifier:
             return parsed.identifier
+        if _SITE_SLUG.fullmatch(text):
+            return text
         raise NotFoundError(f"Paper URL not supported: {text}; only arXiv, Hugging Face, DOI and Papers With "
                             "Code paper URLs resolve")
     return None
@@ -264,6 +276,21 @@ def _year_agrees(written: int | None, record: dict[str, Any]) -> bool | None:
     return written in (venue, published)
 
 
+def _journal_lag(parsed: ParsedReference, record: dict[str, Any]) -> int | None:
+    """How many years (1 to :data:`JOURNAL_LAG_YEARS`) the reference's year follows the preprint's, when
+    the reference names a journal and the catalog records no venue for the paper; else None.
+
+    A journal version commonly appears a year or two after the arXiv preprint (T5: arXiv 2019, JMLR
+    2020), and the catalog may hold only the preprint's date. A conference venue the catalog knows
+    decides instead (its year is checked as is), and a reference naming no journal gets no allowance.
+    """
+    published = _year_of(record)
+    if parsed.journal is None or parsed.year is None or published is None or record.get("conference_name"):
+        return None
+    lag = parsed.year - published
+    return lag if 1 <= lag <= JOURNAL_LAG_YEARS else None
+
+
 def _summary(record: dict[str, Any]) -> dict[str, Any]:
     authors = record.get("authors")
     return {"id": _paper_id(record), "title": str(record.get("title") or ""),
@@ -272,9 +299,12 @@ def _summary(record: dict[str, Any]) -> dict[str, Any]:
 
 
 def _evidence(parsed: ParsedReference, record: dict[str, Any], similarity: float) -> dict[str, Any]:
-    return {"title_similarity": round(similarity, 3),
-            "year": {"reference": parsed.year, "paper": _venue_year(record) or _year_of(record),
-                     "agrees": _year_agrees(parsed.year, record)},
+    lag = _journal_lag(parsed, record)
+    year: dict[str, Any] = {"reference": parsed.year, "paper": _venue_year(record) or _year_of(record),
+                            "agrees": True if lag else _year_agrees(parsed.year, record)}
+    if lag:
+        year.update(journal=parsed.journal, journal_lag=lag)
+    return {"title_similarity": round(similarity, 3), "year": year,
             "first_author": {"reference": parsed.first_author, "paper": _first_author(record),
                              "agrees": _author_agrees(parsed.first_author, _first_author(record))}}
 
@@ -298,7 +328,11 @@ def _contradictions(evidence: dict[str, Any]) -> list[str]:
 def _verified(parsed: ParsedReference, record: dict[str, Any], how: str) -> dict[str, Any]:
     evidence = _evidence(parsed, record, _similarity(parsed, str(record.get("title") or "")) if parsed.titles
                          else 1.0)
-    return {"status": "verified", "paper": _summary(record), "matched_by": how, "evidence": evidence}
+    result = {"status": "verified", "paper": _summary(record), "matched_by": how, "evidence": evidence}
+    if evidence["year"].get("journal_lag"):
+        result["message"] = (f"the reference cites the journal version ({evidence['year']['journal']}, "
+                             f"{parsed.year}); the catalog records only the preprint ({evidence['year']['paper']})")
+    return result
 
 
 def _distinguish(records: list[dict[str, Any]]) -> str:
@@ -329,7 +363,9 @@ def _verify_identifier(client: Any, parsed: ParsedReference) -> dict[str, Any]:
 
 def _with_venues(client: Any, parsed: ParsedReference, matches: dict[str, dict[str, Any]]) -> list[dict[str, Any]]:
     """The matches, each replaced by its full record when the reference's year is the year after the
-    preprint's: a search result has no venue, and the venue year (ResNet: arXiv 2015, CVPR 2016) decides."""
+    preprint's and the search result does not name its venue (``conference_name``; the bundled catalog's
+    results do, a catalog without the field costs one ``papers/<id>`` call): the venue year (ResNet:
+    arXiv 2015, CVPR 2016) decides."""
     records = []
     for record in matches.values():
         published = _year_of(record)
@@ -353,10 +389,13 @@ def _verify_title(client: Any, parsed: ParsedReference) -> dict[str, Any]:
             matches.setdefault(_paper_id(item) or str(item["title"]), item)
     how = "title"
     if not matches:
-        record = _public(client, _get_record(client, "papers/public-metadata/search", {"title": parsed.title}))
-        if record is not None and title_key(str(record.get("title") or "")) in keys:
-            matches[_paper_id(record) or parsed.title] = record
-            how = "title (public metadata)"
+        # The title is compared before a record the catalog holds is fetched: a near title costs no call.
+        public = _get_record(client, "papers/public-metadata/search", {"title": parsed.title})
+        if public is not None and title_key(str(public.get("title") or "")) in keys:
+            record = _public(client, public)
+            if record is not None and title_key(str(record.get("title") or "")) in keys:
+                matches[_paper_id(record) or parsed.title] = record
+                how = "title (public metadata)"
     if not matches:
         closest = sorted(results, key=lambda r: -_similarity(parsed, str(r["title"])))[:3]
         return {"status": "not_found", "candidates": [_summary(r) for r in closest],

@@ -293,6 +293,9 @@ class McpServer:
         vocabulary, typed = completion.target(params)  # ProtocolError for a malformed request
         if vocabulary is None:
             return {"completion": dict(completion.EMPTY)}
+        fixed = completion.fixed_completion(vocabulary, typed)
+        if fixed is not None:
+            return {"completion": fixed}
         deadline = time.time() + min(self._settings.call_deadline_s, COMPLETION_DEADLINE_S)
         outcome = await self._dispatcher.dispatch(  # admitted as a plain request, no lease
             Call("completion/complete", vocabulary, {"value": typed}, era, protocol, deadline))

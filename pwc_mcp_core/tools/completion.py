@@ -8,7 +8,8 @@ Two halves, so the layering stays one-directional (ARCHITECTURE.md §2):
 * `target` runs in the server (gateway or stdio, on the event loop): it checks the
   ``ref``/``argument`` shape and names the vocabulary (``task``, ``benchmark``,
   ``topic`` = tasks and methods, ``paper`` = titles and arXiv IDs), or ``None`` when
-  the ref takes no such argument (no values, no catalog call).
+  the ref takes no such argument (no values, no catalog call). The citation template's
+  ``format`` has fixed values (`fixed_completion`, answered by the server without a call).
 * `catalog_completion` runs where tool calls run (the executor: a thread of the
   embedded process, or a worker in Redis mode), as a ``Call`` of kind
   ``completion/complete``. It asks the catalog through the runtime's cached
@@ -41,9 +42,10 @@ from pwc_mcp_core.errors import ProtocolError
 from pwc_mcp_core.protocol.json_types import JsonObject
 from pwc_mcp_core.protocol.jsonrpc import INVALID_PARAMS
 from pwc_mcp_core.tools.prompts import PROMPTS
-from pwc_mcp_core.tools.templates import TEMPLATE_VARIABLES
+from pwc_mcp_core.tools.templates import CITATION_MIME_TYPES, TEMPLATE_ARGUMENTS
 
-__all__ = ["EMPTY", "MAX_VALUES", "VOCABULARIES", "catalog_completion", "rank", "target"]
+__all__ = ["EMPTY", "FIXED_VOCABULARIES", "MAX_VALUES", "VOCABULARIES", "catalog_completion", "fixed_completion",
+           "rank", "target"]
 
 MAX_VALUES: Final = 100
 MAX_VALUE_CHARS: Final = 200
@@ -60,6 +62,8 @@ VOCABULARIES: Final[dict[str, tuple[tuple[str, str, tuple[str, ...]], ...]]] = {
     "paper": (_PAPERS,),
 }
 """Argument or template-variable name → the catalog lists its values come from."""
+FIXED_VOCABULARIES: Final[dict[str, tuple[str, ...]]] = {"format": tuple(CITATION_MIME_TYPES)}
+"""Template variables with a fixed set of values (no catalog call): the citation ``format``."""
 
 _ARXIV_PREFIX = re.compile(r"\d{4}\.\d{0,5}(v\d+)?")
 # A modern arXiv ID starts with its submission year and month (YYMM): "1706" and "1706.03"
@@ -95,19 +99,26 @@ def target(params: JsonObject) -> tuple[str | None, str]:
         uri = ref.get("uri")
         if not isinstance(uri, str):
             raise ProtocolError(INVALID_PARAMS, "completion/complete 'ref.uri' must be a string")
-        expected = TEMPLATE_VARIABLES.get(uri)
+        variables = TEMPLATE_ARGUMENTS.get(uri)
+        expected = (name if name in variables else variables[0]) if variables else None
     else:
         raise ProtocolError(INVALID_PARAMS, "completion/complete 'ref.type' must be ref/prompt or ref/resource")
     if expected is None:
-        known = ", ".join(sorted(_PROMPT_ARGUMENTS) if kind == "ref/prompt" else sorted(TEMPLATE_VARIABLES))
+        known = ", ".join(sorted(_PROMPT_ARGUMENTS) if kind == "ref/prompt" else sorted(TEMPLATE_ARGUMENTS))
         what = "prompt" if kind == "ref/prompt" else "resource template"
         raise ProtocolError(INVALID_PARAMS, f"completion/complete: unknown {what}; known: {known}")
     if name != expected:
         raise ProtocolError(INVALID_PARAMS, f"completion/complete: this {'prompt' if kind == 'ref/prompt' else 'template'}"
                             f" takes the argument '{expected}', not the one given")
-    if expected not in VOCABULARIES:
+    if expected not in VOCABULARIES and expected not in FIXED_VOCABULARIES:
         return None, value
     return expected, value.strip()[:MAX_VALUE_CHARS]
+
+
+def fixed_completion(vocabulary: str, typed: str) -> JsonObject | None:
+    """The ``completion`` object of a fixed vocabulary (no catalog call), else None."""
+    values = FIXED_VOCABULARIES.get(vocabulary)
+    return rank(values, typed) if values is not None else None
 
 
 def rank(candidates: Iterable[str], typed: str, *, more: bool = False) -> JsonObject:

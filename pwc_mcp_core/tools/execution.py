@@ -5,7 +5,8 @@ response body without ``jsonrpc``/``id``: ``b'{"result": ...}'`` or
 ``b'{"error": ...}'`` (stdlib json, compact, UTF-8). Tool flow: unknown tool
 → ``-32602``; arguments validated against ``inputSchema`` before any catalog
 call (failures are ``isError`` results); paper references resolved first
-(docs/tool-contract.md §5; outside the catalog → public metadata); the CLI command runs
+(docs/tool-contract.md §5; outside the catalog → public metadata; for ``cite_papers``
+each reference of the list, :mod:`pwc_mcp_core.tools.citing`); the CLI command runs
 in-process (``pwc.queries.query``); the payload becomes ``structuredContent``
 (``data`` + typed projections) and a Markdown text of the same facts. Failures map
 through :mod:`pwc_mcp_core.tools.error_texts`.
@@ -188,6 +189,10 @@ def run_tool(tool: ToolSpec, arguments: JsonObject, runtime: Runtime) -> tuple[J
 
     if tool.name == "read_paper":
         return _read_paper(arguments, runtime)
+    if tool.name == "cite_papers":
+        from pwc_mcp_core.tools.citing import cite_papers
+
+        return cite_papers(tool, arguments, runtime.client)
     if tool.name == "find_in_paper":
         from pwc_mcp_core.tools.finding import find_in_paper, find_in_paper_text
 

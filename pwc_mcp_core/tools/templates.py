@@ -1,4 +1,4 @@
-"""The four resource templates of `resources/templates/list` (docs/tool-contract.md §7; seed spec).
+"""The five resource templates of `resources/templates/list` (docs/tool-contract.md §7; seed spec).
 
 Reading them is `execution`'s job; this module only names them.
 """
@@ -9,7 +9,15 @@ from typing import Final
 
 from pwc_mcp_core.protocol.json_types import JsonObject
 
-__all__ = ["RESOURCE_TEMPLATES", "TEMPLATE_VARIABLES", "templates_list_result"]
+__all__ = ["CITATION_MIME_TYPES", "RESOURCE_TEMPLATES", "TEMPLATE_ARGUMENTS", "TEMPLATE_VARIABLES",
+           "templates_list_result"]
+
+CITATION_MIME_TYPES: Final = {
+    "bibtex": "application/x-bibtex",
+    "ris": "application/x-research-info-systems",
+    "csl-json": "application/vnd.citationstyles.csl+json",
+}
+"""``cite_papers`` format → the MIME type of the citation resource in that format."""
 
 RESOURCE_TEMPLATES: Final[tuple[dict[str, str], ...]] = (
     {
@@ -30,6 +38,15 @@ RESOURCE_TEMPLATES: Final[tuple[dict[str, str], ...]] = (
         "mimeType": "text/markdown",
     },
     {
+        "uriTemplate": "pwc://papers/{paper}/citation{?format}",
+        "name": "paper-citation",
+        "title": "Paper citation",
+        "description": "One paper's citation, ready to paste, as cite_papers exports it: format=bibtex (the "
+        "default, application/x-bibtex), ris (application/x-research-info-systems) or csl-json "
+        "(application/vnd.citationstyles.csl+json). pwc://paper/{paper}/citation is read the same way.",
+        "mimeType": "application/x-bibtex",
+    },
+    {
         "uriTemplate": "pwc://tasks/{task}",
         "name": "task",
         "title": "Research task",
@@ -46,9 +63,12 @@ RESOURCE_TEMPLATES: Final[tuple[dict[str, str], ...]] = (
     },
 )
 
-TEMPLATE_VARIABLES: Final = {t["uriTemplate"]: t["uriTemplate"].split("{")[1].split("}")[0]
+TEMPLATE_ARGUMENTS: Final = {t["uriTemplate"]: tuple(name.strip("?") for part in t["uriTemplate"].split("{")[1:]
+                                                     for name in part.split("}")[0].split(","))
                              for t in RESOURCE_TEMPLATES}
-"""URI template → its one variable name (``paper``, ``task``, ``benchmark``), for completion."""
+"""URI template → its variable names, path variable first (``("paper", "format")`` for the citation)."""
+TEMPLATE_VARIABLES: Final = {uri: names[0] for uri, names in TEMPLATE_ARGUMENTS.items()}
+"""URI template → its path variable name (``paper``, ``task``, ``benchmark``)."""
 
 
 def templates_list_result() -> JsonObject:

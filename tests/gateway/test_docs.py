@@ -81,7 +81,8 @@ def test_the_json_document_carries_connection_facts_limits_and_both_versions() -
     assert "https://mcp.example.org/mcp" in configs["claude_desktop"]["mcpServers"]["pwc"]["args"]
     assert configs["stdio"]["mcpServers"]["pwc"]["args"][-1] == "stdio"
     assert "--transport http" in configs["inspector_command"]
-    assert {t["name"] for t in doc["resource_templates"]} == {"paper-info", "paper-markdown", "task", "benchmark"}
+    assert {t["name"] for t in doc["resource_templates"]} == {"paper-info", "paper-markdown", "paper-citation",
+                                                                "task", "benchmark"}
     assert {p["name"] for p in doc["prompts"]} == {"find_papers", "compare_leaderboard", "survey_task"}
 
 

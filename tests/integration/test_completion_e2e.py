@@ -58,7 +58,11 @@ async def test_a_catalog_failure_completes_to_nothing_not_an_error(tmp_path: Pat
         async with client_for(server.mcp_url, "legacy") as client:
             result = await client.complete(PromptReference(type="ref/prompt", name="survey_task"),
                                            {"name": "task", "value": "Constituency"})
+            # The citation format's values are fixed: they need no catalog.
+            citation = ResourceTemplateReference(type="ref/resource", uri="pwc://papers/{paper}/citation{?format}")
+            formats = await client.complete(citation, {"name": "format", "value": "r"})
         assert result.completion.values == []
+        assert formats.completion.values == ["ris"]
     finally:
         server.stop()
 

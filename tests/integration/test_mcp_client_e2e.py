@@ -31,6 +31,7 @@ RESOURCES = [
     "pwc://papers/1810.04805/markdown",
     "pwc://tasks/image-classification",
     "pwc://benchmarks/ImageNet",
+    "pwc://papers/1706.03762/citation?format=ris",
 ]
 
 PROMPTS = {"find_papers": {"topic": "vision transformers"},
@@ -72,7 +73,7 @@ async def test_every_tool_resource_and_prompt_works_through_a_real_client(server
             assert result.structured_content["schema_version"] == "v1", name
 
         templates = await client.list_resource_templates()
-        assert len(templates.resource_templates) == 4
+        assert len(templates.resource_templates) == 5
         for uri in RESOURCES:
             contents = (await client.read_resource(uri)).contents
             assert contents and contents[0].text, uri

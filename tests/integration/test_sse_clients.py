@@ -21,7 +21,9 @@ import redis
 from mcp import Client
 from mcp.client.sse import sse_client
 
+from pwc_mcp_core.tools.registry import tools as registry_tools
 from tests.conftest import ServerProcess, start_pwc_mcp
+from tests.integration.citation_session import cite_and_verify
 from tests.integration.conftest import Cluster
 
 pytestmark = pytest.mark.slow
@@ -34,7 +36,7 @@ SESSIONS = 12
 async def one_session(url: str, index: int) -> None:
     async with Client(sse_client(url, headers={"X-PwC-MCP-Client": "sse-e2e"}, timeout=30), mode="legacy") as client:
         tools = await client.list_tools()
-        assert len(tools.tools) == 22
+        assert sorted(t.name for t in tools.tools) == sorted(t.name for t in registry_tools())
         result = await client.call_tool("get_task", {"task": "image-classification"})
         assert not result.is_error, result.content
         assert result.structured_content["schema_version"] == "v1"
@@ -101,5 +103,21 @@ def test_python_sdk_session_in_embedded_mode(catalog_url: str, tmp_path: Path) -
                                           log_path=tmp_path / "embedded.log")
     try:
         asyncio.run(many_sessions(f"{server.base_url}/sse", 2))
+    finally:
+        server.stop()
+
+
+def test_the_citation_tools_over_legacy_sse_with_the_python_sdk(catalog_url: str, tmp_path: Path) -> None:
+    server: ServerProcess = start_pwc_mcp("gateway", env={"PWC_API_URL": catalog_url, **SSE_ENV},
+                                          log_path=tmp_path / "citations.log")
+
+    async def session() -> None:
+        async with asyncio.timeout(60):
+            async with Client(sse_client(f"{server.base_url}/sse", headers={"X-PwC-MCP-Client": "sse-cite"},
+                                         timeout=30), mode="legacy") as client:
+                await cite_and_verify(client)
+
+    try:
+        asyncio.run(session())
     finally:
         server.stop()

@@ -127,6 +127,13 @@ def test_cite_takes_urls_dois_and_public_metadata(catalog_url: str) -> None:
         ("ok", "1706.03762", True), ("ok", "2106.09685", False)]
 
 
+def test_cite_takes_papers_with_code_slug_urls(catalog_url: str) -> None:
+    result = run_pwc(catalog_url, "paper", "cite", "https://paperswithcode.com/paper/mask-r-cnn",
+                     "https://paperswithcode.co/paper/no-such-slug-here/", "--json")
+    items = json.loads(result.out)["data"]["items"]
+    assert [(i["status"], i.get("paper")) for i in items] == [("ok", "1703.06870"), ("not_found", None)]
+
+
 def test_more_than_25_references_is_a_usage_error(catalog_url: str) -> None:
     result = run_pwc(catalog_url, "paper", "cite", *[str(n) for n in range(1, 27)])
     assert result.code == 2 and result.err.startswith("pwc: at most 25 references") and not result.out

@@ -6,7 +6,10 @@ import json
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from pwc.commands.papers_cite import verify_one
+from pwc.refparse import parse_reference
 from pwc.transport import Client
 from tests.pwc.runner import run_pwc
 
@@ -21,7 +24,9 @@ def _verify(url: str, *refs: str) -> list[dict[str, Any]]:
 
 
 def test_no_fabricated_reference_is_verified(catalog_url: str) -> None:
-    items = _verify(catalog_url, *SUITE["fabricated"][:25])
+    fabricated = SUITE["fabricated"]
+    items = [item for start in range(0, len(fabricated), 25) for item in _verify(catalog_url, *fabricated[start:start + 25])]
+    assert len(items) == len(fabricated) >= 20
     assert [i["reference"] for i in items if i["status"] == "verified"] == []
 
 
@@ -59,3 +64,49 @@ def test_repeated_references_are_looked_up_once(catalog_server: Any) -> None:
     items = _verify(catalog_server.api_url, *["Attention Is All You Need (unique-repeat-check)"] * 5)
     assert len(items) == 5 and len({json.dumps(i, sort_keys=True) for i in items}) == 1
     assert catalog_server.log_text().count("GET papers_search ") - before == 1
+
+
+def test_a_journal_cited_one_or_two_years_after_a_venueless_preprint_is_verified(catalog_url: str) -> None:
+    t5, switch, arxiv_year, too_late, resnet_journal = _verify(
+        catalog_url,
+        'C. Raffel et al., "Exploring the limits of transfer learning with a unified text-to-text transformer," '
+        "J. Mach. Learn. Res., vol. 21, no. 140, pp. 1-67, 2020.",
+        "Fedus, W., Zoph, B., & Shazeer, N. (2022). Switch transformers: Scaling to trillion parameter models with "
+        "simple and efficient sparsity. Journal of Machine Learning Research, 23(120), 1-39.",
+        "Fedus, W. et al. (2022). Switch transformers: Scaling to trillion parameter models with simple and "
+        "efficient sparsity. arXiv preprint.",
+        "Fedus, W. et al. (2024). Switch transformers: Scaling to trillion parameter models with simple and "
+        "efficient sparsity. Journal of Machine Learning Research.",
+        "He, K. et al. (2017). Deep residual learning for image recognition. IEEE Transactions on Pattern Analysis "
+        "and Machine Intelligence.")
+    assert (t5["status"], t5["paper"]["id"], t5["evidence"]["year"]["journal_lag"]) == ("verified", "1910.10683", 1)
+    assert t5["evidence"]["year"]["journal"] == "J. Mach. Learn. Res" and "journal version" in t5["message"]
+    assert (switch["status"], switch["paper"]["id"], switch["evidence"]["year"]["journal_lag"]) == (
+        "verified", "2101.03961", 1)
+    # No journal named, more than two years, or a conference venue the catalog knows: the year decides as is.
+    assert arxiv_year["status"] == too_late["status"] == resnet_journal["status"] == "not_found"
+    assert "says 2017, the paper is from 2016" in resnet_journal["message"]
+
+
+def test_a_title_the_catalog_holds_costs_one_catalog_call_venue_year_included(catalog_server: Any) -> None:
+    before = catalog_server.log_text().count("GET ")
+    items = _verify(catalog_server.api_url, "He K, Zhang X, Ren S, Sun J. Deep residual learning for image "
+                    "recognition. CVPR 2016 (one-call-check)", "arXiv:1706.03762 (one-call-check)")
+    assert [i["status"] for i in items] == ["verified", "verified"]
+    assert items[0]["evidence"]["year"] == {"reference": 2016, "paper": 2016, "agrees": True}
+    assert catalog_server.log_text().count("GET ") - before == 2
+
+
+@pytest.mark.parametrize(("text", "journal"), [
+    pytest.param("Raffel, C. et al. (2020). Exploring the limits. J. Mach. Learn. Res., 21(140).", "J. Mach. Learn. Res",
+                 id="abbreviated"),
+    pytest.param("Fedus, W. (2022). Switch transformers. Journal of Machine Learning Research, 23.",
+                 "Journal of Machine Learning Research", id="spelled-out"),
+    pytest.param("He, K. (2017). Deep residual learning. IEEE Trans. Pattern Anal. Mach. Intell., vol. 39.",
+                 "Trans. Pattern Anal. Mach. Intell", id="transactions"),
+    pytest.param("J. Ho, A. Jain. Denoising diffusion probabilistic models. NeurIPS 2020.", None, id="initials-not-a-journal"),
+    pytest.param("Smith, J. (2019). A journal of my experiments. arXiv.", None, id="journal-in-the-title"),
+    pytest.param("Vaswani et al. (2017). Attention is all you need. NeurIPS", None, id="conference"),
+])
+def test_the_journal_is_read_after_the_title_only(text: str, journal: str | None) -> None:
+    assert parse_reference(text).journal == journal

@@ -167,7 +167,8 @@ async def test_templates_and_prompts_are_listed_on_the_legacy_era() -> None:
     _, templates = await call(request("resources/templates/list"))
     _, prompts = await call(request("prompts/list"))
     assert [t["uriTemplate"] for t in templates["result"]["resourceTemplates"]] == [
-        "pwc://papers/{paper}", "pwc://papers/{paper}/markdown", "pwc://tasks/{task}", "pwc://benchmarks/{benchmark}"]
+        "pwc://papers/{paper}", "pwc://papers/{paper}/markdown", "pwc://papers/{paper}/citation{?format}",
+        "pwc://tasks/{task}", "pwc://benchmarks/{benchmark}"]
     assert [p["name"] for p in prompts["result"]["prompts"]] == ["find_papers", "compare_leaderboard", "survey_task"]
     assert "resultType" not in templates["result"] and "ttlMs" not in prompts["result"]
 

@@ -63,7 +63,7 @@ async def test_the_sdk_client_lists_calls_reads_and_prompts_in_each_era(mcp_url:
             read = await client.read_resource("pwc://tasks/image-classification")
             assert read.contents[0].uri == "pwc://tasks/image-classification"
             templates = await client.list_resource_templates()
-            assert len(templates.resource_templates) == 4
+            assert len(templates.resource_templates) == 5
             prompts = await client.list_prompts()
             assert [p.name for p in prompts.prompts] == ["find_papers", "compare_leaderboard", "survey_task"]
             prompt = await client.get_prompt("survey_task", {"task": "image-classification"})

@@ -13,7 +13,9 @@ from mcp import Client
 from mcp.client.stdio import StdioServerParameters
 
 from pwc_mcp_core.mcp_server.stdio import headers_for, serve
+from pwc_mcp_core.tools.registry import tools as registry_tools
 from tests.core.mcp_server.test_server import make_server
+from tests.integration.citation_session import cite_and_verify
 
 REPO_ROOT = Path(__file__).resolve().parents[3]
 
@@ -35,13 +37,13 @@ async def test_the_sdk_client_lists_tools_and_gets_a_prompt_over_stdio(mode: str
         async with Client(stdio_params("http://127.0.0.1:9/api/v1"), mode=mode) as client:
             assert client.protocol_version == version
             tools = await client.list_tools()
-            assert len(tools.tools) == 21
+            assert sorted(t.name for t in tools.tools) == sorted(t.name for t in registry_tools())
             assert "search_papers" in {t.name for t in tools.tools}
             prompt = await client.get_prompt("find_papers", {"topic": "graph neural networks"})
             assert prompt.messages[0].content.text.startswith("Find papers about 'graph neural networks'.")
             templates = await client.list_resource_templates()
-            assert {t.name for t in templates.resource_templates} == {"paper-info", "paper-markdown", "task",
-                                                                       "benchmark"}
+            assert {t.name for t in templates.resource_templates} == {"paper-info", "paper-markdown",
+                                                                       "paper-citation", "task", "benchmark"}
 
 
 async def test_the_sdk_client_calls_a_tool_over_stdio(catalog_url: str) -> None:
@@ -49,6 +51,13 @@ async def test_the_sdk_client_calls_a_tool_over_stdio(catalog_url: str) -> None:
         async with Client(stdio_params(catalog_url), mode="legacy") as client:
             result = await client.call_tool("list_tasks", {"limit": 2})
             assert result.content
+
+
+@pytest.mark.parametrize("mode", ["legacy", "auto"])
+async def test_the_sdk_client_cites_and_verifies_over_stdio(catalog_url: str, mode: str) -> None:
+    async with asyncio.timeout(60):
+        async with Client(stdio_params(catalog_url), mode=mode) as client:
+            await cite_and_verify(client)
 
 
 @pytest.mark.parametrize("mode", ["legacy", "auto"])

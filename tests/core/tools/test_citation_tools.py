@@ -62,3 +62,45 @@ def test_more_than_25_references_is_refused_before_any_lookup(runtime: Runtime) 
 def test_the_citation_tools_never_count_as_semantic_searches() -> None:
     assert not is_semantic_search("verify_references", {"references": ["x"]})
     assert not is_semantic_search("cite_papers", {"papers": ["x"]})
+
+
+def test_cite_papers_takes_every_reference_form_the_other_paper_tools_take(
+        runtime: Runtime, monkeypatch: pytest.MonkeyPatch) -> None:
+    import pwc.queries
+    import pwc_mcp_core.tools.citing as citing
+
+    commands: list[object] = []
+    monkeypatch.setattr(citing, "query", lambda *a: commands.append(a[0]) or pwc.queries.query(*a))
+    forms = {
+        "BERT": "1810.04805",  # the unique short name before a title's colon
+        "https://paperswithcode.co/paper/mask-r-cnn": "1703.06870",  # a Papers With Code slug URL
+        "https://huggingface.co/papers/1706.03762": "1706.03762",
+        "https://arxiv.org/pdf/1512.03385v2.pdf": "1512.03385",
+        "Dropout: A Simple Way to Prevent Neural Networks from Overfitting": None,  # exact title, no arXiv id
+        "1706.03762": "1706.03762",  # the same paper again: cited once
+    }
+    result = run(runtime, "cite_papers", {"papers": [*forms, "https://example.org/x"]})
+    items = result["structuredContent"]["items"]
+    assert [i["reference"] for i in items] == [*forms, "https://example.org/x"]
+    assert [i["status"] for i in items] == ["ok"] * len(forms) + ["not_found"]
+    assert [i["paper"] for i in items if i["status"] == "ok" and forms[i["reference"]]] == [
+        v for v in forms.values() if v]
+    assert commands == [("paper", "cite")] and result["structuredContent"]["cited"] == 5
+    text = result["content"][0]["text"]
+    assert text.count("@inproceedings{vaswani2017attention,") == 1
+    assert text.rstrip().endswith("% not_found: https://example.org/x: Paper URL not supported: https://example.org/x; "
+                                  "only arXiv, Hugging Face, and Papers With Code URLs resolve")
+
+
+def test_a_short_name_chosen_among_several_titles_says_so_in_its_item(runtime: Runtime) -> None:
+    (item,) = run(runtime, "cite_papers", {"papers": ["LLaMA"]})["structuredContent"]["items"]
+    assert item["paper"] == "2302.13971" and "Llama 2: Open Foundation" in item["note"]
+
+
+def test_when_nothing_resolves_no_command_runs_and_every_reference_says_why(runtime: Runtime) -> None:
+    result = run(runtime, "cite_papers", {"papers": ["Deep Reinforcement Learning: An Overview", "No Such Paper Title"],
+                                          "format": "csl-json"})
+    content = result["structuredContent"]
+    assert [i["status"] for i in content["items"]] == ["ambiguous", "not_found"] and content["cited"] == 0
+    assert "1701.07274" in content["items"][0]["message"] and "1806.08894" in content["items"][0]["message"]
+    assert result["content"][0]["text"].startswith("Not cited:\n1. ambiguous: Deep Reinforcement Learning")

@@ -14,7 +14,14 @@ from pwc_mcp_core.errors import ProtocolError
 from pwc_mcp_core.runtime.caches import MemoryCache
 from pwc_mcp_core.runtime.call import Call
 from pwc_mcp_core.runtime.core_settings import CoreSettings
-from pwc_mcp_core.tools.completion import EMPTY, MAX_VALUES, catalog_completion, rank, target
+from pwc_mcp_core.tools.completion import (
+    EMPTY,
+    MAX_VALUES,
+    catalog_completion,
+    fixed_completion,
+    rank,
+    target,
+)
 from pwc_mcp_core.tools.execution import Runtime, execute
 
 
@@ -42,6 +49,10 @@ def client(catalog_url: str) -> Client:
     pytest.param({"type": "ref/resource", "uri": "pwc://papers/{paper}"}, "paper", "paper", id="template-paper"),
     pytest.param({"type": "ref/resource", "uri": "pwc://papers/{paper}/markdown"}, "paper", "paper",
                  id="template-markdown"),
+    pytest.param({"type": "ref/resource", "uri": "pwc://papers/{paper}/citation{?format}"}, "paper", "paper",
+                 id="template-citation-paper"),
+    pytest.param({"type": "ref/resource", "uri": "pwc://papers/{paper}/citation{?format}"}, "format", "format",
+                 id="template-citation-format"),
 ])
 def test_target_names_the_vocabulary_of_the_argument(ref: dict, argument: str, expected: str | None) -> None:
     assert target({"ref": ref, "argument": {"name": argument, "value": " Img "}}) == (
@@ -60,6 +71,15 @@ def test_an_unknown_prompt_template_or_argument_is_invalid_params(ref: dict, arg
     with pytest.raises(ProtocolError) as info:
         target({"ref": ref, "argument": {"name": argument, "value": "x"}})
     assert info.value.code == -32602 and named in str(info.value)
+
+
+def test_the_citation_format_completes_from_its_fixed_values_without_the_catalog() -> None:
+    assert fixed_completion("format", "r") == {"values": ["ris"], "total": 1, "hasMore": False}
+    assert fixed_completion("format", "")["values"] == ["bibtex", "ris", "csl-json"]
+    assert fixed_completion("paper", "r") is None
+    with pytest.raises(ProtocolError, match="takes the argument 'paper'"):
+        target({"ref": {"type": "ref/resource", "uri": "pwc://papers/{paper}/markdown"},
+                "argument": {"name": "format", "value": ""}})
 
 
 @pytest.mark.parametrize("params", [

@@ -42,6 +42,8 @@ ARGUMENTS: dict[str, dict[str, Any]] = {
     "get_benchmark": {"benchmark": "squad1-1", "limit": 5},
     "list_benchmarks": {"task": "question-answering"},
     "find_in_paper": {"paper": "1706.03762", "query": "attention"},
+    "cite_papers": {"papers": ["1706.03762"]},
+    "verify_references": {"references": ["arXiv:1706.03762"]},
 }
 
 
