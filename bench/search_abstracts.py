@@ -24,10 +24,8 @@ from typing import Any
 
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
-sys.path.insert(0, str(REPO / "bench"))
 
-import relevance  # bench/relevance.py: the corpus and its query sets
-
+from bench import relevance  # the corpus and its query sets
 from bench.catalog_process import serve
 from catalog.importer import run_import
 from pwc_mcp_core.runtime.call import Call
