@@ -49,8 +49,9 @@ async def papers_search(request: web.Request) -> web.Response:
     mode = params.choice("mode", "hybrid", search.MODES)
     start, end = params.date_range()
     official = params.boolean("has_official_implementation", None)
+    abstracts = params.boolean("abstracts", False) is True
     body = await run_query(request, search.search_papers, query, page, mode=mode, start_date=start,
-                           end_date=end, has_official_implementation=official)
+                           end_date=end, has_official_implementation=official, abstracts=abstracts)
     return json_response(body)
 
 

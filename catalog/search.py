@@ -16,8 +16,10 @@ Modes (all deterministic; ties broken by paper id):
 * ``semantic``: cosine similarity between the query's embedding and each
   paper's (title + start of abstract), by an exact scan over the int8 vectors
   of :mod:`catalog.vectors` (embedder: :mod:`catalog.embeddings`). The best
-  :data:`CANDIDATES` papers whose cosine is at least :data:`MIN_COSINE` are
-  the result.
+  :data:`CANDIDATES` papers whose cosine reaches the floor are the result: the
+  floor is :data:`MIN_COSINE`, or half the best paper's cosine when no paper
+  reaches it (a catalog whose text embeds far from every query, e.g. a
+  generated one, still answers, with weak matches).
 * ``hybrid``: weighted reciprocal-rank fusion ``sum(w / (60 + rank))`` of the
   keyword and semantic candidate lists (:data:`CANDIDATES` each), each weighted
   by the evidence it has for this query (see :func:`_hybrid`), plus the
@@ -29,6 +31,15 @@ Modes (all deterministic; ties broken by paper id):
 Every mode reports ``matched_entities``: the entities the query names
 (``type``, ``id``, ``slug``, ``name``, ``matched`` words, ``via``, and for
 tasks and methods the ``filter`` that narrows ``papers/`` to them).
+
+Every result carries ``match``: ``strong`` when the paper holds every word of
+the query (keyword evidence), is close in meaning (cosine at least
+:data:`STRONG_COSINE`, measured: the median relevant top-10 paper of
+``bench/relevance.py`` has 0.48, queries about nothing in the catalog reach at
+most 0.35), is tagged with or named by a task or method the query names, or is
+the arXiv id asked for; else ``weak``. ``strong_count`` is the number of strong
+results in the whole ranking (0: nothing matched well). ``abstracts=true``
+adds each result's ``abstract`` (whole; clients cut it).
 
 Semantic and hybrid results are capped at :data:`CANDIDATES` (``count`` is then
 the candidate count). Filters: ``start_date``/``end_date`` (inclusive, on
@@ -60,13 +71,16 @@ from catalog.store import (
     strip_arxiv_version,
 )
 
-__all__ = ["CANDIDATES", "MODES", "SemanticUnavailable", "keyword_parts", "rrf", "search_papers", "searchable"]
+__all__ = ["CANDIDATES", "MODES", "SemanticUnavailable", "cosine_floor", "keyword_parts", "rrf", "search_papers",
+           "searchable"]
 
 MODES = ("hybrid", "keyword", "semantic")
 CANDIDATES = 500
 COUNT_CAP = 2_000
 RANK_WINDOW = 2_000
 MIN_COSINE = 0.15
+RELATIVE_FLOOR = 0.5  # semantic floor: min(MIN_COSINE, this share of the best cosine)
+STRONG_COSINE = 0.4  # a semantic neighbour this close is a strong match (module doc)
 RRF_K = 60
 # Evidence weights of hybrid fusion (measured with bench/relevance.py; see _hybrid).
 OR_EVIDENCE = 0.3  # keyword side at least, when not all query words occur together in any paper
@@ -141,6 +155,14 @@ def weighted_rrf(rankings: list[tuple[list[int], float]], k: int = RRF_K) -> lis
     return sorted(scores, key=lambda pid: (-scores[pid], pid))
 
 
+def cosine_floor(hits: list[tuple[int, float]]) -> float:
+    """The least cosine a semantic hit needs: :data:`MIN_COSINE`, unless no hit reaches it; then
+    RELATIVE_FLOOR × the best hit's cosine (a catalog whose text embeds far from every query, such
+    as a generated one, still answers, and its results are labelled weak)."""
+    best = hits[0][1] if hits else 0.0
+    return MIN_COSINE if best >= MIN_COSINE or best <= 0 else RELATIVE_FLOOR * best
+
+
 def _filters(start_date: str | None, end_date: str | None, official: bool | None) -> tuple[str, list[Any]]:
     where, args = [], []
     if start_date:
@@ -188,10 +210,6 @@ def _arxiv_hit(conn: sqlite3.Connection, query: str, where: str, args: list[Any]
         return None
     row = find_by_arxiv(conn, "SELECT p.id FROM papers p WHERE", arxiv, where, args)
     return row[0] if row else None
-
-
-def _keyword_match(conn: sqlite3.Connection, query: str, where: str, args: list[Any]) -> str | None:
-    return _keyword_plan(conn, query, where, args)[0]
 
 
 def _keyword_plan(conn: sqlite3.Connection, query: str, where: str, args: list[Any]) -> tuple[str | None, bool]:
@@ -263,7 +281,7 @@ def _tagged(conn: sqlite3.Connection, matches: list[vocabulary.Match], ids: list
 
 
 def _hybrid(conn: sqlite3.Connection, index: vectors.VectorIndex, query: str, start_date: str | None,
-            end_date: str | None, official: bool | None) -> tuple[list[int], list[vocabulary.Match]]:
+            end_date: str | None, official: bool | None) -> tuple[list[int], list[vocabulary.Match], set[int]]:
     """Hybrid ranking: weighted reciprocal-rank fusion of what each side knows about this query.
 
     * BM25 weighs 1 when every query word occurs in its matches, OR_EVIDENCE when they were OR-ed
@@ -271,6 +289,8 @@ def _hybrid(conn: sqlite3.Connection, index: vectors.VectorIndex, query: str, st
     * A task, method or dataset the query names (:mod:`catalog.vocabulary`) adds a BM25 ranking of its
       full name, pulls the query vector toward the name's, and ranks the candidates tagged with it,
       each weighted by how much of the query the name explains.
+
+    Returns the ranking, the named entities and the strong matches among the ranked (module doc).
     """
     embedder = index.embedder
     qvec = embedder.embed([query])[0]
@@ -284,31 +304,41 @@ def _hybrid(conn: sqlite3.Connection, index: vectors.VectorIndex, query: str, st
         if norm > 0:
             vector /= norm
     hits = index.search_vector(vector, CANDIDATES, start_date=start_date, end_date=end_date, official=official)
-    semantic = [pid for pid, cosine in hits if cosine >= MIN_COSINE]
+    floor = cosine_floor(hits)
+    semantic = [pid for pid, cosine in hits if cosine >= floor]
+    strong = {pid for pid, cosine in hits if cosine >= STRONG_COSINE}
     keyword, evidence = _hybrid_keyword(conn, index, query, start_date, end_date, official)
+    if evidence >= 1.0:  # every query word occurs together in these
+        strong.update(keyword)
     rankings = [(keyword, evidence), (semantic, 1.0)]
     for m in matches:
         words = _WORD.findall(m.phrase)
         if words and m.via != "embedding" and m.text.casefold() != m.phrase.casefold():
-            rankings.append((_bm25_pool(conn, index, _fts_phrase(words), start_date, end_date, official),
-                             ENTITY_KEYWORD * m.strength))
+            pool = _bm25_pool(conn, index, _fts_phrase(words), start_date, end_date, official)
+            rankings.append((pool, ENTITY_KEYWORD * m.strength))
+            if m.strength >= 0.5:  # the query mostly names this entity, and these papers name it in full
+                strong.update(pool)
     fused = weighted_rrf(rankings)
     if matches and TAGGED > 0:
         tagged = _tagged(conn, matches, fused[:CANDIDATES])
         if tagged:
             strength = max(m.strength for m in matches)
             fused = weighted_rrf([(fused, 1.0), ([i for i in fused if i in tagged], TAGGED * strength)])
-    return fused[:CANDIDATES], matches
+            if strength >= 0.5:
+                strong.update(tagged)
+    ranked = fused[:CANDIDATES]
+    return ranked, matches, strong.intersection(ranked)
 
 
 def search_papers(conn: sqlite3.Connection, query: str, page: Page, *, mode: str,
                   start_date: str | None, end_date: str | None,
-                  has_official_implementation: bool | None) -> dict[str, Any]:
+                  has_official_implementation: bool | None, abstracts: bool = False) -> dict[str, Any]:
     """Run ``papers/search`` and return the list envelope with ``applied_filters``.
 
     ``applied_filters`` echoes exactly the filters applied: ``start_date``,
     ``end_date`` (ISO strings) and ``has_official_implementation``
-    (``"true"``/``"false"``), each only when given.
+    (``"true"``/``"false"``), each only when given. Each result has ``match``
+    (and ``abstract`` with ``abstracts``); the envelope ``strong_count`` (module doc).
 
     Raises:
         Invalid: the query has no letter or digit (see module doc).
@@ -324,16 +354,18 @@ def search_papers(conn: sqlite3.Connection, query: str, page: Page, *, mode: str
     if has_official_implementation is not None:
         applied["has_official_implementation"] = "true" if has_official_implementation else "false"
     if nothing:  # only stop words: every paper would match and none better than another
-        return envelope([], 0, page, applied_filters=applied, mode=mode, matched_entities=[])
+        return envelope([], 0, page, applied_filters=applied, mode=mode, matched_entities=[], strong_count=0)
     matches: list[vocabulary.Match] = []
     pinned = _arxiv_hit(conn, query, where, args)
     if mode == "keyword":
-        match = _keyword_match(conn, query, where, args)
+        match, together = _keyword_plan(conn, query, where, args)
         if pinned is None:
             count = _count(conn, match, where, args) if match else 0
             common = count >= COUNT_CAP
             ids = (_match_ids(conn, match, where, args, page.size, page.offset, common=common)
                    if match and page.offset < count else [])
+            strong = set(ids) if together else set()
+            strong_count = count if together else 0
         else:
             # An arXiv-id query pins that paper first; the rest is capped at CANDIDATES.
             rest = _match_ids(conn, match, where, args, CANDIDATES,
@@ -341,19 +373,36 @@ def search_papers(conn: sqlite3.Connection, query: str, page: Page, *, mode: str
             ranked = [pinned] + [i for i in rest if i != pinned]
             count = len(ranked)
             ids = ranked[page.offset: page.offset + page.size]
+            strong = set(ranked) if together else {pinned}
+            strong_count = len(strong)
     else:
         index = _index(conn)
         if mode == "semantic":
             hits = index.search(query, CANDIDATES, start_date=start_date, end_date=end_date,
                                 official=has_official_implementation)
-            ranked = [pid for pid, cosine in hits if cosine >= MIN_COSINE]
+            floor = cosine_floor(hits)
+            ranked = [pid for pid, cosine in hits if cosine >= floor]
+            strong = {pid for pid, cosine in hits if cosine >= STRONG_COSINE}
         else:
-            ranked, matches = _hybrid(conn, index, query, start_date, end_date, has_official_implementation)
+            ranked, matches, strong = _hybrid(conn, index, query, start_date, end_date, has_official_implementation)
         if pinned is not None:
             ranked = [pinned] + [i for i in ranked if i != pinned]
+            strong.add(pinned)
         count = len(ranked)
         ids = ranked[page.offset: page.offset + page.size]
+        strong_count = len(strong)
     if mode != "hybrid":  # reported in every mode; only hybrid ranks by it
         matches = vocabulary.match(vocabulary.get_vocabulary(conn), query, STOP_WORDS)
-    return envelope(paper_summaries(conn, ids), count, page, applied_filters=applied, mode=mode,
-                    matched_entities=[m.as_json() for m in matches])
+    results = paper_summaries(conn, ids)
+    found: dict[str, str | None] = {}
+    if abstracts and ids:
+        marks = ",".join("?" * len(ids))
+        found = {str(pid): text for pid, text in
+                 conn.execute(f"SELECT id, abstract FROM papers WHERE id IN ({marks})", ids)}
+    strong_here = {str(pid) for pid in ids if pid in strong}  # summaries carry string ids
+    for item in results:
+        item["match"] = "strong" if item["id"] in strong_here else "weak"
+        if abstracts:
+            item["abstract"] = found.get(str(item["id"])) or None
+    return envelope(results, count, page, applied_filters=applied, mode=mode,
+                    matched_entities=[m.as_json() for m in matches], strong_count=strong_count)

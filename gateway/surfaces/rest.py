@@ -45,7 +45,6 @@ from gateway.shared import metrics
 from gateway.shared.request_log import record_request
 from pwc_mcp_core.cluster.admission import Decision
 from pwc_mcp_core.mcp_server.server import McpServer
-from pwc_mcp_core.protocol.eras import is_semantic_search
 from pwc_mcp_core.protocol.json_types import JsonObject, JsonValue
 from pwc_mcp_core.protocol.jsonrpc import INVALID_PARAMS
 from pwc_mcp_core.protocol.refusals import REFUSALS, refusal_message
@@ -277,7 +276,7 @@ class RestApi:
                                        _error(404, "not_found: no such tool; GET /v1/tools lists them"))
         call = self.server.tool_call(name, arguments)
         outcome = await self.calls.run(call, self.admission.client_hash(request),
-                                       semantic=is_semantic_search(name, arguments))
+                                       semantic=self.server.is_semantic_search(name, arguments))
         return _record(label, _outcome(outcome, self.admission.max_body_bytes), started)
 
     async def _counted(self, request: web.Request, label: str, started: float,

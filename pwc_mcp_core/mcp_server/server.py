@@ -27,6 +27,7 @@ Status rules (docs/protocol.md §1.2, §2, §6.2; table `jsonrpc.HTTP_STATUS`):
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import logging
 import time
@@ -34,7 +35,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Final
 
-from pwc_mcp_core.errors import ProtocolError
+from pwc_mcp_core.errors import ProtocolError, ToolError
 from pwc_mcp_core.mcp_server.legacy_era import (
     initialize_bodies,
     initialize_version,
@@ -55,6 +56,7 @@ from pwc_mcp_core.protocol.eras import (
     _Marker,
     check_modern_request,
     classify,
+    is_semantic_search,
     lower_headers,
     parse_body,
     route,
@@ -180,11 +182,32 @@ class McpServer:
         treated as an unknown, non-semantic one and `handle` answers it properly.
         """
         try:
-            return classify(body, headers, tool_names=self.tool_names)
+            info = classify(body, headers, tool_names=self.tool_names)
+            if info.is_semantic_search and not self.is_semantic_search(info.tool, _arguments(info.message)):
+                info = dataclasses.replace(info, is_semantic_search=False)
+            return info
         except Exception as exc:  # noqa: BLE001 - defence in depth, logged content-free
             logger.error("classify failed type=%s", type(exc).__name__)
             return Classification(method=None, tool=None, is_semantic_search=False, era="invalid",
                                   protocol_label="unknown")
+
+    def is_semantic_search(self, tool: str | None, arguments: object) -> bool:
+        """Whether a call counts against the semantic-search limit: `eras.is_semantic_search`, and
+        the arguments pass the tool's validation (a call validation refuses runs no search, so it
+        must not spend the budget: ``mode: null``, ``limit: 2**64``, a bad date)."""
+        if not is_semantic_search(tool, arguments):
+            return False
+        from pwc_mcp_core.tools.registry import get_tool  # lazy, as the catalogue above
+        from pwc_mcp_core.tools.validation import validate_arguments
+
+        spec = get_tool(tool)
+        if spec is None:
+            return True
+        try:
+            validate_arguments(spec, arguments)
+        except ToolError:
+            return False
+        return True
 
     async def handle(self, body: bytes, headers: Mapping[str, str], *, parsed: JsonValue | _Marker = UNPARSED,
                      admission: Deferred | None = None) -> Reply:
@@ -360,6 +383,12 @@ class McpServer:
         body = refusal_body(  # TooLarge
             "response_too_large", id_json=id_json, limit_bytes=self._settings.max_body_bytes)
         return Reply(REFUSALS["response_too_large"].status, body, _JSON)
+
+
+def _arguments(message: object) -> object:
+    """``params.arguments`` of a parsed request (None when absent or not an object's member)."""
+    params = message.get("params") if isinstance(message, dict) else None
+    return params.get("arguments") if isinstance(params, dict) else None
 
 
 def _error(era: Era, id_json: bytes, code: int, message: str, data: object = None) -> Reply:

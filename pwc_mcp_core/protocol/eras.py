@@ -177,9 +177,11 @@ def is_semantic_search(tool: str | None, arguments: object) -> bool:
     with ``mode`` ``semantic``, ``hybrid`` or omitted (omitted = hybrid, docs/tool-contract.md §2.3)."""
     if tool != "search_papers":
         return False
-    mode = arguments.get("mode") if isinstance(arguments, dict) else None
-    # Only a string can name a mode; anything else is left for validation to refuse.
-    return mode is None or (isinstance(mode, str) and mode in _SEMANTIC_MODES)
+    if not isinstance(arguments, dict) or "mode" not in arguments:
+        return True
+    mode = arguments["mode"]
+    # Only a string can name a mode; anything else (null too) is left for validation to refuse.
+    return isinstance(mode, str) and mode in _SEMANTIC_MODES
 
 
 def check_modern_request(message: Mapping[str, JsonValue], headers: Mapping[str, str]) -> None:

@@ -80,10 +80,11 @@ TOOL_DEFS: tuple[ToolDef, ...] = (
     ToolDef(
         "search_papers", ("search",), "Search papers",
         "Search the Papers With Code catalog for papers by topic, title, author or arXiv ID. Returns ranked "
-        "paper summaries (id, title, authors, date, citations, official-code flag) with next_page. Default mode "
-        "'hybrid' mixes keyword and semantic relevance; use 'keyword' for exact words, 'semantic' for concepts. "
-        "Prefer list_papers for deterministic filters (task, method, conference, author).",
-        "paper_page",
+        "paper summaries (id, title, authors, date, citations, official-code flag), each a strong or weak match, "
+        "with next_page and the task or method the query names (narrow with list_papers task=/method=). Default "
+        "mode 'hybrid' mixes keyword and semantic relevance; use 'keyword' for exact words, 'semantic' for "
+        "concepts.",
+        "search_page",
         overrides={"query": {"description": "Search text: topic, title, author or arXiv ID."},
                    "published_after": _DATE, "published_before": _DATE},
     ),

@@ -10,6 +10,7 @@ reference: only exception class names.
 
 from __future__ import annotations
 
+import json
 import logging
 import re
 
@@ -75,9 +76,36 @@ _FLAG_NAMES = {"name": "the name", "page-size": "limit", "group-by-area": "group
 _DETAIL_LIMIT = 200
 
 
-def _clean_detail(detail: str) -> str:
-    """Upstream 400/422 body: non-printables → spaces, trimmed, cut to 200 chars."""
-    return _UNPRINTABLE.sub(" ", detail).strip()[:_DETAIL_LIMIT].strip()
+# Catalog query parameters → the tool parameters that feed them, first one the tool has wins.
+_CATALOG_NAMES: dict[str, tuple[str, ...]] = {
+    "q": ("query", "search"), "page_size": ("limit",), "start_date": ("published_after",),
+    "end_date": ("published_before",), "author": ("authors",), "order_dir": ("order_direction",),
+}
+_CATALOG_WORD = re.compile(r"\b(" + "|".join(_CATALOG_NAMES) + r")\b")
+
+
+def _clean_detail(detail: str, parameters: frozenset[str] = frozenset()) -> str:
+    """Upstream 400/422 body as one line in the tool's terms: the message of a JSON body
+    (``{"detail": "..."}``; a JSON body without one gives ""), the catalog's parameter names
+    as the tool's (``q`` → ``query``) where ``parameters`` has them, non-printables → spaces,
+    trimmed, cut to 200 chars."""
+    detail = _UNPRINTABLE.sub(" ", detail).strip()
+    try:
+        body = json.loads(detail)
+    except ValueError:
+        body = detail
+    if isinstance(body, dict):
+        found = next((body[key] for key in ("detail", "message", "error") if isinstance(body.get(key), str)), "")
+        body = found
+    text = body if isinstance(body, str) else ""
+
+    def rename(match: re.Match[str]) -> str:
+        chosen = [name for name in _CATALOG_NAMES[match.group(1)] if name in parameters]
+        return chosen[0] if chosen else match.group(1)
+
+    if parameters:
+        text = _CATALOG_WORD.sub(rename, text)
+    return _UNPRINTABLE.sub(" ", text).strip()[:_DETAIL_LIMIT].strip()
 
 
 def _lookup_text(message: str) -> str:
@@ -85,12 +113,14 @@ def _lookup_text(message: str) -> str:
     return f"{prefix}: {message}"
 
 
-def tool_error_text(exc: BaseException) -> str:
+def tool_error_text(exc: BaseException, parameters: frozenset[str] = frozenset()) -> str:
     """The ``isError`` text for ``exc`` (docs/tool-contract.md §3.1 mapping table).
 
     ``ToolError`` messages already carry their prefix and pass through;
     ``pwc`` errors are mapped by class, HTTP status and message prefix; any
     other exception is an internal error (type name logged, nothing else).
+    A catalog 400/422 gives its message, never its raw JSON body, naming the
+    tool's ``parameters`` instead of the catalog's query parameters.
     """
     if isinstance(exc, ToolError):
         return str(exc)
@@ -100,7 +130,7 @@ def tool_error_text(exc: BaseException) -> str:
         if exc.status == 404:
             return NOT_FOUND_HTTP
         if exc.status in (400, 422):
-            detail = _clean_detail(exc.detail or "")
+            detail = _clean_detail(exc.detail or "", parameters)
             return f"invalid_argument: {detail}" if detail else REJECTED
         if exc.status == 429:
             return RATE_LIMITED

@@ -160,7 +160,7 @@ def _tool_body(call: Call, runtime: Runtime) -> JsonObject:
         content, text = run_tool(tool, arguments, runtime)
         result: JsonObject = {"content": [{"type": "text", "text": text}], "structuredContent": content}
     except Exception as exc:  # noqa: BLE001 - every failure becomes an isError result
-        result = error_result(tool_error_text(exc))
+        result = error_result(tool_error_text(exc, frozenset(param.name for param in tool.params)))
     return {"result": _finish(result, call)}
 
 

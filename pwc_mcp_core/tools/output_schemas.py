@@ -34,11 +34,12 @@ def _obj(properties: JsonObject, *, optional: tuple[str, ...] = ()) -> JsonObjec
 _REF: JsonObject = _obj({"id": _STR, "name": _STR, "slug": _OSTR})
 _METRICS: JsonObject = {"type": "object", "additionalProperties": {"type": ["number", "string"]}}
 
-PAPER_SUMMARY: JsonObject = _obj({
+_SUMMARY_FIELDS: JsonObject = {
     "id": _STR, "arxiv_id": _OSTR, "title": _STR, "authors": _STRS, "published": _OSTR,
     "citation_count": _OINT, "url": _OSTR, "has_official_implementation": {"type": "boolean"},
     "code_repository_count": {"type": "integer"},
-})
+}
+PAPER_SUMMARY: JsonObject = _obj(_SUMMARY_FIELDS)
 
 PAPER_DETAIL: JsonObject = _obj({
     "id": _STR, "arxiv_id": _OSTR, "title": _STR, "abstract": _OSTR, "authors": _STRS,
@@ -112,8 +113,20 @@ _ITEM: JsonObject = {"type": "object", "required": ["reference", "status"],
 
 _PAGE: JsonObject = {"items": {"type": "array", "items": PAPER_SUMMARY}, "next_page": _OINT}
 
+# search_papers: a PaperSummary plus its match strength and, on request, its cut abstract.
+_SEARCH_ITEM: JsonObject = _obj({**_SUMMARY_FIELDS, "match": {"enum": ["strong", "weak"]}, "abstract": _OSTR},
+                                optional=("match", "abstract"))
+_SEARCH: JsonObject = {
+    "items": {"type": "array", "items": _SEARCH_ITEM}, "next_page": _OINT, "strong_count": _OINT,
+    "matched_entities": {"type": "array", "items": _obj({
+        "type": _STR, "name": _STR, "slug": _OSTR,
+        "filter": {"type": ["object", "null"], "additionalProperties": _STR}})},
+    "note": _STR, "abstracts_cut": {"type": "integer"},
+}
+
 OUTPUT_SCHEMAS: dict[str, JsonObject] = {
     "paper_page": _envelope(_PAGE),
+    "search_page": _envelope(_SEARCH, optional=("note", "abstracts_cut")),
     "related_page": _envelope({**_PAGE, **_PUBLIC}, optional=_PUBLIC_KEYS),
     "paper_info": _envelope({
         "paper": PAPER_DETAIL, "evaluation_count": _OINT,

@@ -84,9 +84,25 @@ async def test_semantic_filters_apply_inside_the_scan(api) -> None:
     assert all(r["published"] >= "2020-01-01" for r in body["results"])
 
 
-async def test_semantic_search_of_nonsense_finds_nothing(api) -> None:
-    body = await _search(api, "zzzz qqqq", "semantic")
-    assert body["count"] == 0 and body["results"] == []
+async def test_semantic_search_of_nonsense_finds_only_weak_matches(api) -> None:
+    # Nothing reaches MIN_COSINE, so the floor falls to half the best cosine; every result says weak.
+    for mode in ("semantic", "hybrid"):
+        body = await _search(api, "zzzz qqqq", mode)
+        assert body["results"] and body["strong_count"] == 0
+        assert {r["match"] for r in body["results"]} == {"weak"}
+
+
+async def test_a_query_about_the_papers_finds_strong_matches(api) -> None:
+    for mode in ("keyword", "semantic", "hybrid"):
+        body = await _search(api, "speech recognition", mode)
+        assert body["strong_count"] >= 1, mode
+        assert body["results"][0]["match"] == "strong", mode
+        assert "abstract" not in body["results"][0]
+
+
+async def test_abstracts_are_added_on_request(api) -> None:
+    body = await _search(api, "speech recognition", "keyword", abstracts="true")
+    assert all(isinstance(r["abstract"], str) and r["abstract"] for r in body["results"])
 
 
 @pytest.mark.parametrize("mode", ["keyword", "semantic", "hybrid"])
@@ -219,3 +235,34 @@ async def test_hybrid_filters_apply_to_both_candidate_lists(api) -> None:
     body = await _search(api, "speech recognition", "hybrid", start_date="2020-01-01", end_date="2020-12-31")
     assert body["results"] and all("2020-01-01" <= r["published"] <= "2020-12-31" for r in body["results"])
     assert body["results"][0]["arxiv_id"] == "2006.11477"
+
+
+@pytest.fixture(scope="module")
+def generated_db(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """2,000 generated papers (made-up words around a few ML terms), imported with their vectors."""
+    from bench.gen_catalog import generate
+
+    folder = tmp_path_factory.mktemp("generated")
+    generate(2000, 200, folder / "dumps", 7)
+    sources = [p for p in sorted((folder / "dumps").iterdir()) if p.suffix == ".json"]
+    out = io.StringIO()
+    assert run_import(folder / "g.db", sources, out=out) == 0, out.getvalue()
+    return folder / "g.db"
+
+
+@pytest.mark.parametrize("query", ["graph neural network", "speech recognition", "Task 3"])
+def test_semantic_search_on_a_generated_catalog_answers_with_weak_matches(generated_db: Path, query: str) -> None:
+    # Its text embeds far from every real query: no paper reaches MIN_COSINE, and that used to be 0 results.
+    from catalog.search import MIN_COSINE, search_papers
+    from catalog.store import Page
+
+    conn = sqlite3.connect(generated_db)
+    conn.row_factory = sqlite3.Row
+    try:
+        assert vectors.INDEXES.get(conn).search(query, 1)[0][1] < MIN_COSINE
+        body = search_papers(conn, query, Page(1, 10), mode="semantic", start_date=None, end_date=None,
+                             has_official_implementation=None)
+    finally:
+        conn.close()
+    assert body["count"] > 0 and len(body["results"]) == min(10, body["count"])
+    assert body["strong_count"] == 0 and {r["match"] for r in body["results"]} == {"weak"}

@@ -139,6 +139,25 @@ async def test_semantic_searches_are_limited(aiohttp_client, arguments: dict, li
     assert other.status == 200
 
 
+@pytest.mark.parametrize("refused", [
+    pytest.param({"query": "q", "mode": None}, id="mode-null"),
+    pytest.param({"query": "q", "limit": 2**64 + 1}, id="limit-over-2-64"),
+    pytest.param({"query": "q", "mode": "fuzzy"}, id="unknown-mode"),
+    pytest.param({"mode": "semantic"}, id="no-query"),
+    pytest.param({"query": "q", "published_after": "2024-01-02", "published_before": "2024-01-01"},
+                 id="reversed-dates"),
+])
+async def test_a_search_validation_refuses_spends_no_semantic_budget(aiohttp_client, refused: dict) -> None:
+    client = await aiohttp_client(app_for(semantic_limit=1, request_limit=20))
+    for path, send in (("/mcp", lambda args: client.post("/mcp", data=tool_call("search_papers", args),
+                                                         headers=me("v"))),
+                       ("rest", lambda args: client.post("/v1/tools/search_papers", json=args, headers=me("w")))):
+        for _ in range(3):
+            assert (await send(refused)).status != 429, path
+        assert (await send({"query": "q"})).status == 200, path  # the budget is still whole
+        assert (await send({"query": "q"})).status == 429, path
+
+
 async def test_four_concurrent_requests_per_client(aiohttp_client) -> None:
     executor = FakeExecutor(blocking=True)
     client = await aiohttp_client(app_for(executor))

@@ -84,3 +84,33 @@ def test_query_starting_with_dash_after_double_dash():
     with stub_catalog({"papers/search": {"count": 0, "results": []}}) as stub:
         result = run_pwc(stub.url, "search", "--", "-vit")
     assert result.code == 0 and stub.calls[0][1]["q"] == "-vit"
+
+
+LONG = ("Transformers dominate sequence modelling. " * 3 + "We study one word at a time in great detail "
+        "without any sentence end for a very long stretch of text that keeps going on and on " * 3)
+
+
+def test_abstracts_are_asked_for_cut_at_a_sentence_end_and_counted():
+    body = {"count": 2, "strong_count": 2, "results": [dict(PAPER, abstract=LONG, match="strong"),
+                                                       dict(PAPER, id="8", arxiv_id=None, abstract="Short.",
+                                                            match="weak")]}
+    with stub_catalog({"papers/search": body}) as stub:
+        result = run_pwc(stub.url, "search", "vision", "--abstracts", "--abstract-chars", "150", "--json")
+    assert stub.calls[0][1]["abstracts"] == "true"
+    data = json.loads(result.out)["data"]
+    first, second = data["results"]
+    assert len(first["abstract"]) <= 150 and first["abstract"].endswith("modelling. …")
+    assert second["abstract"] == "Short."
+    assert (data["abstract_chars"], data["abstracts_cut"]) == (150, 1)
+
+
+def test_the_table_says_match_and_abstract_and_hints_name_the_entity_and_weak_results():
+    body = {"count": 1, "strong_count": 0, "results": [dict(PAPER, title="T", abstract="A.", match="weak")],
+            "matched_entities": [{"type": "task", "id": "1", "slug": "named-entity-recognition",
+                                  "name": "Named Entity Recognition", "matched": "NER", "via": "acronym",
+                                  "filter": {"task": "named-entity-recognition"}}]}
+    with stub_catalog({"papers/search": body}) as stub:
+        result = run_pwc(stub.url, "search", "NER", "--abstracts")
+    assert result.out.splitlines() == ["id\ttitle\tyear\tcitations\tmatch\tabstract", "2501.01234\tT\t2025\t42\tweak\tA."]
+    assert "# matched task: Named Entity Recognition (narrow: pwc paper list --task named-entity-recognition)" in result.err
+    assert "# No strong match" in result.err

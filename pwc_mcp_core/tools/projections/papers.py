@@ -16,10 +16,12 @@ __all__ = [
     "catalog_reference",
     "catalog_references",
     "lineage_result",
+    "matched_entities",
     "paper_detail",
     "paper_items",
     "paper_summary",
     "payload_rows",
+    "search_item",
     "text",
     "whole",
 ]
@@ -76,6 +78,33 @@ def paper_summary(row: JsonObject) -> JsonObject:
         "has_official_implementation": row.get("has_official_implementation") is True,
         "code_repository_count": whole(row.get("code_repository_count")) or 0,
     }
+
+
+def search_item(row: JsonObject) -> JsonObject:
+    """A ``search_papers`` row: ``PaperSummary`` plus ``match`` (strong/weak, when the catalog says)
+    and ``abstract`` (when the row carries one: ``include_abstracts``)."""
+    item = paper_summary(row)
+    if row.get("match") in ("strong", "weak"):
+        item["match"] = row["match"]
+    if "abstract" in row:
+        item["abstract"] = text(row.get("abstract"))
+    return item
+
+
+def matched_entities(payload: object) -> list[JsonValue]:
+    """``{type, name, slug, filter}`` of each entity a search query named (``matched_entities``);
+    ``filter`` is the ``list_papers`` arguments that narrow to it (tasks and methods), else None."""
+    found = payload.get("matched_entities") if isinstance(payload, dict) else None
+    out: list[JsonValue] = []
+    for entity in found if isinstance(found, list) else []:
+        if not isinstance(entity, dict) or text(entity.get("name")) is None:
+            continue
+        narrow = entity.get("filter")
+        pairs: JsonObject = ({str(k): str(v) for k, v in narrow.items() if text(v)}
+                             if isinstance(narrow, dict) else {})
+        out.append({"type": text(entity.get("type")) or "entity", "name": str(entity["name"]),
+                    "slug": text(entity.get("slug")), "filter": pairs or None})
+    return out
 
 
 def paper_items(payload: object) -> list[JsonObject]:

@@ -29,9 +29,11 @@ from pwc_mcp_core.tools.projections.leaderboards import (
 )
 from pwc_mcp_core.tools.projections.papers import (
     lineage_result,
+    matched_entities,
     paper_detail,
     paper_items,
     payload_rows,
+    search_item,
     whole,
 )
 from pwc_mcp_core.tools.projections.text_entities import (
@@ -47,6 +49,7 @@ from pwc_mcp_core.tools.projections.text_papers import (
     paper_info_text,
     paper_list_text,
     public_paper_text,
+    search_text,
 )
 
 __all__ = ["public_paper_result", "structured"]
@@ -102,6 +105,28 @@ def paper_page(payload: object, arguments: JsonObject, _notes: list[str]) -> tup
     items = paper_items(payload)
     nxt = _next(payload, _opt_int(arguments.get("page", 1)), _opt_int(arguments.get("limit")))
     return _envelope(payload, items=items, next_page=nxt), paper_list_text(items, nxt, total=_count(payload))
+
+
+NO_STRONG_MATCH = ("No strong match: no result holds all the query's words, is close in meaning or is tagged with "
+                   "what it names; these are the nearest papers, not necessarily relevant.")
+
+
+def search_page(payload: object, arguments: JsonObject, _notes: list[str]) -> tuple[JsonObject, str]:
+    """``search_papers``: the page with each row's match strength (and cut abstract on request), the
+    entities the query named, ``strong_count`` and a ``note`` when results came but none matched well."""
+    items = [search_item(row) for row in payload_rows(payload)]
+    nxt = _next(payload, _opt_int(arguments.get("page", 1)), _opt_int(arguments.get("limit")))
+    data = payload if isinstance(payload, dict) else {}
+    strong = whole(data.get("strong_count"))
+    extra: dict[str, object] = {}
+    if items and strong == 0:
+        extra["note"] = NO_STRONG_MATCH
+    cut = whole(data.get("abstracts_cut"))
+    if cut is not None:
+        extra["abstracts_cut"] = cut
+    result = _envelope(payload, items=items, next_page=nxt, strong_count=strong,
+                       matched_entities=matched_entities(payload), **extra)
+    return result, search_text(result, _count(payload))
 
 
 def _count(payload: object) -> int | None:
@@ -243,7 +268,7 @@ def verification(payload: object, _arguments: JsonObject, _notes: list[str]) -> 
 
 
 _BUILDERS = {
-    "paper_page": paper_page, "related_page": paper_page, "paper_info": paper_info,
+    "paper_page": paper_page, "search_page": search_page, "related_page": paper_page, "paper_info": paper_info,
     "evaluation_page": evaluation_page, "lineage": lineage, "task": task, "method": method,
     "benchmark": benchmark, "benchmark_page": benchmark_page, "query": query,
     "citations": citations, "verification": verification,

@@ -44,6 +44,7 @@ __all__ = [
     "public_paper_text",
     "read_paper_text",
     "references",
+    "search_text",
     "shown_slug",
 ]
 
@@ -122,11 +123,13 @@ def _arxiv_pdf(item: JsonObject) -> bool:
     return bool(arxiv) and item.get("pdf_url") in (f"https://arxiv.org/pdf/{arxiv}", None)
 
 
-def paper_summary_table(items: list[JsonObject]) -> list[str]:
+def paper_summary_table(items: list[JsonObject], *, weak: bool = False) -> list[str]:
     """The ``PaperSummary`` table: id, arXiv, title, authors, published, citations, code repositories
-    (``N official`` when one is official) and a URL column only for URLs that are not the arXiv page."""
+    (``N official`` when one is official) and a URL column only for URLs that are not the arXiv page;
+    with ``weak``, a ``match`` column saying ``weak`` on the weak matches (dropped when there are none)."""
     urls = any(not _arxiv_url(item) and item.get("url") for item in items)
     headers = ["id", "arXiv", "title", "authors", "published", "citations", "code repos"] + (["url"] if urls else [])
+    headers += ["match"] if weak else []
     rows = []
     for item in items:
         row = [md_cell(item.get("id")), md_cell(item.get("arxiv_id") if item.get("arxiv_id") != item.get("id") else ""),
@@ -134,6 +137,8 @@ def paper_summary_table(items: list[JsonObject]) -> list[str]:
                md_cell(item.get("published")), md_cell(item.get("citation_count")), _code(item)]
         if urls:
             row.append("" if _arxiv_url(item) else md_cell(item.get("url")))
+        if weak:
+            row.append("weak" if item.get("match") == "weak" else "")
         rows.append(row)
     return md_table(headers, rows, drop_empty=True, compact=True)
 
@@ -157,6 +162,41 @@ def paper_list_text(items: list[JsonObject], next_page: int | None, note: str | 
     of matching papers."""
     head = f"{of_total(len(items), total, 'paper')}." + (f" {note}" if note else "")
     return join_lines([head, next_page_line(next_page), *(paper_summary_table(items) if items else [])])
+
+
+def _entity_line(entity: JsonObject) -> str:
+    """``Matched task: Named Entity Recognition — narrow with list_papers task=named-entity-recognition.``"""
+    narrow = entity.get("filter")
+    pairs = " ".join(f"{k}={v}" for k, v in narrow.items()) if isinstance(narrow, dict) else ""
+    line = f"Matched {entity.get('type')}: {md_escape(entity.get('name'))}"
+    return line + (f" — narrow with list_papers {pairs}." if pairs else ".")
+
+
+def search_text(fields: JsonObject, total: int | None) -> str:
+    """Text of ``search_papers``: the count and, when nothing matched well, the note; each entity the
+    query named with the ``list_papers`` filter that narrows to it; whether abstracts were cut; the next
+    page; the table (weak matches marked when strong ones are on the page too); then the abstracts."""
+    items = as_objects(fields.get("items"))
+    note = fields.get("note")
+    lines: list[str | None] = [f"{of_total(len(items), total, 'paper')}." + (f" {note}" if note else "")]
+    lines += [_entity_line(entity) for entity in as_objects(fields.get("matched_entities"))]
+    cut = fields.get("abstracts_cut")
+    if isinstance(cut, int) and cut:
+        data = fields.get("data")
+        budget = data.get("abstract_chars") if isinstance(data, dict) else None
+        within = f" to {budget} characters" if budget else ""
+        lines.append(f"Abstracts cut{within}, at a sentence end where one fits: {cut} of {len(items)} "
+                     "(get_paper_info has each whole).")
+    next_page = fields.get("next_page")
+    lines.append(next_page_line(next_page if isinstance(next_page, int) else None))
+    if items:
+        lines += paper_summary_table(items, weak=not note)
+    abstracts = [(item.get("arxiv_id") or item.get("id"), one_line(item.get("abstract"))) for item in items
+                 if "abstract" in item]
+    if abstracts:
+        lines.append("Abstracts:")
+        lines += [f"- {ref}: {text or '(none)'}" for ref, text in abstracts]
+    return join_lines(lines)
 
 
 # ---------------------------------------------------------------- evaluations

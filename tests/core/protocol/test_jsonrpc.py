@@ -93,6 +93,8 @@ def test_a_malformed_call_envelope_is_a_value_error(raw: bytes) -> None:
                  "search_papers", False, id="unhashable-mode-found-by-fuzzing"),
     pytest.param(b'{"method":"tools/call","params":{"name":"search_papers","arguments":{"mode":{"a":1}}}}', {},
                  "search_papers", False, id="object-mode"),
+    pytest.param(b'{"method":"tools/call","params":{"name":"search_papers","arguments":{"mode":null}}}', {},
+                 "search_papers", False, id="null-mode-is-refused-not-hybrid"),
 ])
 def test_classify_finds_the_tool_and_semantic_searches(body: bytes, headers: dict, tool: str | None,
                                                        semantic: bool) -> None:

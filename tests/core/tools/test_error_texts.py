@@ -26,7 +26,9 @@ from pwc_mcp_core.tools.error_texts import (
 
 @pytest.mark.parametrize(("exc", "text"), [
     pytest.param(HTTPStatusError(422, '{"detail":"page_size must be <= 100"}\n\x00'),
-                 'invalid_argument: {"detail":"page_size must be <= 100"}', id="422-body-cleaned"),
+                 'invalid_argument: page_size must be <= 100', id="422-body-cleaned"),
+    pytest.param(HTTPStatusError(422, '{"other": 1}'), "invalid_argument: the catalog rejected the request",
+                 id="422-json-without-a-message"),
     pytest.param(HTTPStatusError(400, "\x00\x01  "), "invalid_argument: the catalog rejected the request",
                  id="400-empty-body"),
     pytest.param(HTTPStatusError(400, "x" * 500), "invalid_argument: " + "x" * 200, id="400-cut-to-200"),
@@ -70,3 +72,20 @@ def test_generic_upstream_errors_log_only_the_exception_type(caplog: pytest.LogC
 
 def test_error_results_are_one_text_block_flagged_is_error() -> None:
     assert error_result("not_found: x") == {"content": [{"type": "text", "text": "not_found: x"}], "isError": True}
+
+
+@pytest.mark.parametrize(("detail", "parameters", "text"), [
+    pytest.param('{"detail":"q has no letters or digits to search for"}', {"query", "limit"},
+                 "invalid_argument: query has no letters or digits to search for", id="q-is-query"),
+    pytest.param('{"detail":"q must be at most 500 characters"}', {"search"},
+                 "invalid_argument: search must be at most 500 characters", id="q-is-search"),
+    pytest.param('{"detail":"page_size must be 1-100"}', {"limit"}, "invalid_argument: limit must be 1-100",
+                 id="page-size-is-limit"),
+    pytest.param('{"detail":"start_date must be on or before end_date"}', {"published_after", "published_before"},
+                 "invalid_argument: published_after must be on or before published_before", id="dates"),
+    pytest.param('{"detail":"frequency must be high"}', {"query"}, "invalid_argument: frequency must be high",
+                 id="no-catalog-name-in-a-word"),
+])
+def test_catalog_rejections_speak_of_the_tool_parameters_not_the_catalog_json(
+        detail: str, parameters: set[str], text: str) -> None:
+    assert tool_error_text(HTTPStatusError(422, detail), frozenset(parameters)) == text

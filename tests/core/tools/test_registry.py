@@ -71,7 +71,8 @@ def test_search_papers_defaults_to_hybrid_and_caps_limit_at_25() -> None:
 @pytest.mark.parametrize(("tool", "arguments", "options"), [
     pytest.param("search_papers", {"query": "transformer", "mode": "keyword", "limit": 1},
                  {"query": "transformer", "mode": "keyword", "page": 1, "limit": 1, "start_date": None,
-                  "end_date": None, "has_official_implementation": False}, id="search"),
+                  "end_date": None, "has_official_implementation": False, "include_abstracts": False,
+                  "abstract_chars": 300}, id="search"),
     pytest.param("get_paper_evaluations", {"paper": "1706.03762", "limit": 5},
                  {"paper": "1706.03762", "page": 1, "page_size": 5}, id="paper-evaluations"),
     pytest.param("list_tasks", {"area": "Vision", "level": 1},
