@@ -188,6 +188,11 @@ def history_markdown(payload: Mapping[str, Any]) -> list[str]:
                                                   " (assumed: direction unknown, as the catalog ranks it)")
     scope = f" ({md_escape(payload['task'])})" if payload.get("task") else ""
     lines = [f"# SOTA history: {md_escape(name)}{scope}: {md_escape(metric)}, {way}", ""]
+    ident = [f"Benchmark ID {md_escape(bench['id'])}" if bench.get("id") is not None else "",
+             f"slug {md_escape(bench['slug'])}" if bench.get("slug") else "",
+             f"{bench['paper_count']} papers" if isinstance(bench.get("paper_count"), int) else ""]
+    if any(ident):
+        lines += [", ".join(part for part in ident if part) + ".", ""]
     tasks = payload.get("tasks") or []
     if not payload.get("task") and len(tasks) > 1:
         lines += ["Results of every task on this benchmark: " + ", ".join(md_escape(t) for t in tasks)

@@ -42,6 +42,7 @@ ARGUMENTS: dict[str, dict[str, Any]] = {
     "get_benchmark": {"benchmark": "squad1-1", "limit": 5},
     "list_benchmarks": {"task": "question-answering"},
     "find_in_paper": {"paper": "1706.03762", "query": "attention"},
+    "get_sota_history": {"benchmark": "squad1-1"},
 }
 
 
