@@ -211,6 +211,9 @@ def main(argv: Sequence[str] | None = None, *, client: Client | None = None, std
         # task list / benchmark list group automatically on a terminal, which decides their calls.
         args.isatty = out.isatty
         payload = args.handler(args, client)
+        # Files a command writes besides stdout (`benchmark history --chart FILE`).
+        if getattr(args, "write_files", None) is not None:
+            args.write_files(payload, args)
         if getattr(args, "json", False):
             out.line(json_envelope(payload))
         else:

@@ -33,9 +33,10 @@ RESEARCH_COMMANDS: tuple[tuple[str, ...], ...] = (
     ("framework",), ("framework", "list"), ("benchmark",), ("benchmark", "list"),
     ("paper", "find"),
     ("paper", "cite"), ("paper", "verify"),
+    ("benchmark", "history"),
 )
 # §1.4: these only shape terminal output; JSON ignores them.
-PRESENTATION_DESTS = frozenset({"json", "implementation_coverage", "flat"})
+PRESENTATION_DESTS = frozenset({"json", "implementation_coverage", "flat", "chart"})
 
 _parser: argparse.ArgumentParser | None = None
 _parser_lock = threading.Lock()

@@ -34,6 +34,9 @@ FORBIDDEN = {
     "workers": {"gateway", "catalog", "aiohttp", "orjson"} | SEARCH_STACK,
     "gateway": {"pwc", "workers", "catalog"} | SEARCH_STACK,
     "catalog": {"pwc", "pwc_mcp_core", "workers", "gateway"},
+    # The one owner of metric direction, shared by the catalog and the MCP layer: a leaf.
+    "metric_rules": {"pwc", "pwc_mcp_core", "workers", "gateway", "catalog", "redis", "aiohttp", "orjson",
+                     "httpx"} | SEARCH_STACK,
 }
 
 LAYERS = ('protocol', 'cluster', 'runtime', 'tools', 'mcp_server')

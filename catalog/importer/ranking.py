@@ -6,9 +6,9 @@ Rule (documented for users in the importer docstring):
   the dump's ``sota.metrics`` list that is not a model-size column
   (``Number of params``, ``Params``, ...); it is stored on each row as
   ``best_metric``. Rows added by catalog-extras may name their own.
-* Direction: **lower is better** when a word of the metric name is one of
-  :data:`LOWER_WORDS` (error, loss, perplexity, WER, FID, BPC, ...) or the name
-  contains "error"/"perplexity"; otherwise **higher is better**.
+* Direction: :func:`metric_rules.metric_direction`, the one rule the MCP layer
+  reports too; **lower is better** when it says ``lower``, otherwise (``higher``
+  or ``unknown``) **higher is better**.
 * Values are parsed like the CLI does (docs/cli-contract.md §3.5): strip, drop ``,``
   and a trailing ``%``, then float. Rows without a numeric value get
   ``best_rank = NULL``.
@@ -18,30 +18,17 @@ Rule (documented for users in the importer docstring):
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable, Sequence
 
-LOWER_WORDS = frozenset({
-    "error", "err", "errors", "loss", "perplexity", "ppl", "latency", "runtime", "time",
-    "wer", "cer", "eer", "fid", "mae", "mse", "rmse", "bpc", "bpb", "bits", "nll",
-    "entropy", "ter", "distance", "mr",
-})
-_SIZE_WORDS = ("params", "parameters", "number of params", "model size", "# params")
-_WORD = re.compile(r"[a-z0-9]+")
+from metric_rules import is_size_metric, metric_direction
 
-
-def is_size_metric(name: str) -> bool:
-    """True for model-size columns that must never rank a leaderboard."""
-    lowered = name.strip().lower()
-    return any(lowered == w or lowered.startswith(w) for w in _SIZE_WORDS)
+__all__ = ["competition_ranks", "is_size_metric", "lookup", "lower_is_better", "metric_value",
+           "ranking_metric"]
 
 
 def lower_is_better(name: str) -> bool:
-    """Direction of a metric by name (see module docstring)."""
-    lowered = name.lower()
-    if "error" in lowered or "perplexity" in lowered:
-        return True
-    return any(word in LOWER_WORDS for word in _WORD.findall(lowered))
+    """True when the metric ranks ascending: :func:`metric_rules.metric_direction` says ``lower``."""
+    return metric_direction(name) == "lower"
 
 
 def ranking_metric(metrics: Sequence[object]) -> str | None:

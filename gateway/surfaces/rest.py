@@ -8,7 +8,9 @@
   comma-separated value makes an array); what cannot be coerced is passed on as text,
   so validation names it.
 
-A call answers 200 with the tool's ``structuredContent``. A failure answers
+A call answers 200 with the tool's ``structuredContent`` (plus ``images``, each
+``{"mimeType", "data"}`` with base64 data, when the result has image content: the
+``get_sota_history`` chart). A failure answers
 ``{"error": "<prefix>: <what was wrong and what to do>"}`` with the tool error prefixes
 of ``/mcp`` and a fitting status (:func:`status_for`): invalid_argument/ambiguous 422,
 a body that is not a JSON object 400, not_found (and an unknown tool) 404,
@@ -170,6 +172,19 @@ def _refused(decision: Decision) -> web.Response:
     return _refusal(code, retry_after=retry_after, limit=decision.kind)
 
 
+def _with_images(result: JsonObject) -> JsonValue:
+    """``structuredContent``, plus ``images`` (``[{"mimeType", "data"}]``, data base64) when the result
+    carries image content (``get_sota_history``'s chart): REST has no content list to put it in."""
+    structured = result.get("structuredContent")
+    content = result.get("content")
+    images: list[JsonValue] = [{"mimeType": item.get("mimeType"), "data": item.get("data")}
+                               for item in (content if isinstance(content, list) else [])
+                               if isinstance(item, dict) and item.get("type") == "image"]
+    if images and isinstance(structured, dict):
+        return {**structured, "images": images}
+    return structured
+
+
 def _answered(body: bytes) -> web.Response:
     """The REST answer of a tool's body: its ``structuredContent``, or its error by prefix."""
     try:
@@ -179,7 +194,7 @@ def _answered(body: bytes) -> web.Response:
     result = message.get("result") if isinstance(message, dict) else None
     if isinstance(result, dict):
         if not result.get("isError"):
-            return _json(200, result.get("structuredContent"))
+            return _json(200, _with_images(result))
         content = result.get("content") or [{}]
         text = str(content[0].get("text") or "internal_error: the tool failed")
         return _error(status_for(text), text, retry_after=5 if text.startswith("rate_limited") else None)

@@ -23,6 +23,7 @@ from urllib.parse import quote
 
 from pwc.cli import int_range
 from pwc.errors import ResponseError, UsageError
+from pwc.history import history_markdown, sota_history
 from pwc.leaderboard import (
     MetricSelection,
     check_parameter_limit,
@@ -62,7 +63,8 @@ from pwc.render import (
     write_table,
 )
 
-__all__ = ["register", "render_benchmark", "render_benchmark_list", "run_benchmark", "run_benchmark_list"]
+__all__ = ["register", "render_benchmark", "render_benchmark_history", "render_benchmark_list", "run_benchmark",
+           "run_benchmark_history", "run_benchmark_list", "write_history_chart"]
 
 ORDER_FIELDS = ("trending", "name", "full_name", "created_at", "paper_count")
 LEADERBOARD_ONLY = (("max_parameters", "--max-parameters"), ("name", "--name"),
@@ -93,8 +95,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     bench.add_argument("--json", action="store_true", help="print the JSON envelope")
     bench.set_defaults(handler=run_benchmark, renderer=render_benchmark)
 
-    lst = bench.add_subparsers(dest="benchmark_command", metavar="{list}").add_parser(
-        "list", help="list benchmarks (grouped by area on a terminal)")
+    below = bench.add_subparsers(dest="benchmark_command", metavar="{list,history}")
+    lst = below.add_parser("list", help="list benchmarks (grouped by area on a terminal)")
     lst.add_argument("--page", type=int_range("--page", 1, 100), default=1)
     lst.add_argument("--page-size", "--limit", dest="page_size", type=int_range("--page-size", 1, 100), default=50)
     lst.add_argument("--search", help="benchmark name search")
@@ -114,6 +116,16 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     lst.add_argument("--json", action="store_true", help="print the JSON envelope")
     lst.set_defaults(handler=run_benchmark_list, renderer=render_benchmark_list)
 
+    hist = below.add_parser("history", help="the state of the art over time on one benchmark metric",
+                            description="The best-so-far series of one metric of a benchmark, step by step.")
+    hist.add_argument("--name", help="exact benchmark name, full name, slug or ID")
+    hist.add_argument("--metric", help="metric name (default: the board's primary metric)")
+    hist.add_argument("--task", help="only results of this task (name, slug or ID); default all tasks")
+    hist.add_argument("--chart", metavar="FILE", help="also write the chart as a PNG file")
+    hist.add_argument("--json", action="store_true", help="print the JSON envelope")
+    hist.set_defaults(handler=run_benchmark_history, renderer=render_benchmark_history,
+                      write_files=write_history_chart)
+
 
 # ---------------------------------------------------------------- leaderboard
 
@@ -123,20 +135,25 @@ def _selection(args: argparse.Namespace) -> MetricSelection:
                            sort=args.sort, pareto=args.pareto or ())
 
 
-def run_benchmark(args: argparse.Namespace, client: Any) -> dict[str, Any]:
-    """Resolve the benchmark, fetch and merge its evaluations, apply metric selection (§2.15).
-
-    Returns ``{"benchmark", "count", "matched_count", "results"}``. Raises
-    ``NotFoundError``/``ResponseError`` (exit 4) and ``UsageError`` for unknown metrics (exit 2).
-    """
-    name = required_name(args.name, "benchmark")
-    candidates = result_list(client.get_json("datasets/", {"q": args.name, "page": 1, "page_size": 100}))
+def _find_benchmark(name: str, client: Any) -> dict[str, Any]:
+    """The benchmark record ``name`` names exactly (§2.15 step 1); raises ``NotFoundError`` with candidates."""
+    candidates = result_list(client.get_json("datasets/", {"q": name, "page": 1, "page_size": 100}))
     benchmark = find_exact(candidates, name, BENCHMARK_FIELDS)
     if benchmark is None:
         wider = first_word(name) if not candidates else None
         if wider:  # "imagenet-1k" finds nothing; "imagenet" finds the candidates to suggest
             candidates = result_list(client.get_json("datasets/", {"q": wider, "page": 1, "page_size": 100}))
         raise not_found("Benchmark", name, candidates, name_only=True)
+    return benchmark
+
+
+def run_benchmark(args: argparse.Namespace, client: Any) -> dict[str, Any]:
+    """Resolve the benchmark, fetch and merge its evaluations, apply metric selection (§2.15).
+
+    Returns ``{"benchmark", "count", "matched_count", "results"}``. Raises
+    ``NotFoundError``/``ResponseError`` (exit 4) and ``UsageError`` for unknown metrics (exit 2).
+    """
+    benchmark = _find_benchmark(required_name(args.name, "benchmark"), client)
     selection = _selection(args)
     rows, count = fetch_leaderboard(client, benchmark.get("id"), is_open=args.is_open,
                                     max_parameters=args.max_parameters, scan_all=selection.active)
@@ -188,6 +205,54 @@ def render_benchmark(payload: dict[str, Any], args: argparse.Namespace, out: Out
                       md_escape(row.get("task_name")), f"[{_md_label(title)}]({site_url('paper', ref)})",
                       md_escape(row.get("paper_published_date")), open_cell(row)])
     out.lines(md_table(headers, table, ["---:", "---", "---:", "---", "---", "---", "---", ":---:"]))
+
+
+# ---------------------------------------------------------------- history (§2.23)
+
+
+def _task_rows(rows: list[dict[str, Any]], task: str) -> list[dict[str, Any]]:
+    """The rows of one task (name, slug or ID, case-insensitive); ``UsageError`` naming the board's tasks."""
+    wanted = task.strip().casefold()
+    kept = [row for row in rows if wanted in {str(row.get(k)).casefold() for k in ("task_name", "task_slug", "task_id")
+                                              if row.get(k) is not None}]
+    if not kept:
+        tasks = sorted({str(row.get("task_name")) for row in rows if row.get("task_name")}, key=str.casefold)
+        raise UsageError(f"no results of task {task.strip()} on this benchmark; its tasks: {', '.join(tasks) or 'none'}")
+    return kept
+
+
+def run_benchmark_history(args: argparse.Namespace, client: Any) -> dict[str, Any]:
+    """Resolve the benchmark, fetch every evaluation row (up to the scan limit), merge them and
+    compute the best-so-far series (``pwc.history.sota_history``). Raises ``NotFoundError`` (exit 4)
+    and ``UsageError`` for an unknown metric or task (exit 2)."""
+    for dest, flag in LEADERBOARD_ONLY[:1] + LEADERBOARD_ONLY[2:]:
+        if getattr(args, dest, None) is not None:
+            raise UsageError(f"{flag} is only valid with benchmark --name")
+    benchmark = _find_benchmark(required_name(args.name, "benchmark"), client)
+    rows, _count = fetch_leaderboard(client, benchmark.get("id"), is_open=None, max_parameters=None, scan_all=True)
+    task = args.task.strip() if args.task and args.task.strip() else None
+    if task is not None:
+        rows = _task_rows(rows, task)
+        task = str(rows[0].get("task_name") or task)
+    return sota_history(benchmark, merge_evaluations(rows), args.metric, task=task)
+
+
+def render_benchmark_history(payload: dict[str, Any], args: argparse.Namespace, out: Output) -> None:
+    """The history as Markdown: heading, span, the steps table, rows left out (``pwc.history``)."""
+    out.lines(history_markdown(payload))
+
+
+def write_history_chart(payload: dict[str, Any], args: argparse.Namespace) -> None:
+    """``--chart FILE``: write the PNG chart (``pwc.chart``); ``UsageError`` when the file cannot be written."""
+    if not args.chart:
+        return
+    from pwc.chart import history_png
+
+    try:
+        with open(args.chart, "wb") as handle:
+            handle.write(history_png(payload))
+    except OSError as exc:
+        raise UsageError(f"cannot write --chart {args.chart}: {exc.strerror or exc}") from None
 
 
 # ---------------------------------------------------------------- benchmark list

@@ -246,6 +246,15 @@ TOOL_DEFS: tuple[ToolDef, ...] = (
         "benchmark_page",
     ),
     ToolDef(
+        "get_sota_history", ("benchmark", "history"), "Get a benchmark's state of the art over time",
+        "Who moved the state of the art on a benchmark, when, and by how much: the best-so-far series of "
+        "one metric (default the primary one) in its direction, each step with date, value, model, paper, "
+        "code link and gain, plus the span and how long the best has held. Also returns the chart as a PNG "
+        "image. An unknown metric names the board's metrics.",
+        "sota_history", entity="benchmark",
+        overrides={"metric": {"maxLength": 200}, "task": {"maxLength": 200}},
+    ),
+    ToolDef(
         "find_in_paper", ("paper", "find"), "Find passages in a paper",
         "Find where one paper's full text discusses something: its best-matching paragraphs for a query "
         "(stemmed words, plus the catalog's other names for a method or task), each with section, byte offset "

@@ -36,6 +36,7 @@ EXAMPLE_CALLS: Final[Mapping[str, JsonObject]] = MappingProxyType({
     "list_frameworks": {},
     "get_benchmark": {"benchmark": "ImageNet", "limit": 5},
     "list_benchmarks": {"limit": 5},
+    "get_sota_history": {"benchmark": "ImageNet"},
     "find_in_paper": {"paper": "1706.03762", "query": "label smoothing", "limit": 3},
     "cite_papers": {"papers": ["1706.03762", "Deep Residual Learning for Image Recognition"]},
     "verify_references": {"references": ["Vaswani et al. (2017). Attention is all you need. NeurIPS",

@@ -24,7 +24,7 @@ from pwc.names import closeness, find_exact, first_word
 from pwc.render import result_list
 from pwc.transport import Client
 from pwc_mcp_core.errors import ResourceError, ToolError
-from pwc_mcp_core.protocol.json_types import JsonObject
+from pwc_mcp_core.protocol.json_types import JsonObject, JsonValue
 from pwc_mcp_core.protocol.jsonrpc import dumps
 from pwc_mcp_core.protocol.versions import RESOURCE_READ_TTL_MS, modern_result_extras
 from pwc_mcp_core.runtime.cache_metrics import InstrumentedCache
@@ -158,7 +158,13 @@ def _tool_body(call: Call, runtime: Runtime) -> JsonObject:
     try:
         arguments = validate_arguments(tool, call.arguments)
         content, text = run_tool(tool, arguments, runtime)
-        result: JsonObject = {"content": [{"type": "text", "text": text}], "structuredContent": content}
+        items: list[JsonValue] = [{"type": "text", "text": text}]
+        if tool.name == "get_sota_history":
+            from pwc_mcp_core.tools.charts import history_chart
+
+            image = history_chart(content, runtime.client)
+            items += [image] if image is not None else []
+        result: JsonObject = {"content": items, "structuredContent": content}
     except Exception as exc:  # noqa: BLE001 - every failure becomes an isError result
         result = error_result(tool_error_text(exc, frozenset(param.name for param in tool.params)))
     return {"result": _finish(result, call)}

@@ -164,6 +164,18 @@ OUTPUT_SCHEMAS: dict[str, JsonObject] = {
     }),
     # read_paper's result shape is owned by pwc_mcp_core.tools.reading.
     "read_paper": {"$schema": DIALECT, **READ_PAPER_OUTPUT_SCHEMA},
+    "sota_history": _envelope({
+        "benchmark": BENCHMARK_SUMMARY, "task": _OSTR, "tasks": _STRS, "metric": _OSTR, "unit": _OSTR,
+        "direction": {"enum": ["higher", "lower"]}, "direction_known": {"type": "boolean"}, "metrics": _STRS,
+        "steps": {"type": "array", "items": _obj({
+            "date": _STR, "value": {"type": "number"}, "model": _OSTR,
+            "paper": _obj({"id": _OSTR, "arxiv_id": _OSTR, "title": _OSTR}), "code_url": _OSTR,
+            "task": _OSTR, "improvement": {"type": ["number", "null"]}})},
+        "span": _obj({"first": _OSTR, "last": _OSTR, "results": {"type": "integer"}, "best_since": _OSTR,
+                      "best_held_days": _OINT, "results_since_best": {"type": "integer"}}),
+        "left_out": _obj({"without_metric": {"type": "integer"}, "unparseable_value": {"type": "integer"},
+                          "without_date": {"type": "integer"}}),
+    }),
     "find_in_paper": _envelope({
         "paper": _STR, "query": _STR, "content_version": _STR, "total_bytes": {"type": "integer"},
         "expanded_with": _STRS, "trust": _STR, "note": _STR,

@@ -51,6 +51,12 @@ def test_a_worker_that_ran_calls_has_loaded_no_rust_extension(cluster_factory) -
                           headers={"Content-Type": "application/json", "Accept": "application/json"})
     assert response.status_code == 200
     assert "result" in response.json()
+    # The chart loads matplotlib, numpy, Pillow, kiwisolver and contourpy (C and C++) in the worker.
+    chart = {"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+             "params": {"name": "get_sota_history", "arguments": {"benchmark": "ImageNet"}}}
+    drawn = httpx.post(cluster.gateways[0].mcp_url, json=chart, timeout=60,
+                       headers={"Content-Type": "application/json", "Accept": "application/json"})
+    assert [item["type"] for item in drawn.json()["result"]["content"]] == ["text", "image"]
 
     worker_pid = cluster.workers[0].proc.pid
     objects = mapped_shared_objects(worker_pid)

@@ -9,8 +9,8 @@ unfiltered leaderboard and names the available metrics).
 from __future__ import annotations
 
 import argparse
-import re
 
+from metric_rules import metric_direction
 from pwc import render
 from pwc.leaderboard import metric_magnitude, metric_number, parse_parameter_size, shot_count
 from pwc_mcp_core.protocol.json_types import JsonObject, JsonValue
@@ -41,26 +41,8 @@ RANKING_NOTE = (
 METRIC_SELECTORS = ("require_metrics", "minimum_metrics", "maximum_metrics", "sort_metric", "pareto",
                     "min", "max", "sort")
 
-# Word rules of docs/cli-contract.md §3.7; "lower" words are checked first.
-_LOWER_WORDS = frozenset({"error", "loss", "perplexity", "latency", "runtime", "wer", "cer", "eer", "fid", "mae", "rmse"})
-_HIGHER_WORDS = frozenset({"accuracy", "precision", "recall", "f1", "bleu", "rouge", "map", "auc", "score", "em"})
-_WORD = re.compile(r"[a-z0-9]+")
 _UNKNOWN_METRIC = "unknown metric(s):"
 _AVAILABLE = "; available metrics: "
-
-
-def metric_direction(name: str) -> str:
-    """``"lower"``, ``"higher"`` or ``"unknown"`` for a metric name (docs/cli-contract.md §3.7 word rules).
-
-    >>> metric_direction("Top-1 Error"), metric_direction("BLEU score"), metric_direction("top1")
-    ('lower', 'higher', 'unknown')
-    """
-    words = set(_WORD.findall(name.lower()))
-    if words & _LOWER_WORDS:
-        return "lower"
-    if words & _HIGHER_WORDS:
-        return "higher"
-    return "unknown"
 
 
 def _object(value: object) -> JsonObject:

@@ -267,11 +267,23 @@ def verification(payload: object, _arguments: JsonObject, _notes: list[str]) -> 
             "\n".join(verify_lines(data)))
 
 
+def sota_history(payload: object, _arguments: JsonObject, _notes: list[str]) -> tuple[JsonObject, str]:
+    """get_sota_history: the series without its points (they are in ``data`` and the chart), and the
+    CLI's text (:func:`pwc.history.history_markdown`)."""
+    from pwc.history import history_markdown
+
+    data = _payload(payload)
+    projected = {key: data.get(key) for key in ("task", "tasks", "metric", "unit", "direction", "direction_known",
+                                                "metrics", "steps", "span", "left_out")}
+    return (_envelope(payload, benchmark=benchmark_summary(data.get("benchmark")), **projected),
+            "\n".join(history_markdown(data)))
+
+
 _BUILDERS = {
     "paper_page": paper_page, "search_page": search_page, "related_page": paper_page, "paper_info": paper_info,
     "evaluation_page": evaluation_page, "lineage": lineage, "task": task, "method": method,
     "benchmark": benchmark, "benchmark_page": benchmark_page, "query": query,
-    "citations": citations, "verification": verification,
+    "citations": citations, "verification": verification, "sota_history": sota_history,
 }
 
 

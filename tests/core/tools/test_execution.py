@@ -44,6 +44,7 @@ ARGUMENTS: dict[str, dict[str, Any]] = {
     "find_in_paper": {"paper": "1706.03762", "query": "attention"},
     "cite_papers": {"papers": ["1706.03762"]},
     "verify_references": {"references": ["arXiv:1706.03762"]},
+    "get_sota_history": {"benchmark": "squad1-1"},
 }
 
 

@@ -26,6 +26,8 @@ SEED_TOOLS = {
     "find_in_paper": ("paper", "find"),
     # issue 31: citations and reference checks
     "cite_papers": ("paper", "cite"), "verify_references": ("paper", "verify"),
+    # issue 32: state of the art over time
+    "get_sota_history": ("benchmark", "history"),
 }
 # Seed README renames (CLI dest → MCP parameter).
 RENAMES = {"start_date": "published_after", "end_date": "published_before", "author": "authors",
@@ -33,9 +35,10 @@ RENAMES = {"start_date": "published_after", "end_date": "published_before", "aut
            "include_evals": "include_evaluations", "min": "minimum_metrics", "max": "maximum_metrics",
            "sort": "sort_metric"}
 ENTITY = {"get_task": "task", "get_method": "method", "get_conference": "conference",
-          "get_organization": "organization", "get_framework": "framework", "get_benchmark": "benchmark"}
+          "get_organization": "organization", "get_framework": "framework", "get_benchmark": "benchmark",
+          "get_sota_history": "benchmark"}
 MCP_ONLY = {("read_paper", "cursor"), ("get_paper_info", "repo_limit"), ("get_task", "benchmark_limit")}
-TERMINAL_ONLY = {"json", "implementation_coverage", "flat"}
+TERMINAL_ONLY = {"json", "implementation_coverage", "flat", "chart"}
 
 
 def _expected_name(tool: str, dest: str, dests: set[str]) -> str:
@@ -50,7 +53,7 @@ def test_the_tools_are_exactly_the_research_commands() -> None:
     generated = {tool.name: tool.command for tool in tools()}
     assert generated == SEED_TOOLS
     assert sorted(generated.values()) == sorted(RESEARCH_COMMANDS)
-    assert len(RESEARCH_COMMANDS) == 24
+    assert len(RESEARCH_COMMANDS) == 25
 
 
 @pytest.mark.parametrize("tool", [pytest.param(name, id=name) for name in SEED_TOOLS])

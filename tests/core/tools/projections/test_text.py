@@ -20,7 +20,7 @@ from tests.text_facts import missing_facts
 def result(runtime: Runtime, name: str, arguments: dict[str, Any]) -> tuple[dict[str, Any], str]:
     body = call_tool(runtime, name, arguments)["result"]
     assert not body.get("isError"), body["content"][0]["text"]
-    return body["structuredContent"], "\n".join(block["text"] for block in body["content"])
+    return body["structuredContent"], "\n".join(block["text"] for block in body["content"] if block["type"] == "text")
 
 
 @pytest.mark.parametrize("name", list(ARGUMENTS))

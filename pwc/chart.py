@@ -1,0 +1,146 @@
+"""The SOTA-history chart as PNG bytes, rendered deterministically (docs/cli-contract.md §2.23).
+
+One picture of a :func:`pwc.history.sota_history` payload: every dated result as a faint point,
+the best-so-far as a dark step line carried to the last result, each step a marked point
+labelled with its model, the axes with units and direction, a title naming the benchmark and
+the metric. 800×450 pixels; dark line and marks on light grey points and a white ground, so it
+reads the same in greyscale.
+
+Same payload, same bytes: matplotlib's Agg canvas on a :class:`~matplotlib.figure.Figure`
+(never pyplot's global state), fonts loaded from the files matplotlib ships (never a system
+font the font manager might prefer), tick positions computed here, and the PNG written by
+Pillow from the pixel buffer with no text chunks (no software version, no timestamp).
+matplotlib is imported on first use: the CLI's other commands never pay for it.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import io
+import threading
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+__all__ = ["HEIGHT", "WIDTH", "history_png"]
+
+WIDTH, HEIGHT, _DPI = 800, 450, 100
+_LABELLED_STEPS = 12
+_LABEL_CHARS = 28
+_INK, _POINTS, _GRID = "#1b2a41", "#b8c0c8", "#e6e9ec"
+# matplotlib's text layout keeps per-process caches; one chart at a time keeps them consistent.
+_LOCK = threading.Lock()
+
+
+def _fonts() -> tuple[Any, Any]:
+    from pathlib import Path
+
+    import matplotlib
+    from matplotlib.font_manager import FontProperties
+
+    folder = Path(matplotlib.get_data_path()) / "fonts" / "ttf"
+    return (FontProperties(fname=folder / "DejaVuSans.ttf", size=9),
+            FontProperties(fname=folder / "DejaVuSans-Bold.ttf", size=11))
+
+
+def _day(text: str) -> dt.datetime:
+    return dt.datetime.combine(dt.date.fromisoformat(text), dt.time())
+
+
+def _years(first: dt.datetime, last: dt.datetime) -> list[int]:
+    """Year ticks across the span, at most 10 (every 2nd, 5th... year on long spans)."""
+    years = list(range(first.year, last.year + 2))
+    step = 1
+    while len(years[::step]) > 10:
+        step += 1
+    return years[::step]
+
+
+def _short(text: object) -> str:
+    label = str(text or "?")
+    return label if len(label) <= _LABEL_CHARS else label[:_LABEL_CHARS - 1] + "…"
+
+
+def _y_label(payload: Mapping[str, Any]) -> str:
+    unit = payload.get("unit")
+    arrow = "↑" if payload.get("direction") == "higher" else "↓"
+    way = f"{payload.get('direction')} is better" + ("" if payload.get("direction_known") else ", assumed")
+    return f"{payload.get('metric')}{f' ({unit})' if unit else ''}, {way} {arrow}"
+
+
+def history_png(payload: Mapping[str, Any]) -> bytes:
+    """The chart of a history payload as PNG bytes (800×450, palette PNG, no metadata)."""
+    with _LOCK:
+        return _render(payload)
+
+
+def _render(payload: Mapping[str, Any]) -> bytes:
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.dates import date2num
+    from matplotlib.figure import Figure
+    from matplotlib.ticker import MaxNLocator
+    from PIL import Image
+
+    font, bold = _fonts()
+    fig = Figure(figsize=(WIDTH / _DPI, HEIGHT / _DPI), dpi=_DPI, facecolor="white")
+    canvas = FigureCanvasAgg(fig)
+    ax = fig.add_axes((0.09, 0.12, 0.88, 0.78))
+    bench = payload.get("benchmark") or {}
+    title = f"{bench.get('name') or 'Benchmark'}"
+    if payload.get("task"):
+        title += f" ({payload['task']})"
+    ax.set_title(f"{title}: {payload.get('metric') or 'no metric'}, state of the art over time",
+                 fontproperties=bold, color=_INK, loc="left")
+    points: Sequence[Sequence[Any]] = payload.get("points") or []
+    steps: Sequence[Mapping[str, Any]] = payload.get("steps") or []
+    for side in ("top", "right"):
+        ax.spines[side].set_visible(False)
+    ax.set_facecolor("white")
+    if not points:
+        ax.text(0.5, 0.5, "No dated result with a value for this metric", transform=ax.transAxes,
+                ha="center", va="center", fontproperties=font, color=_INK)
+        ax.set_xticks([])
+        ax.set_yticks([])
+    else:
+        xs = [date2num(_day(d)) for d, _v in points]
+        ys = [float(v) for _d, v in points]
+        ax.scatter(xs, ys, s=16, color=_POINTS, edgecolors="none", zorder=2, label="every result")
+        sx = [date2num(_day(s["date"])) for s in steps]
+        sy = [float(s["value"]) for s in steps]
+        ax.step([*sx, max(xs)], [*sy, sy[-1]], where="post", color=_INK, linewidth=2, zorder=3,
+                label="best so far")
+        ax.scatter(sx, sy, s=36, color=_INK, edgecolors="white", linewidths=1, zorder=4)
+        low, high = min(ys), max(ys)
+        pad = (high - low) * 0.12 or 1.0
+        ax.set_ylim(low - pad, high + pad)
+        first, last = _day(points[0][0]), _day(points[-1][0])
+        years = _years(first, last)
+        ax.set_xlim(date2num(_day(f"{years[0]}-01-01")) - 30, max(date2num(last) + 30,
+                                                                   date2num(_day(f"{years[-1]}-01-01"))))
+        ax.set_xticks([date2num(_day(f"{y}-01-01")) for y in years], [str(y) for y in years],
+                      fontproperties=font, color=_INK)
+        ticks = [t for t in MaxNLocator(nbins=6).tick_values(low - pad, high + pad) if low - pad <= t <= high + pad]
+        ax.set_yticks(ticks, [f"{t:g}" for t in ticks], fontproperties=font, color=_INK)
+        ax.grid(True, axis="y", color=_GRID, linewidth=0.8, zorder=0)
+        left, right = ax.get_xlim()
+        for rank, step in enumerate(steps[-_LABELLED_STEPS:]):
+            below = rank % 2 == 1
+            x = date2num(_day(step["date"]))
+            # Labels in the right third point left, so none runs off the chart.
+            leftward = x > left + (right - left) * 2 / 3
+            ax.annotate(_short(step.get("model")), (x, float(step["value"])),
+                        xytext=(-4 if leftward else 4, -8 if below else 6), textcoords="offset points",
+                        fontproperties=font, color=_INK, zorder=5,
+                        ha="right" if leftward else "left", va="top" if below else "bottom")
+        # In the figure's bottom-right corner, beside the date label: never over a point or the title.
+        legend = fig.legend(loc="lower right", bbox_to_anchor=(0.99, 0.0), ncol=2, prop=font, frameon=False)
+        for text in legend.get_texts():
+            text.set_color(_INK)
+    ax.set_xlabel("publication date", fontproperties=font, color=_INK)
+    ax.set_ylabel(_y_label(payload), fontproperties=font, color=_INK)
+    canvas.draw()
+    pixels = Image.frombuffer("RGBA", canvas.get_width_height(), canvas.buffer_rgba(), "raw", "RGBA", 0, 1)
+    # A 64-colour palette keeps the antialiased text and halves the bytes; Pillow writes no text chunk.
+    image = pixels.convert("RGB").quantize(colors=64, method=Image.Quantize.MEDIANCUT, dither=Image.Dither.NONE)
+    out = io.BytesIO()
+    image.save(out, format="PNG", optimize=True)
+    return out.getvalue()
