@@ -26,12 +26,13 @@ from typing import TextIO
 import httpx
 
 from pwc_mcp_core.protocol.json_types import JsonObject, JsonValue
+from pwc_mcp_core.tools.definitions import TOOL_DEFS
 
 __all__ = ["main"]
 
 _HEADERS = {"Content-Type": "application/json", "Accept": "application/json, text/event-stream"}
 _DEFAULT_PAPERS = ("2412.19437", "2101.03961", "1706.03762")
-_EXPECTED_TOOLS = 21
+_EXPECTED_TOOLS = frozenset(tool.name for tool in TOOL_DEFS)  # this release's tools
 _MAX_CHUNKS = 200
 
 
@@ -121,8 +122,12 @@ def _check_initialize(session: _Session) -> str:
 
 def _check_tools(session: _Session) -> str:
     tools = _list(session.rpc("tools/list").get("tools"))
-    if len(tools) != _EXPECTED_TOOLS:
-        raise SmokeFailure(f"tools/list returned {len(tools)} tools, expected {_EXPECTED_TOOLS}")
+    names = {name for tool in tools if isinstance(name := _object(tool).get("name"), str)}
+    if names != _EXPECTED_TOOLS:
+        missing, extra = sorted(_EXPECTED_TOOLS - names), sorted(names - _EXPECTED_TOOLS)
+        raise SmokeFailure(f"tools/list returned {len(tools)} tools, expected {len(_EXPECTED_TOOLS)}"
+                           + (f"; missing {', '.join(missing)}" if missing else "")
+                           + (f"; unexpected {', '.join(extra)}" if extra else ""))
     return f"{len(tools)} tools"
 
 

@@ -17,6 +17,7 @@ from pathlib import Path
 
 import pytest
 
+from pwc_mcp_core.tools.definitions import TOOL_DEFS
 from tests.conftest import ServerProcess, start_pwc_mcp
 from tests.integration.conftest import Cluster
 from tests.integration.test_sse_clients import SSE_ENV, routed_total, wait_until
@@ -53,7 +54,7 @@ def node_env(toolbox: Path) -> dict[str, str]:
 
 def run_ts_sessions(toolbox: Path, url: str, sessions: int, flavour: str, **env: str) -> dict:
     result = subprocess.run([str(toolbox / "node_modules" / ".bin" / "node"), str(toolbox / SCRIPT.name), url,
-                             str(sessions), flavour], capture_output=True, text=True, timeout=120,
+                             str(sessions), flavour, str(len(TOOL_DEFS))], capture_output=True, text=True, timeout=120,
                             env={**node_env(toolbox), **env})
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
     return json.loads(result.stdout.strip().splitlines()[-1])

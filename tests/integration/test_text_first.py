@@ -76,6 +76,11 @@ def test_the_text_is_at_most_70_percent_of_the_projections_json(server: ServerPr
                     + FRAME_BYTES)
         text_bytes -= verbatim
         json_bytes = compact_bytes({k: v for k, v in projections.items() if k not in ("markdown", "next_cursor")})
+    if tool == "find_in_paper":  # each passage is paper text (framed) with its cursor, verbatim like a chunk
+        passages = projections["passages"]
+        text_bytes -= sum(len(p["text"].encode()) + len(p["cursor"].encode()) + FRAME_BYTES for p in passages)
+        json_bytes = compact_bytes({**projections, "passages": [
+            {k: v for k, v in p.items() if k not in ("text", "cursor")} for p in passages]})
     assert text_bytes <= 0.70 * json_bytes, (tool, text_bytes, json_bytes)
 
 
