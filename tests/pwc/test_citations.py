@@ -205,3 +205,25 @@ def test_hostile_text_survives_ris_and_csl(title: str, authors: list[str]) -> No
 def test_names_split_into_family_and_given(raw: str, family: str, given: str, literal: str) -> None:
     name = split_name(raw)
     assert (name.family, name.given, name.literal) == (family, given, literal)
+
+
+def test_every_sample_paper_compiles_with_bibtex(every_sample: dict[str, Any], tmp_path: Any) -> None:
+    """The real consumer: BibTeX itself (Debian's texlive-binaries + texlive-base, installed by
+    .ci/run) reads one .bib of every sample paper with the plain style, without an error."""
+    import shutil
+    import subprocess
+
+    if shutil.which("bibtex") is None or not shutil.which("kpsewhich"):
+        pytest.skip("bibtex is not installed (apt-get install texlive-binaries texlive-base; .ci/run does)")
+    if not subprocess.run(["kpsewhich", "plain.bst"], capture_output=True, text=True).stdout.strip():
+        pytest.skip("plain.bst is missing (apt-get install texlive-base; .ci/run does)")
+    (tmp_path / "refs.bib").write_text("\n\n".join(every_sample["bibtex"]["texts"]), encoding="utf-8")
+    keys = [item["key"] for item in every_sample["bibtex"]["items"]]
+    assert len(set(keys)) == len(keys), "keys must stay unique across the two batches"
+    (tmp_path / "paper.aux").write_text("\\relax\n" + "".join(f"\\citation{{{k}}}\n" for k in keys)
+                                        + "\\bibstyle{plain}\n\\bibdata{refs}\n", encoding="utf-8")
+    done = subprocess.run(["bibtex", "paper"], cwd=tmp_path, capture_output=True, text=True, timeout=60)
+    log = (tmp_path / "paper.blg").read_text(encoding="utf-8", errors="replace")
+    assert done.returncode < 2 and "error message" not in log, done.stdout + log  # 1: warnings only
+    bbl = (tmp_path / "paper.bbl").read_text(encoding="utf-8", errors="replace")
+    assert all(f"\\bibitem{{{key}}}" in bbl for key in keys), bbl[:2000]
