@@ -87,7 +87,7 @@ def test_typescript_sdk_and_inspector_over_sse_across_two_gateway_processes(
         assert summary == {"ok": True, "sessions": SESSIONS, "server": "pwc"}, flavour
 
     listed = run_inspector(node_toolbox, url, "--method", "tools/list")
-    assert len(listed["tools"]) == 22
+    assert len(listed["tools"]) == len(TOOL_DEFS)
     called = run_inspector(node_toolbox, url, "--method", "tools/call", "--tool-name", "get_task",
                            "--tool-arg", "task=image-classification")
     assert not called.get("isError") and called["structuredContent"]["schema_version"] == "v1"

@@ -34,11 +34,11 @@ def test_vision_transformer_search_reads_well_captured_and_on_a_tty(catalog_url)
     captured = run_pwc(catalog_url, "search", "vision transformer", "--limit", "3")
     assert captured.code == 0, captured.err
     lines = captured.out.splitlines()
-    assert lines[0] == "id\ttitle\tyear\tcitations"
+    assert lines[0] == "id\ttitle\tyear\tcitations\tmatch"
     assert 1 <= len(lines) - 1 <= 3
     for line in lines[1:]:
-        ident, title, year, _ = line.split("\t")
-        assert ident and title and (year == "" or year.isdigit())
+        ident, title, year, _, match = line.split("\t")
+        assert ident and title and (year == "" or year.isdigit()) and match in ("strong", "weak")
     tty = run_pwc(catalog_url, "search", "vision transformer", "--limit", "3", isatty=True)
     assert tty.out.splitlines()[0].startswith("id  ") and "\t" not in tty.out
     assert len(tty.out.splitlines()) == len(lines)

@@ -34,7 +34,8 @@ def test_research_commands_are_every_runnable_command_but_version():
 
 def test_query_options_exclude_presentation_flags():
     options = query_options(("search",))
-    assert set(options) == {"query", "limit", "page", "mode", "start_date", "end_date", "has_official_implementation"}
+    assert set(options) == {"query", "limit", "page", "mode", "start_date", "end_date", "has_official_implementation",
+                            "include_abstracts", "abstract_chars"}
     assert options["limit"].default == 10
 
 
