@@ -8,7 +8,9 @@ https://modelcontextprotocol.io/specification/2024-11-05/basic/transports
   The stream's first event is ``endpoint`` with ``/messages?session_id=<id>``; answers
   follow as ``message`` events; a ``: ping`` comment goes out after ``heartbeat_s``
   without an event. The stream ends after ``idle_timeout_s`` without a message, when
-  the client disconnects (everything the session held is freed) or when the process stops.
+  the client disconnects (noticed when the connection is lost, not at the next tick:
+  everything the session held, its place under the caps too, is freed at once) or when
+  the process stops.
 * ``POST /messages?session_id=<id>``: Host/Origin, then the session must be open and
   opened by the same client, else 404 with a JSON-RPC error body. The message then goes
   through the ``/mcp`` endpoint itself (:class:`gateway.surfaces.streamable_http.McpEndpoint`): the same
@@ -41,6 +43,7 @@ from gateway.admission.limits import LimitsUnavailable
 from gateway.admission.security import SecurityPolicy
 from gateway.shared import metrics
 from gateway.shared.request_log import record_request, request_log
+from gateway.surfaces.disconnect import watch_disconnect
 from gateway.surfaces.sse_sessions import GLOBAL_CAP, Session, SessionHub
 from gateway.surfaces.streamable_http import McpEndpoint
 from pwc_mcp_core.protocol.jsonrpc import INVALID_REQUEST, error_response
@@ -122,7 +125,8 @@ class SseRoutes:
             await response.prepare(request)
             await response.write(_event("endpoint", f"{MESSAGES_PATH}?session_id={opened.session_id}".encode()))
             opened.write_now = lambda body: self._write_now(request, response, opened, body)
-            await self._pump(request, response, opened)
+            with watch_disconnect(request, opened.end):
+                await self._pump(request, response, opened)
         except ConnectionError:
             pass  # the client went away: the session is freed below
         finally:
@@ -151,6 +155,8 @@ class SseRoutes:
                 if time.monotonic() - max(last_event, session.last_active) >= settings.heartbeat_s:
                     await self._write_in_turn(request, response, session, _PING)
                     last_event = time.monotonic()
+                continue
+            if not body:  # `Session.end`'s wake-up: the loop's test ends the stream
                 continue
             await self._write_in_turn(request, response, session, _event("message", body))
             session.messages += 1
@@ -261,7 +267,7 @@ def add_sse_routes(app: web.Application, *, admission: Admission, endpoint: McpE
 
     async def end_streams(app: web.Application) -> None:  # open streams must not hold up a shutdown
         for session in hub.local_sessions():
-            session.closed.set()
+            session.end()
 
     app.cleanup_ctx.append(lifecycle)
     app.on_shutdown.append(end_streams)

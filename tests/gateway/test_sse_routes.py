@@ -3,13 +3,18 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import dataclasses
 import json
 from typing import Any
 
+import aiohttp
 import pytest
+from aiohttp import web
 
 from gateway.process.app import create_app
+from gateway.process.connection import GatewayRunner
+from gateway.process.serving import server_options
 from gateway.surfaces.sse_sessions import SseSettings
 from tests.gateway.conftest import FAKE_TOOLS, FakeExecutor, make_settings, rpc, tool_call
 from tests.helpers import refusal_error
@@ -197,3 +202,34 @@ async def test_answers_keep_their_order_whether_written_at_once_or_through_the_q
     ids = [json.loads((await next_event(stream))[1])["id"] for _ in range(3)]
     assert ids == [1, 2, 3]
     stream.close()
+
+
+
+@contextlib.asynccontextmanager
+async def served(app):
+    """``app`` behind the production runner (`GatewayRunner`: aiohttp's default of no handler
+    cancellation, unlike the test client's) on a free loopback port; yields its base URL."""
+    runner = GatewayRunner(app, **server_options())
+    await runner.setup()
+    site = web.TCPSite(runner, "127.0.0.1", 0)
+    await site.start()
+    port = runner.addresses[0][1]
+    try:
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        await runner.cleanup()
+
+
+async def test_a_closed_stream_frees_its_place_at_once(fake_executor) -> None:
+    """A client that opens a session per call (langchain-mcp-adapters, the SDK's ``sse_client``):
+    open, read the endpoint, close, back to back, well past the per-client cap of 8 (default
+    settings), gets 200 every time: the slot is freed when the connection is lost, not at a tick."""
+    async with served(sse_app(fake_executor)) as base, aiohttp.ClientSession() as http:
+        statuses = []
+        for _ in range(12):
+            response = await http.get(f"{base}/sse")
+            statuses.append(response.status)
+            if response.status == 200:
+                assert (await next_event(response))[0] == "endpoint"
+            response.close()
+        assert statuses == [200] * 12
