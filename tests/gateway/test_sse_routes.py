@@ -155,10 +155,13 @@ async def test_host_and_origin_allowlists_apply(client) -> None:
     stream.close()
 
 
-async def test_every_message_counts_against_the_client_limits(aiohttp_client, fake_executor) -> None:
+async def test_every_request_counts_against_the_client_limits(aiohttp_client, fake_executor) -> None:
     settings = dataclasses.replace(make_settings(request_limit=3), sse=SseSettings())
     client = await aiohttp_client(create_app(settings, dispatcher=fake_executor, tools=FAKE_TOOLS))
     stream, endpoint = await open_stream(client)  # the stream itself is request 1
+    note = b'{"jsonrpc":"2.0","method":"notifications/initialized"}'  # no answer: not a request
+    notes = [(await client.post(endpoint, data=note, headers=POST_HEADERS)).status for _ in range(5)]
+    assert notes == [202] * 5
     statuses = [(await client.post(endpoint, data=rpc("ping"), headers=POST_HEADERS)).status for _ in range(3)]
     assert statuses == [202, 202, 429]
     stream.close()
