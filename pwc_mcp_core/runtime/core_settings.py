@@ -36,8 +36,9 @@ DEFAULT_ALLOWED_HOSTS: Final = ("localhost:*", "127.0.0.1:*", "[::1]:*")
 DEFAULT_ALLOWED_ORIGINS: Final = ("https://chatgpt.com", "https://claude.ai")
 _LOG_LEVELS: Final = ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")
 # host[:port] or host:* — a wildcard only ever stands for the port (docs/protocol.md §1.6).
-_HOST_PATTERN: Final = re.compile(r"^(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9](?:[A-Za-z0-9.-]*[A-Za-z0-9])?)(?::(\d{1,5}|\*))?$")
-_ORIGIN_PATTERN: Final = re.compile(r"^https?://(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9.-]+)(?::\d{1,5})?$")
+# [0-9], not \d: \d admits every Unicode digit ("²", Arabic-Indic digits).
+_HOST_PATTERN: Final = re.compile(r"^(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9](?:[A-Za-z0-9.-]*[A-Za-z0-9])?)(?::([0-9]{1,5}|\*))?$")
+_ORIGIN_PATTERN: Final = re.compile(r"^https?://(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9.-]+)(?::[0-9]{1,5})?$")
 _SECRET_FIELDS: Final = frozenset({"cursor_keys", "redis_url", "redis_sentinel"})
 DEFAULT_MAX_BODY_BYTES: Final = 2 * 1024 * 1024
 DEFAULT_CHUNK_BYTES: Final = 8192
@@ -59,8 +60,8 @@ class CoreSettings:
     * ``PWC_MCP_HOST`` → `host`: listener address (default ``127.0.0.1``; use ``0.0.0.0`` in containers).
     * ``PORT`` → `port`: HTTP port, 1–65535 (default 7860).
     * ``PWC_MCP_ALLOWED_HOSTS`` → `allowed_hosts`: comma-separated ``Host`` allowlist of
-      ``host[:port]`` or ``host:*`` entries (any port); a bare ``localhost`` does not match
-      ``localhost:8080``. Default ``localhost:*,127.0.0.1:*,[::1]:*``. Other requests get 421.
+      ``host[:port]`` or ``host:*`` entries (any port, or none); a bare ``localhost`` does not
+      match ``localhost:8080``. Default ``localhost:*,127.0.0.1:*,[::1]:*``. Other requests get 421.
     * ``PWC_MCP_ALLOWED_ORIGINS`` → `allowed_origins`: comma-separated browser ``Origin``
       allowlist (``scheme://host[:port]``). Default ``https://chatgpt.com,https://claude.ai``;
       an empty value allows no browser origin; a ``*`` entry is refused. Requests without

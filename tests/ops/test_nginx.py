@@ -101,11 +101,13 @@ def test_the_site_configuration_passes_nginx_t(tmp_path: Path) -> None:
 
 @pytest.fixture(scope="module")
 def gateway(catalog_url: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServerProcess]:
-    """An embedded-mode gateway allowing 3 requests/min per client, behind which nginx runs."""
+    """An embedded-mode gateway allowing 3 requests/min per client, behind which nginx runs.
+
+    The default Host allowlist (``localhost:*``): the site forwards ``Host $host``, without a port."""
     logs = tmp_path_factory.mktemp("gateway")
     server = start_pwc_mcp(
         "gateway",
-        env={"PWC_API_URL": catalog_url, "PWC_MCP_REQUEST_LIMIT": "3", "PWC_MCP_ALLOWED_HOSTS": "localhost"},
+        env={"PWC_API_URL": catalog_url, "PWC_MCP_REQUEST_LIMIT": "3", "PWC_MCP_ALLOWED_HOSTS": ""},
         log_path=logs / "gateway.log",
     )
     yield server
