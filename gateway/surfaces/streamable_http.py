@@ -44,10 +44,24 @@ def _jsonrpc_error(status: int, code: int, message: str) -> web.Response:
     return web.Response(status=status, body=error_response(b"null", code, message), headers=_JSON_HEADERS)
 
 
+_BROWSER_PAGE: Final = (
+    "<!doctype html><html lang=\"en\"><head><meta charset=\"utf-8\"><title>MCP endpoint</title></head><body>"
+    "<h1>This is an MCP endpoint</h1><p>MCP clients POST JSON-RPC messages here; a browser cannot use it."
+    " How to connect a client, and every tool: <a href=\"/docs\">/docs</a>.</p></body></html>")
+
+
 async def method_not_allowed(request: web.Request) -> web.Response:
-    """``GET``/``DELETE /mcp``: stateless server, no SSE stream and no sessions (405, ``Allow: POST``)."""
+    """``GET``/``DELETE /mcp``: stateless server, no SSE stream and no sessions (405, ``Allow: POST``).
+
+    A browser (``Accept`` names ``text/html`` and not ``text/event-stream``) gets the same 405
+    as a short page pointing to ``/docs``; every header says so too (``Link: </docs>; rel="help"``).
+    """
+    headers = {"Allow": "POST", "Link": '</docs>; rel="help"'}
+    accept = request.headers.get("Accept", "").lower()
+    if "text/html" in accept and "text/event-stream" not in accept:
+        return web.Response(status=405, text=_BROWSER_PAGE, content_type="text/html", headers=headers)
     return web.json_response({"error": "method_not_allowed", "allowed": ["POST"]}, status=405,
-                             headers={"Allow": "POST"}, dumps=compact_dumps)
+                             headers=headers, dumps=compact_dumps)
 
 
 def accepts_json(accept: str | None) -> bool:

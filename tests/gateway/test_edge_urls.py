@@ -1,9 +1,14 @@
-"""The edge's Host and port handling over real HTTP (issue 33 items 11, 12): the shipped nginx
-forwards ``Host $host`` (no port) and ``X-Forwarded-Port``; ports are ASCII digits, 1–65535."""
+"""The edge's Host, ports and documents over real HTTP (issue 33 items 11–14).
+
+The shipped nginx forwards ``Host $host`` (no port) and ``X-Forwarded-Port``; ports are ASCII
+digits, 1–65535. Without nginx (compose, a Space) the gateway meters and compresses its large
+documents itself; ``HEAD`` works where uptime monitors use it; a browser on ``/mcp`` is sent
+to ``/docs``."""
 
 from __future__ import annotations
 
 import asyncio
+import gzip
 import json
 import re
 
@@ -78,3 +83,66 @@ async def test_nginx_host_without_a_port_is_admitted_and_the_upstream_port_is_no
     text = card.decode()
     assert set(re.findall(r"https?://localhost[^/\"]*", text)) == {"https://localhost"}
     assert "https://localhost/docs" in text and f":{port}" not in text
+
+
+async def test_documents_count_against_the_request_limit(aiohttp_client) -> None:
+    client = await aiohttp_client(create_app(make_settings(request_limit=3), dispatcher=FakeExecutor(),
+                                             tools=FAKE_TOOLS))
+    port = int(client.server.port)
+    statuses = []
+    for path in ["/docs", "/openapi.json", "/docs"]:
+        statuses.append((await raw_request(port, f"HEAD {path} HTTP/1.1\r\nHost: localhost\r\n".encode()))[0])
+    assert statuses == [200, 200, 200]
+    for path in ["/docs", "/openapi.json"]:
+        status, headers, body = await raw_request(port, f"GET {path} HTTP/1.1\r\nHost: localhost\r\n".encode())
+        assert status == 429 and 1 <= int(headers["Retry-After"]) <= 60
+        assert json.loads(body)["error"].startswith("rate_limited: ")
+    # What stays free: health, discovery (small, and what monitors and clients poll).
+    for path in ["/health", "/.well-known/mcp"] * 3:  # (no catalog here: health says 503, never 429)
+        assert (await raw_request(port, f"GET {path} HTTP/1.1\r\nHost: localhost\r\n".encode()))[0] in (200, 503)
+
+
+@pytest.mark.parametrize(("path", "accept"), [("/openapi.json", "*/*"), ("/docs", "application/json"),
+                                              ("/docs", "text/html")])
+async def test_documents_are_gzip_compressed_when_the_client_accepts_it(port: int, path: str, accept: str) -> None:
+    head = f"GET {path} HTTP/1.1\r\nHost: localhost\r\nAccept: {accept}\r\n"
+    status, plain_headers, plain = await raw_request(port, head.encode())
+    assert status == 200 and "Content-Encoding" not in plain_headers
+    assert "Accept-Encoding" in plain_headers["Vary"]
+    for accept_encoding in ["gzip", "br, gzip;q=0.5", "*"]:
+        status, headers, body = await raw_request(port, f"{head}Accept-Encoding: {accept_encoding}\r\n".encode())
+        assert status == 200 and headers["Content-Encoding"] == "gzip"
+        assert gzip.decompress(body) == plain and len(body) < len(plain) / 2
+    _, refused, body = await raw_request(port, f"{head}Accept-Encoding: gzip;q=0, br\r\n".encode())
+    assert "Content-Encoding" not in refused and body == plain
+
+
+async def test_each_encoding_of_openapi_has_its_own_etag(port: int) -> None:
+    head = "GET /openapi.json HTTP/1.1\r\nHost: localhost\r\n"
+    _, plain, _ = await raw_request(port, head.encode())
+    _, zipped, _ = await raw_request(port, f"{head}Accept-Encoding: gzip\r\n".encode())
+    assert plain["ETag"] != zipped["ETag"]
+    status, _, body = await raw_request(
+        port, f"{head}Accept-Encoding: gzip\r\nIf-None-Match: {zipped['ETag']}\r\n".encode())
+    assert (status, body) == (304, b"")
+    assert (await raw_request(port, f"{head}If-None-Match: {zipped['ETag']}\r\n".encode()))[0] == 200
+
+
+@pytest.mark.parametrize("path", ["/health", "/docs", "/openapi.json", "/.well-known/mcp"])
+async def test_head_answers_like_get_without_a_body(port: int, path: str) -> None:
+    got, get_headers, body = await raw_request(port, f"GET {path} HTTP/1.1\r\nHost: localhost\r\n".encode())
+    status, headers, empty = await raw_request(port, f"HEAD {path} HTTP/1.1\r\nHost: localhost\r\n".encode())
+    assert (status, empty) == (got, b"") and status in (200, 503)  # /health: 503 without a catalog
+    assert headers["Content-Type"] == get_headers["Content-Type"]
+    assert int(headers["Content-Length"]) == len(body)
+
+
+async def test_a_browser_on_mcp_is_pointed_to_the_docs(port: int) -> None:
+    status, headers, page = await raw_request(
+        port, b"GET /mcp HTTP/1.1\r\nHost: localhost\r\nAccept: text/html,application/xhtml+xml,*/*;q=0.8\r\n")
+    assert status == 405 and headers["Allow"] == "POST" and headers["Content-Type"].startswith("text/html")
+    assert b'<a href="/docs">' in page and headers["Link"] == '</docs>; rel="help"'
+    # An MCP client asking for its SSE stream still gets the JSON 405.
+    status, headers, body = await raw_request(
+        port, b"GET /mcp HTTP/1.1\r\nHost: localhost\r\nAccept: text/event-stream, text/html\r\n")
+    assert status == 405 and json.loads(body) == {"error": "method_not_allowed", "allowed": ["POST"]}

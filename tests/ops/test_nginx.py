@@ -176,19 +176,31 @@ def test_only_the_public_routes_are_published(nginx_url: str, path: str) -> None
     assert httpx.get(f"{nginx_url}{path}", verify=False).status_code == 404
 
 
+def own_client(address: str) -> httpx.Client:
+    """A client speaking from its own loopback address: its own budget under the 3/min limit."""
+    return httpx.Client(verify=False, transport=httpx.HTTPTransport(local_address=address, verify=False))
+
+
 def test_health_and_docs_are_published(nginx_url: str) -> None:
-    assert httpx.get(f"{nginx_url}/health", verify=False).status_code in (200, 503)
-    assert httpx.get(f"{nginx_url}/docs", verify=False, headers={"Accept": "application/json"}).status_code == 200
+    with own_client("127.0.0.2") as client:
+        assert client.get(f"{nginx_url}/health").status_code in (200, 503)
+        assert client.head(f"{nginx_url}/health").status_code in (200, 503)
+        assert client.get(f"{nginx_url}/docs", headers={"Accept": "application/json"}).status_code == 200
+        # The documents count against the client's limit (3/min here), at the gateway too.
+        statuses = [client.get(f"{nginx_url}/openapi.json").status_code for _ in range(3)]
+        assert statuses == [200, 200, 429]
 
 
 def test_docs_behind_nginx_name_the_https_endpoint(nginx_url: str) -> None:
     # nginx forwards Host ($host: no port), X-Forwarded-Proto and X-Forwarded-Port; the gateway
     # trusts them from loopback, so a site on a non-443 port keeps its port (issue 21 item 11).
     base = nginx_url  # https://localhost:<port>
-    docs = httpx.get(f"{nginx_url}/docs", verify=False, headers={"Accept": "application/json"}).json()
-    assert docs["endpoint_url"] == f"{base}/mcp"
-    discovery = httpx.get(f"{nginx_url}/.well-known/mcp", verify=False).json()
-    assert discovery["documentation_url"] == f"{base}/docs"
-    assert discovery["setup_url"] == f"{base}/docs#connect"  # the self-hosted server's own page
-    openapi = httpx.get(f"{nginx_url}/openapi.json", verify=False).json()
-    assert openapi["servers"] == [{"url": base}]
+    with own_client("127.0.0.3") as client:
+        docs = client.get(f"{nginx_url}/docs", headers={"Accept": "application/json"}).json()
+        assert docs["endpoint_url"] == f"{base}/mcp"
+        discovery = client.get(f"{nginx_url}/.well-known/mcp").json()
+        assert discovery["documentation_url"] == f"{base}/docs"
+        assert discovery["setup_url"] == f"{base}/docs#connect"  # the self-hosted server's own page
+        openapi = client.get(f"{nginx_url}/openapi.json", headers={"Accept-Encoding": "gzip"})
+        assert openapi.headers["Content-Encoding"] == "gzip"  # httpx inflates it
+        assert openapi.json()["servers"] == [{"url": base}]
