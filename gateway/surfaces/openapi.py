@@ -34,10 +34,10 @@ _ERROR_STATUSES: Final = {
     "403": "invalid_origin: the Origin header is not allowed",
     "422": "invalid_argument or ambiguous: an argument is wrong; the message says how to fix it",
     "429": "rate_limited: this client's limits are used up; retry after Retry-After seconds",
-    "502": "upstream_error: the catalog request failed; or response_too_large: the answer is over the "
-           "2 MiB bound (ask for less, do not retry as is)",
+    "502": "upstream_error: the catalog request failed, retry after Retry-After; or response_too_large: the "
+           "answer is over the 2 MiB bound (ask for less, do not retry as is)",
     "503": "unavailable or rate_limited (by the catalog); retry after Retry-After",
-    "504": "upstream_timeout: the catalog or the tool call timed out",
+    "504": "upstream_timeout: the catalog or the tool call timed out; retry after Retry-After, or ask for less",
 }
 _QUERY_TYPES: Final = frozenset({"string", "integer", "number", "boolean"})
 _MAX_BASES: Final = 64
