@@ -281,9 +281,16 @@ class MetricSelection:
 
     def requested(self) -> list[str]:
         """Every metric named by any option, casefolded, first-seen order."""
+        return list(self._spellings())
+
+    def _spellings(self) -> dict[str, str]:
+        """``{casefolded name: the caller's first spelling}`` of every requested metric, in order."""
         names = [*self.require, *(n for n, _ in self.minimum), *(n for n, _ in self.maximum),
                  *([self.sort[0]] if self.sort else []), *(n for n, _ in self.pareto)]
-        return list(dict.fromkeys(name.casefold() for name in names))
+        spellings: dict[str, str] = {}
+        for name in names:
+            spellings.setdefault(name.casefold(), name)
+        return spellings
 
     def apply(self, rows: Sequence[dict]) -> list[dict]:
         """Check names, filter, Pareto-reduce and sort merged ``rows``.
@@ -294,7 +301,8 @@ class MetricSelection:
         requested = self.requested()
         available = {str(name) for row in rows for name in _metrics(row)}
         known = {name.casefold() for name in available}
-        missing = [name for name in requested if name not in known]
+        # Named as the caller spelled them ("BLEU", not "bleu"), matched without case.
+        missing = [spelling for name, spelling in self._spellings().items() if name not in known]
         if missing:
             listing = ", ".join(sorted(available, key=str.casefold)) or "none"
             raise UsageError(f"unknown metric(s): {', '.join(missing)}; available metrics: {listing}")

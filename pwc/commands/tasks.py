@@ -300,15 +300,19 @@ def sort_rows(rows: Any, field: str, direction: str) -> list[dict[str, Any]]:
 
 
 def render_task_list(payload: Any, args: argparse.Namespace, out: Output) -> None:
-    """Grouped ``# Area:`` sections, or the flat table plus the pagination hint."""
+    """Grouped ``# Area:`` sections, or the flat table plus the pagination hint.
+
+    An area without tasks is left out of the grouped listing (it printed a bare "- None"); an
+    area asked for by ``--area`` that has none says so."""
     if args.grouped:
-        for index, area in enumerate(payload["results"]):
+        areas = payload["results"]
+        shown = [area for area in areas if area["tasks"]] if len(areas) > 1 else areas
+        for index, area in enumerate(shown):
             if index:
                 out.line()
             out.line(f"# Area: {area.get('name') or 'Uncategorized'}")
             if not area["tasks"]:
-                out.line()
-                out.line("- None")
+                out.line("- no tasks in this area")
             for task in area["tasks"]:
                 counts = " · ".join((counted(task.get("paper_count"), "paper"),
                                      counted(task.get("benchmark_count"), "benchmark"),

@@ -181,7 +181,7 @@ def test_unknown_metric_is_a_usage_error_after_the_fetch(stub: StubCatalog) -> N
     _serve_coco(stub)
     code, out, err = run_cli(stub.url, ["benchmark", "--name", "COCO", "--sort", "Latency"])
     assert (code, out) == (2, "")
-    assert "unknown metric(s): latency; available metrics: FPS, mAP" in err
+    assert "unknown metric(s): Latency; available metrics: FPS, mAP" in err  # as the caller spelled it
 
 
 def test_metric_scan_stops_on_an_empty_page(stub: StubCatalog) -> None:

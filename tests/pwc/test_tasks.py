@@ -224,7 +224,10 @@ def test_grouped_task_list_json_and_missing_counts(stub: StubCatalog) -> None:
     stub.routes["areas/with-tasks/"] = {"results": [{"id": 3, "name": "Empty", "tasks": []},
                                                     {"id": 4, "name": "Sparse", "tasks": [{"name": "x", "slug": "x"}]}]}
     code, out, _ = run_cli(stub.url, ["task", "list", "--group-by-area"])
-    assert out == "# Area: Empty\n\n- None\n\n# Area: Sparse\n- **x** (`x`) — unknown papers · unknown benchmarks · unknown evals\n"
+    # An area without tasks is left out (it was "- None").
+    assert out == "# Area: Sparse\n- **x** (`x`) — unknown papers · unknown benchmarks · unknown evals\n"
+    code, out, _ = run_cli(stub.url, ["task", "list", "--group-by-area", "--area", "empty"])
+    assert (code, out) == (0, "# Area: Empty\n- no tasks in this area\n")
     code, out, _ = run_cli(stub.url, ["task", "list", "--group-by-area", "--json"])
     assert json_data(out)["results"][1]["tasks"] == [{"name": "x", "slug": "x"}]
 
