@@ -204,3 +204,16 @@ def test_docs_behind_nginx_name_the_https_endpoint(nginx_url: str) -> None:
         openapi = client.get(f"{nginx_url}/openapi.json", headers={"Accept-Encoding": "gzip"})
         assert openapi.headers["Content-Encoding"] == "gzip"  # httpx inflates it
         assert openapi.json()["servers"] == [{"url": base}]
+
+
+def test_the_readme_names_every_route_the_site_publishes() -> None:
+    """README "Deploy" step 5 lists the proxied routes of the shipped site, no more, no fewer."""
+    import re
+
+    site = SITE.read_text(encoding="utf-8")
+    published = {path for path in re.findall(r"location =? ?(/[^ ]*) \{", site)
+                 if path != "/" and not path.startswith("/pwc-mcp-errors/")}
+    readme = (REPO_ROOT / "README.md").read_text(encoding="utf-8")
+    step = next(line for line in readme.splitlines() if line.startswith("# 5. nginx:"))
+    assert set(re.findall(r"(/[a-z0-9./-]+)", step.split(":", 2)[2])) == published
+    assert f"only {len(published)} routes" in step
