@@ -15,6 +15,7 @@ from pwc.names import (
     not_found,
     required_name,
     resolve_area,
+    with_area_names,
 )
 from pwc.render import (
     Output,
@@ -94,7 +95,8 @@ def render_method(payload: dict[str, Any], args: argparse.Namespace, out: Output
 
 
 def run_method_list(args: argparse.Namespace, client: Any) -> Any:
-    """GET ``areas/`` (names, ``--area``) then ``methods/``; returns the raw ``methods/`` response.
+    """GET ``areas/`` (names, ``--area``) then ``methods/``; returns the ``methods/`` response, each
+    row with ``area_name`` beside its ``area_id`` (`with_area_names`).
 
     Sets ``args.area_names`` for the renderer. Unknown area → ``NotFoundError`` (exit 4).
     """
@@ -106,7 +108,7 @@ def run_method_list(args: argparse.Namespace, client: Any) -> Any:
         params["q"] = args.search
     params.update(area_id=area_id, introduced_year=args.introduced_year,
                   ordering=("-" if args.order_dir == "desc" else "") + args.order_by)
-    return client.get_json("methods/", params)
+    return with_area_names(client.get_json("methods/", params), args.area_names)
 
 
 def render_method_list(payload: Any, args: argparse.Namespace, out: Output) -> None:

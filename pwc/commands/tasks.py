@@ -23,6 +23,7 @@ from pwc.names import (
     not_found,
     required_name,
     resolve_area,
+    with_area_names,
 )
 from pwc.render import (
     Output,
@@ -282,7 +283,7 @@ def run_task_list(args: argparse.Namespace, client: Any) -> Any:
         params["q"] = args.search
     params.update(area_id=area_id, level=args.level, visible_only=args.visible_only,
                   ordering=("-" if args.order_dir == "desc" else "") + args.order_by)
-    return client.get_json("tasks/", params)
+    return with_area_names(client.get_json("tasks/", params), args.area_names)
 
 
 def sort_rows(rows: Any, field: str, direction: str) -> list[dict[str, Any]]:

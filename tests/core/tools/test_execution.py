@@ -194,3 +194,18 @@ def test_results_over_the_response_bound_drop_data_then_fail_cleanly(stub: StubC
     assert content["data"] is None and content["data_note"].startswith("data omitted")
     failed = call_tool(bounded(4096 + 200), "get_paper_info", {"paper": "1706.03762"})["result"]
     assert failed["isError"] and failed["content"][0]["text"].startswith("upstream_error: the result is too large")
+
+
+@pytest.mark.parametrize(("tool", "arguments"), [("list_tasks", {"area": "Natural Language Processing"}),
+                                                 ("list_methods", {})])
+def test_task_and_method_lists_name_the_area(runtime: Runtime, tool: str, arguments: dict[str, Any]) -> None:
+    """The text names each row's area (it showed only the number), from the CLI's ``area_name``."""
+    result = call_tool(runtime, tool, arguments)["result"]
+    rows = result["structuredContent"]["data"]["results"]
+    named = [row for row in rows if row.get("area_name")]
+    assert named, rows
+    text = result["content"][0]["text"]
+    header = next(line for line in text.splitlines() if line.startswith("id|"))
+    assert "|area|" in header and "area id" not in header
+    for row in named:
+        assert any(f"|{row['area_name']}|" in line and row["name"] in line for line in text.splitlines())
