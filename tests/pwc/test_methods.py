@@ -75,7 +75,8 @@ def test_method_list_tty_json_and_hint(stub: StubCatalog) -> None:
     assert stub.calls[1][1]["ordering"] == "-paper_count"
     code, out, err = run_cli(stub.url, ["method", "list", "--json"])
     # The JSON names each row's area too (the table always did).
-    named = {**WAV2VEC, "count": 600, "results": [{**row, "area_name": "Audio"} for row in WAV2VEC["results"]]}
+    rows: list[dict[str, object]] = WAV2VEC["results"]  # type: ignore[assignment]
+    named = {**WAV2VEC, "count": 600, "results": [{**row, "area_name": "Audio"} for row in rows]}
     assert (json_data(out), err) == (named, "")
 
 

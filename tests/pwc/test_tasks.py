@@ -239,7 +239,8 @@ def test_task_json_flag_is_kept_on_either_side_of_list(stub: StubCatalog, argv: 
     code, out, _ = run_cli(stub.url, argv, isatty=True)
     assert code == 0
     # The rows as the catalog sent them, each naming its area beside its area_id.
-    assert json_data(out) == {**TASKS, "results": [{**row, "area_name": "Vision"} for row in TASKS["results"]]}
+    rows: list[dict[str, object]] = TASKS["results"]  # type: ignore[assignment]
+    assert json_data(out) == {**TASKS, "results": [{**row, "area_name": "Vision"} for row in rows]}
 
 
 def test_unknown_area_lists_the_available_areas(stub: StubCatalog) -> None:
