@@ -42,6 +42,7 @@ __all__ = [
     "parse_pareto",
     "parse_sort",
     "parse_threshold",
+    "row_parameters",
     "shot_count",
 ]
 
@@ -391,6 +392,29 @@ def parameters_cell(value: object) -> str:
             scaled = Decimal(value) / scale
             return f"{scaled.normalize():f}{unit}"
     return f"{value:,}"
+
+
+# Metric names that state a model's parameter count ("Number of params: 197M").
+PARAMETER_METRICS = frozenset({"number of params", "number of parameters", "params", "parameters", "# params",
+                               "#params", "param count", "model size"})
+
+
+def row_parameters(row: Mapping[str, Any]) -> int | None:
+    """A row's parameter count: ``num_parameters``, else the count a parameter metric of the row
+    states ("Number of params: 197M"), so the parameter column never shows "—" beside a score
+    that gives the size. None when neither says."""
+    size = row.get("num_parameters")
+    if _is_int(size) and size > 0:
+        return size
+    metrics = row.get("metrics")
+    for name, value in (metrics.items() if isinstance(metrics, Mapping) else ()):
+        if str(name).strip().casefold() in PARAMETER_METRICS and isinstance(value, str | int) \
+                and not isinstance(value, bool):
+            try:
+                return parse_parameter_size(str(value))
+            except argparse.ArgumentTypeError:
+                continue
+    return None
 
 
 def check_parameter_limit(rows: Iterable[Mapping[str, Any]], limit: int) -> None:

@@ -36,6 +36,7 @@ from pwc.leaderboard import (
     parse_pareto,
     parse_sort,
     parse_threshold,
+    row_parameters,
 )
 from pwc.markdown import md_table
 from pwc.names import (
@@ -174,7 +175,7 @@ def render_benchmark(payload: dict[str, Any], args: argparse.Namespace, out: Out
     headers = ["Rank", "Model", "Parameters", "Scores", "Task", "Paper", "Published", "Open"]
     if out.isatty:
         table = [[row.get("best_rank") if row.get("best_rank") is not None else EM_DASH, model_label(row),
-                  parameters_cell(row.get("num_parameters")), metric_summary(row), row.get("task_name") or EM_DASH,
+                  parameters_cell(row_parameters(row)), metric_summary(row), row.get("task_name") or EM_DASH,
                   f"{row.get('paper_title') or ''} [{row.get('paper_arxiv_id') or row.get('paper_id')}]".lstrip(),
                   row.get("paper_published_date") or EM_DASH, open_cell(row)] for row in rows]
         out.stdout.write(format_table(headers, table, right=("Rank",), aligned=True))
@@ -184,7 +185,7 @@ def render_benchmark(payload: dict[str, Any], args: argparse.Namespace, out: Out
         ref = row.get("paper_arxiv_id") or row.get("paper_id")
         title = row.get("paper_title") or row.get("paper_arxiv_id") or f"Paper {row.get('paper_id')}"
         table.append([md_escape(row.get("best_rank")), md_escape(model_label(row)),
-                      parameters_cell(row.get("num_parameters")), md_escape(metric_summary(row)),
+                      parameters_cell(row_parameters(row)), md_escape(metric_summary(row)),
                       md_escape(row.get("task_name")), f"[{_md_label(title)}]({site_url('paper', ref)})",
                       md_escape(row.get("paper_published_date")), open_cell(row)])
     out.lines(md_table(headers, table, ["---:", "---", "---:", "---", "---", "---", "---", ":---:"]))

@@ -395,3 +395,19 @@ def test_leaderboard_metric_selection_on_the_sample_catalog(catalog_url: str) ->
     assert code in (0, 4), err
     if code == 0:
         assert all(r["num_parameters"] <= 10**9 for r in json_data(out)["results"])
+
+
+def test_the_parameter_column_reads_a_parameter_metric_when_the_count_is_missing(stub: StubCatalog) -> None:
+    """Swin-L's row has no ``num_parameters`` but scores "Number of params: 197M": the column says 197M."""
+    rows = [_eval("Swin-L", paper_id="1", metrics={"Top 1 Accuracy": 87.3, "Number of params": "197M"}),
+            _eval("ViT-L", paper_id="2", metrics={"Top 1 Accuracy": 87.76}, num_parameters=307_000_000),
+            _eval("Bare", paper_id="3", metrics={"Top 1 Accuracy": 80.0})]
+    stub.routes.update({"datasets/": {"results": [COCO]}, "datasets/7/evaluations/": {"count": 3, "results": rows}})
+    for extra in ([], ["--pareto", "Top 1 Accuracy:higher,Number of params:lower"]):
+        code, out, err = run_cli(stub.url, ["benchmark", "--name", "COCO", *extra])
+        assert (code, err) == (0, "")
+        swin = next(line for line in out.splitlines() if "Swin-L" in line)
+        assert swin.split("|")[3].strip() == "197M", swin
+        if not extra:
+            vit = next(line for line in out.splitlines() if "ViT-L" in line)
+            assert vit.split("|")[3].strip() == "307M"

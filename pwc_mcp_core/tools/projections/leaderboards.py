@@ -8,11 +8,10 @@ unfiltered leaderboard and names the available metrics).
 
 from __future__ import annotations
 
-import argparse
 import re
 
 from pwc import render
-from pwc.leaderboard import metric_magnitude, metric_number, parse_parameter_size, shot_count
+from pwc.leaderboard import metric_magnitude, metric_number, row_parameters, shot_count
 from pwc_mcp_core.protocol.json_types import JsonObject, JsonValue
 
 __all__ = [
@@ -124,26 +123,11 @@ def _metrics(row: JsonObject) -> JsonObject:
     return {str(name): metric_value(value) for name, value in metrics.items()}
 
 
-# Metric names that state a model's parameter count ("Number of params: 197M").
-_PARAMETER_METRICS = frozenset({"number of params", "number of parameters", "params", "parameters", "# params",
-                                "#params", "param count", "model size"})
-
-
 def _parameters(row: JsonObject) -> int | None:
-    """``num_parameters``, else the count a parameter metric states, so the parameter column never
-    stays empty while a metric of the same row gives the size."""
+    """``num_parameters`` as the catalog gives it, else the count a parameter metric states
+    (`pwc.leaderboard.row_parameters`, the CLI's parameter column too)."""
     size = _int(row.get("num_parameters"))
-    if size is not None:
-        return size
-    metrics = _object(row.get("metrics"))
-    for name, value in metrics.items():
-        if str(name).strip().casefold() in _PARAMETER_METRICS and isinstance(value, str | int) \
-                and not isinstance(value, bool):
-            try:
-                return parse_parameter_size(str(value))
-            except argparse.ArgumentTypeError:
-                continue
-    return None
+    return size if size is not None else row_parameters(row)
 
 
 def _rank_scopes(row: JsonObject) -> list[JsonValue]:
