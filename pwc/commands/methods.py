@@ -44,7 +44,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     commands = method.add_subparsers(dest="method_command", metavar="{list}")
     lst = commands.add_parser("list", help="list methods")
     lst.add_argument("--page", type=int_range("--page", 1, 100), default=1)
-    lst.add_argument("--page-size", type=int_range("--page-size", 1, 500), default=50)
+    lst.add_argument("--page-size", "--limit", dest="page_size", type=int_range("--page-size", 1, 500), default=50)
     lst.add_argument("--search", help="method name search (sent as q)")
     lst.add_argument("--area", help="exact area name or slug (case-insensitive) or area ID")
     lst.add_argument("--introduced-year", type=int, help="year the method was introduced")

@@ -58,7 +58,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     commands = task.add_subparsers(dest="task_command", metavar="{list}")
     lst = commands.add_parser("list", help="list tasks (grouped by area on a terminal)")
     lst.add_argument("--page", type=int_range("--page", 1, 100), default=1)
-    lst.add_argument("--page-size", type=int_range("--page-size", 1, 100), default=50)
+    lst.add_argument("--page-size", "--limit", dest="page_size", type=int_range("--page-size", 1, 100), default=50)
     lst.add_argument("--search", help="task name search (sent as q)")
     mode = lst.add_mutually_exclusive_group()
     mode.add_argument("--group-by-area", action="store_true", help="group tasks under their areas")

@@ -81,7 +81,7 @@ def test_method_list_tty_json_and_hint(stub: StubCatalog) -> None:
 
 
 @pytest.mark.parametrize(("argv", "code", "message"), [
-    pytest.param(["--page-size", "501"], 2, "argument --page-size: --page-size must be 1-500", id="size"),
+    pytest.param(["--page-size", "501"], 2, "argument --page-size/--limit: --page-size must be 1-500", id="size"),
     pytest.param(["--introduced-year", "new"], 2, "argument --introduced-year: invalid int value", id="year"),
     pytest.param(["--order-by", "stars"], 2, "argument --order-by: invalid choice", id="order"),
     pytest.param(["--area", "Robotics"], 4, "pwc: Area not found: Robotics; available areas: Audio, General",
