@@ -28,9 +28,11 @@ __all__ = [
     "PAGE_SIZE",
     "SCAN_LIMIT",
     "MetricSelection",
+    "best_first",
     "check_parameter_limit",
     "fetch_leaderboard",
     "merge_evaluations",
+    "metric_direction",
     "metric_magnitude",
     "metric_number",
     "metric_summary",
@@ -42,6 +44,7 @@ __all__ = [
     "parse_pareto",
     "parse_sort",
     "parse_threshold",
+    "primary_metric",
     "row_parameters",
     "shot_count",
 ]
@@ -54,6 +57,10 @@ _SHOT_RE = re.compile(r"\b(\d+)\s*[- ]?shot", re.IGNORECASE)
 _SIZE_RE = re.compile(r"(\d+(?:_\d+)*)(?:\.(\d+(?:_\d+)*))?([mb])?", re.IGNORECASE)
 _SIZE_SUFFIX = {"m": 10**6, "b": 10**9}
 # A count with a magnitude suffix as leaderboards report sizes: 632M, 1.2B, 340K, 13B, 1.5T, 4.4G.
+# Word rules of docs/cli-contract.md §3.7; "lower" words are checked first.
+_LOWER_WORDS = frozenset({"error", "loss", "perplexity", "latency", "runtime", "wer", "cer", "eer", "fid", "mae", "rmse"})
+_HIGHER_WORDS = frozenset({"accuracy", "precision", "recall", "f1", "bleu", "rouge", "map", "auc", "score", "em"})
+_DIRECTION_WORD = re.compile(r"[a-z0-9]+")
 _MAGNITUDE_RE = re.compile(r"(\d+(?:\.\d*)?|\.\d+)\s?([kmbgt])", re.IGNORECASE)
 _MAGNITUDE = {"k": 1e3, "m": 1e6, "b": 1e9, "g": 1e9, "t": 1e12}
 
@@ -478,3 +485,57 @@ def fetch_leaderboard(client: Any, dataset_id: Any, *, is_open: str | None, max_
                                 f"safety limit is {SCAN_LIMIT}")
         page = next_page
     return rows, total if total is not None else len(rows)
+
+
+# ---------------------------------------------------------------- default order (best first)
+
+
+def metric_direction(name: str) -> str:
+    """``"lower"``, ``"higher"`` or ``"unknown"`` for a metric name (docs/cli-contract.md §3.7 word rules).
+
+    >>> metric_direction("Top-1 Error"), metric_direction("BLEU score"), metric_direction("top1")
+    ('lower', 'higher', 'unknown')
+    """
+    words = set(_DIRECTION_WORD.findall(name.lower()))
+    if words & _LOWER_WORDS:
+        return "lower"
+    if words & _HIGHER_WORDS:
+        return "higher"
+    return "unknown"
+
+
+def primary_metric(rows: Sequence[Mapping[str, Any]], requested: Sequence[str]) -> tuple[str, str] | None:
+    """``(metric, direction)`` a leaderboard is ordered by: the first requested metric, else the
+    ``best_metric`` most rows name, else the metric most rows report; None when its direction is
+    unknown (then the catalog's rank order stays)."""
+    names: dict[str, int] = {}
+    for row in rows:
+        best = row.get("best_metric")
+        for name in _metrics(row):
+            names[str(name)] = names.get(str(name), 0) + (len(rows) + 1 if name == best else 1)
+    by_case = {name.casefold(): name for name in names}
+    for wanted in requested:
+        if str(wanted).casefold() in by_case:
+            name = by_case[str(wanted).casefold()]
+            direction = metric_direction(name)
+            return (name, direction) if direction != "unknown" else None
+    for name in sorted(names, key=lambda n: -names[n]):
+        direction = metric_direction(name)
+        if direction != "unknown":
+            return name, direction
+    return None
+
+
+def best_first(rows: Sequence[dict], requested: Sequence[str] = ()) -> tuple[list[dict], dict[str, str] | None]:
+    """``rows`` ordered by :func:`primary_metric` in its direction (rows without it after, in rank
+    order), and ``{"metric", "direction"}`` naming it; the rows unchanged and None when no metric
+    has a known direction. The first row is then the best row, not the #1 of some task scope."""
+    chosen = primary_metric(rows, requested)
+    if chosen is None:
+        return list(rows), None
+    name, direction = chosen
+    sign = -1.0 if direction == "higher" else 1.0
+    with_metric = [row for row in rows if metric_magnitude(_metrics(row).get(name)) is not None]
+    without = [row for row in rows if metric_magnitude(_metrics(row).get(name)) is None]
+    with_metric.sort(key=lambda row: sign * (metric_magnitude(_metrics(row).get(name)) or 0.0))
+    return with_metric + without, {"metric": name, "direction": direction}

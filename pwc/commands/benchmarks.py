@@ -25,6 +25,7 @@ from pwc.cli import int_range
 from pwc.errors import ResponseError, UsageError
 from pwc.leaderboard import (
     MetricSelection,
+    best_first,
     check_parameter_limit,
     fetch_leaderboard,
     merge_evaluations,
@@ -127,7 +128,10 @@ def _selection(args: argparse.Namespace) -> MetricSelection:
 def run_benchmark(args: argparse.Namespace, client: Any) -> dict[str, Any]:
     """Resolve the benchmark, fetch and merge its evaluations, apply metric selection (§2.15).
 
-    Returns ``{"benchmark", "count", "matched_count", "results"}``. Raises
+    Without ``--sort`` or ``--pareto`` the rows are best first by the requested metric, else the
+    primary one (`best_first`), and ``order`` names it; with no metric of known direction they
+    keep the catalog's rank order. Returns ``{"benchmark", "count", "matched_count", "results"}``
+    (and ``order``). Raises
     ``NotFoundError``/``ResponseError`` (exit 4) and ``UsageError`` for unknown metrics (exit 2).
     """
     name = required_name(args.name, "benchmark")
@@ -145,8 +149,12 @@ def run_benchmark(args: argparse.Namespace, client: Any) -> dict[str, Any]:
     if args.max_parameters is not None:
         check_parameter_limit(merged, args.max_parameters)
     selected = selection.apply(merged) if selection.active else merged
-    return {"benchmark": benchmark, "count": count, "matched_count": len(selected),
-            "results": selected[:args.limit]}
+    order = None
+    if not args.sort and not args.pareto:  # best first by the requested or primary metric, as the tool
+        selected, order = best_first(selected, selection.requested())
+    payload = {"benchmark": benchmark, "count": count, "matched_count": len(selected),
+               "results": selected[:args.limit]}
+    return payload if order is None else {**payload, "order": order}
 
 
 def _md_label(text: Any) -> str:
@@ -171,6 +179,10 @@ def render_benchmark(payload: dict[str, Any], args: argparse.Namespace, out: Out
                    f"from {payload['count']} stored evaluation rows.")
     else:
         summary = f"Top {len(rows)} of {payload['count']} evaluation rows."
+    order = payload.get("order")
+    if isinstance(order, dict):
+        summary += (f" Ordered by {text(order['metric'])} ({order['direction']} first); Rank is each row's rank "
+                    "in its own task.")
     out.lines(["", summary, ""])
     headers = ["Rank", "Model", "Parameters", "Scores", "Task", "Paper", "Published", "Open"]
     if out.isatty:

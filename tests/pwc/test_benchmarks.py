@@ -411,3 +411,25 @@ def test_the_parameter_column_reads_a_parameter_metric_when_the_count_is_missing
         if not extra:
             vit = next(line for line in out.splitlines() if "ViT-L" in line)
             assert vit.split("|")[3].strip() == "307M"
+
+
+def test_the_leaderboard_is_best_first_like_the_tool(stub: StubCatalog) -> None:
+    """Without --sort or --pareto, rows go best first by the primary metric (a task-scoped #1 of a
+    weaker model no longer tops the board), in the JSON and the table, which says so."""
+    rows = [_eval("SimCLR", paper_id="1", metrics={"Top 1 Accuracy": "76.5%"}, best_metric="Top 1 Accuracy",
+                  best_rank=1),
+            _eval("ViT-H", paper_id="2", metrics={"Top 1 Accuracy": "88.55%"}, best_metric="Top 1 Accuracy",
+                  best_rank=1),
+            _eval("MAE", paper_id="3", metrics={"Top 1 Accuracy": "87.8%"}, best_metric="Top 1 Accuracy", best_rank=2)]
+    stub.routes.update({"datasets/": {"results": [COCO]}, "datasets/7/evaluations/": {"count": 3, "results": rows}})
+    code, out, err = run_cli(stub.url, ["benchmark", "--name", "COCO", "--json"])
+    assert (code, err) == (0, "")
+    data = json_data(out)
+    assert [r["model_name"] for r in data["results"]] == ["ViT-H", "MAE", "SimCLR"]
+    assert data["order"] == {"metric": "Top 1 Accuracy", "direction": "higher"}
+    code, out, _ = run_cli(stub.url, ["benchmark", "--name", "COCO", "--limit", "2"])
+    assert "Ordered by Top 1 Accuracy (higher first)" in out
+    assert out.index("ViT-H") < out.index("MAE") and "SimCLR" not in out
+    code, out, _ = run_cli(stub.url, ["benchmark", "--name", "COCO", "--sort", "Top 1 Accuracy:asc", "--json"])
+    assert [r["model_name"] for r in json_data(out)["results"]] == ["SimCLR", "MAE", "ViT-H"]
+    assert "order" not in json_data(out)

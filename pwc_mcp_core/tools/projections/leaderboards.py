@@ -8,10 +8,8 @@ unfiltered leaderboard and names the available metrics).
 
 from __future__ import annotations
 
-import re
-
 from pwc import render
-from pwc.leaderboard import metric_magnitude, metric_number, row_parameters, shot_count
+from pwc.leaderboard import best_first, metric_direction, metric_number, row_parameters, shot_count
 from pwc_mcp_core.protocol.json_types import JsonObject, JsonValue
 
 __all__ = [
@@ -40,26 +38,8 @@ RANKING_NOTE = (
 METRIC_SELECTORS = ("require_metrics", "minimum_metrics", "maximum_metrics", "sort_metric", "pareto",
                     "min", "max", "sort")
 
-# Word rules of docs/cli-contract.md §3.7; "lower" words are checked first.
-_LOWER_WORDS = frozenset({"error", "loss", "perplexity", "latency", "runtime", "wer", "cer", "eer", "fid", "mae", "rmse"})
-_HIGHER_WORDS = frozenset({"accuracy", "precision", "recall", "f1", "bleu", "rouge", "map", "auc", "score", "em"})
-_WORD = re.compile(r"[a-z0-9]+")
 _UNKNOWN_METRIC = "unknown metric(s):"
 _AVAILABLE = "; available metrics: "
-
-
-def metric_direction(name: str) -> str:
-    """``"lower"``, ``"higher"`` or ``"unknown"`` for a metric name (docs/cli-contract.md §3.7 word rules).
-
-    >>> metric_direction("Top-1 Error"), metric_direction("BLEU score"), metric_direction("top1")
-    ('lower', 'higher', 'unknown')
-    """
-    words = set(_WORD.findall(name.lower()))
-    if words & _LOWER_WORDS:
-        return "lower"
-    if words & _HIGHER_WORDS:
-        return "higher"
-    return "unknown"
 
 
 def _object(value: object) -> JsonObject:
@@ -222,50 +202,14 @@ def local_page(payload: object, page: int, limit: int, *, max_rows: int) -> obje
     return {**payload, "results": rows[(page - 1) * limit: page * limit], "next_page": page + 1 if more else None}
 
 
-def primary_metric(rows: list[JsonObject], requested: list[str]) -> tuple[str, str] | None:
-    """``(metric, direction)`` a leaderboard is ordered by: the first requested metric, else the
-    ``best_metric`` most rows name, else the metric most rows report; None when its direction is
-    unknown (then the catalog's rank order stays)."""
-    names: dict[str, int] = {}
-    for row in rows:
-        metrics = _object(row.get("metrics"))
-        best = row.get("best_metric")
-        for name in metrics:
-            names[str(name)] = names.get(str(name), 0) + (len(rows) + 1 if name == best else 1)
-    by_case = {name.casefold(): name for name in names}
-    for wanted in requested:
-        if str(wanted).casefold() in by_case:
-            name = by_case[str(wanted).casefold()]
-            direction = metric_direction(name)
-            return (name, direction) if direction != "unknown" else None
-    for name in sorted(names, key=lambda n: -names[n]):
-        direction = metric_direction(name)
-        if direction != "unknown":
-            return name, direction
-    return None
-
-
 def order_by_metric(payload: object, requested: list[str]) -> object:
-    """The leaderboard payload with its merged rows ordered by :func:`primary_metric` in its direction
-    (rows without it after, in rank order), and ``order`` naming it; unchanged when no metric has a
-    known direction. A first row is then the best row, not the #1 of some task scope."""
+    """The leaderboard payload with its rows best first (`pwc.leaderboard.best_first`, which
+    ``pwc benchmark`` applies too) and ``order`` naming the metric; unchanged when no metric has
+    a known direction."""
     if not isinstance(payload, dict) or not isinstance(payload.get("results"), list):
         return payload
-    rows = [row for row in payload["results"] if isinstance(row, dict)]
-    chosen = primary_metric(rows, requested)
-    if chosen is None:
-        return payload
-    name, direction = chosen
-    sign = -1.0 if direction == "higher" else 1.0
-    with_metric = [row for row in rows if _value_of(row, name) is not None]
-    without = [row for row in rows if _value_of(row, name) is None]
-    with_metric.sort(key=lambda row: sign * (_value_of(row, name) or 0.0))
-    return {**payload, "results": with_metric + without, "order": {"metric": name, "direction": direction}}
-
-
-def _value_of(row: JsonObject, name: str) -> float | None:
-    # Compared as the CLI compares ("632M" is 632,000,000), whatever the projection shows.
-    return metric_magnitude(_object(row.get("metrics")).get(name))
+    rows, order = best_first([row for row in payload["results"] if isinstance(row, dict)], requested)
+    return payload if order is None else {**payload, "results": rows, "order": order}
 
 
 def unknown_metric_error(message: str) -> bool:
