@@ -19,7 +19,10 @@ https://modelcontextprotocol.io/specification/2024-11-05/basic/transports
   answer is routed to the stream's holder (:class:`gateway.surfaces.sse_sessions.SessionHub`,
   through Redis when that is another process; written at once by the POST's own task when
   the stream is this process's and idle) and the POST answers 202 with an empty
-  body; a refusal (413, 429, 503, ...) or a transport-level error answers the POST itself.
+  body. A refusal that names the request id (429, 503, ...) is that call's answer: it goes on
+  the stream and the POST answers 202 too, so an SDK's SSE client fails that call alone (a
+  non-2xx POST ends its whole session). A refusal without an id (413) or a transport-level
+  error (421, 403, 404) answers the POST itself.
 
 The answer is computed where the POST lands, so admission sees the real request and the
 call runs on the same executor path as ``/mcp``; only the finished answer travels.
@@ -28,7 +31,6 @@ call runs on the same executor path as ``/mcp``; only the finished answer travel
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import json
 import time
 from collections.abc import AsyncIterator
@@ -230,11 +232,18 @@ class SseRoutes:
             return answer  # 202 for a notification
         body = bytes(raw)
         if answer.status != 200:
-            # A refusal (429, 503, 413, ...) answers the POST; when it names the request id it
-            # also goes on the stream, where SSE clients wait for that id's answer.
+            # A refusal (429, 503, ...) that names the request id is that call's answer: it goes
+            # on the stream, where SSE clients wait for it, and the POST is accepted (202). SDK
+            # SSE clients end the whole session on a non-2xx POST (the Python SDK raises in its
+            # writer); this way only the refused call fails. The refusal is still counted and
+            # logged (by the /mcp endpoint, with its own status). One without an id (413, a body
+            # that is not JSON-RPC) cannot be matched to a call: it answers the POST.
             if _names_a_request(body):
-                with contextlib.suppress(LimitsUnavailable):
-                    await self.hub.deliver(holder, session_id, body)
+                try:
+                    if await self.hub.deliver(holder, session_id, body):
+                        return web.Response(status=202)
+                except LimitsUnavailable:
+                    pass
             return answer
         try:
             delivered = await self.hub.deliver(holder, session_id, body)

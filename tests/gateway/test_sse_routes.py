@@ -163,7 +163,9 @@ async def test_every_request_counts_against_the_client_limits(aiohttp_client, fa
     notes = [(await client.post(endpoint, data=note, headers=POST_HEADERS)).status for _ in range(5)]
     assert notes == [202] * 5
     statuses = [(await client.post(endpoint, data=rpc("ping"), headers=POST_HEADERS)).status for _ in range(3)]
-    assert statuses == [202, 202, 429]
+    assert statuses == [202, 202, 202]  # the third is refused: its answer on the stream says so
+    answers = [json.loads((await next_event(stream))[1]) for _ in range(3)]
+    assert [refusal_error(answer) for answer in answers] == [None, None, "rate_limit_exceeded"]
     stream.close()
 
 
@@ -185,10 +187,16 @@ async def test_a_refused_message_is_also_answered_on_the_stream(aiohttp_client, 
         await next_event(stream)
     refused = await client.post(endpoint, data=rpc("tools/call", {"name": "list_tasks", "arguments": {}},
                                                    request_id=42), headers=POST_HEADERS)
-    assert refused.status == 429 and refusal_error(await refused.read()) == "rate_limit_exceeded"
+    # Accepted: the refusal is the call's answer on the stream (a non-2xx POST ends an SDK session).
+    assert (refused.status, await refused.read()) == (202, b"")
     event, data = await next_event(stream)  # SSE clients wait on the stream for id 42
     assert event == "message" and json.loads(data)["id"] == 42
     assert refusal_error(data) == "rate_limit_exceeded"
+    assert 1 <= json.loads(data)["error"]["data"]["retry_after_s"] <= 60
+    # Still counted: the metrics saw a 429.
+    assert 'pwc_mcp_limit_rejections_total{kind="requests"}' in await (await client.get("/metrics")).text()
+    # A refusal no call can be matched to (a body over the bound: no id read) answers the POST.
+    assert (await client.post(endpoint, data=b" " * (2 * 1024 * 1024 + 1), headers=POST_HEADERS)).status == 413
     stream.close()
 
 
