@@ -24,7 +24,7 @@ sleep 4
 echo '{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"list_conferences","arguments":{}}}' > "$BODIES"
 run() { # $1 tree  $2 mode
   local tree=$1 mode=$2
-  export PWC_API_URL=http://127.0.0.1:$CAT_PORT/api/v1 PWC_MCP_CURSOR_KEY_CURRENT=k PORT=$GW_PORT LOG_LEVEL=WARNING \
+  export PWC_API_URL=http://127.0.0.1:$CAT_PORT/api/v1 PWC_MCP_CURSOR_KEY_CURRENT=bench-key-0123456789abcdef0123456 PORT=$GW_PORT LOG_LEVEL=WARNING \
     PWC_MCP_REQUEST_LIMIT=10000 PWC_MCP_CONCURRENCY_LIMIT=1000 PWC_MCP_GLOBAL_CONCURRENCY_LIMIT=1000
   local pids=()
   if [ $mode = redis ]; then

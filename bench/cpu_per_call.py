@@ -88,7 +88,7 @@ def wrk(url: str, script: str, bodies: Path, seconds: int, connections: int) -> 
 def measure(tree: Path, mode: str, catalog_url: str, redis_url: str | None, bodies: Path, seconds: int,
             connections: int) -> dict[str, float]:
     port = free_port()
-    env = {**os.environ, "PWC_API_URL": catalog_url, "PWC_MCP_CURSOR_KEY_CURRENT": "bench-key", "PORT": str(port),
+    env = {**os.environ, "PWC_API_URL": catalog_url, "PWC_MCP_CURSOR_KEY_CURRENT": "bench-key-0123456789abcdef0123456", "PORT": str(port),
            "LOG_LEVEL": "WARNING", "PWC_MCP_REQUEST_LIMIT": "10000", "PWC_MCP_CONCURRENCY_LIMIT": "1000",
            "PWC_MCP_GLOBAL_CONCURRENCY_LIMIT": "1000"}
     env.pop("PWC_MCP_REDIS_URL", None)

@@ -26,7 +26,8 @@ their final summary. Errors print one line and exit non-zero, never with a
 traceback: 2 for usage, for an unusable source (missing, corrupt or truncated
 dump or shard, a shard without a required column, a folder with nothing to
 import: ``error: <file>: ...``) and for a missing or unreadable database given
-to ``info``, 1 otherwise.
+to ``info``, for an address ``serve`` cannot listen on (a busy port:
+``error: cannot listen on …``), 1 otherwise.
 """
 
 from __future__ import annotations
@@ -89,14 +90,23 @@ def _serve(args: argparse.Namespace) -> int:
         raise ValueError("--port must be 1-65535")
     if not 1 <= args.processes <= 64:
         raise ValueError("--processes must be 1-64")
-    with tempfile.TemporaryDirectory(prefix="pwc-catalog-") as tmp:
-        db = args.db
-        if args.sample:
-            from catalog.sample import build_sample_db
+    from catalog.connection import CannotListen, check_listen
 
-            db = Path(tmp) / "sample.db"
-            build_sample_db(db)
-        run_catalog(db, args.host, args.port, processes=args.processes)
+    if args.db is not None and not Path(args.db).is_file():
+        raise FileNotFoundError(f"catalog database not found: {args.db}")
+    try:
+        check_listen(args.host, args.port)  # before the sample is built: fail in a second, not after it
+        with tempfile.TemporaryDirectory(prefix="pwc-catalog-") as tmp:
+            db = args.db
+            if args.sample:
+                from catalog.sample import build_sample_db
+
+                db = Path(tmp) / "sample.db"
+                build_sample_db(db)
+            run_catalog(db, args.host, args.port, processes=args.processes)
+    except CannotListen as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
     return 0
 
 

@@ -10,16 +10,23 @@ process that dies and stops them all on SIGTERM after in-flight requests.
 An import that replaces the file is picked up by restarting the service
 (``systemctl restart pwc-catalog``); until then every process keeps reading
 the file it opened.
+
+Either way, connections answer a request aiohttp cannot parse with the JSON detail and no
+echo (:mod:`catalog.connection`), and an address that cannot be listened on (a busy port) is
+one line before anything starts.
 """
 
 from __future__ import annotations
 
+import asyncio
 import logging
+import signal
 from pathlib import Path
 from typing import Any
 
 from aiohttp import web
 
+from catalog.connection import CatalogRunner, check_listen
 from catalog.routes_params import REQUEST_LINE_LIMIT
 
 __all__ = ["WORKER_CLASS", "bind_address", "run_catalog"]
@@ -41,13 +48,15 @@ def run_catalog(db: Path, host: str, port: int, *, processes: int = 1) -> None:
 
     Raises:
         FileNotFoundError: ``db`` does not exist (checked before any process starts).
+        CannotListen: ``host:port`` cannot be listened on (checked first).
     """
     from catalog.server import create_app
 
+    check_listen(host, port)  # one clear line before "serving" is logged, not a raw [Errno 98] after it
     if processes <= 1:
         app = create_app(db)
         logger.info("catalog serving on %s", bind_address(host, port))
-        web.run_app(app, host=host, port=port, print=None, access_log=None, max_line_size=REQUEST_LINE_LIMIT)
+        asyncio.run(_serve_one(app, host, port))
         return
     create_app(db)  # fail here, once, with a clear error instead of in every process
     logger.info("catalog serving on %s with %d processes", bind_address(host, port), processes)
@@ -60,6 +69,21 @@ def run_catalog(db: Path, host: str, port: int, *, processes: int = 1) -> None:
         "graceful_timeout": GRACEFUL_S,
         "keepalive": 75,  # above nginx's upstream keep-alive (60 s): the proxy closes first
     }).run()
+
+
+async def _serve_one(app: web.Application, host: str, port: int) -> None:
+    """One process: ``app`` on ``host:port`` through `CatalogRunner` until SIGTERM/SIGINT."""
+    runner = CatalogRunner(app, access_log=None, max_line_size=REQUEST_LINE_LIMIT)
+    await runner.setup()
+    try:
+        await web.TCPSite(runner, host, port).start()
+        stop = asyncio.Event()
+        loop = asyncio.get_running_loop()
+        for sig in (signal.SIGTERM, signal.SIGINT):
+            loop.add_signal_handler(sig, stop.set)
+        await stop.wait()
+    finally:
+        await runner.cleanup()
 
 
 def _gunicorn_app(db: Path, options: dict[str, Any]) -> Any:
@@ -78,7 +102,8 @@ def _gunicorn_app(db: Path, options: dict[str, Any]) -> Any:
                 # catalog's own request-line limit (a 10 KB query answers 422, not a text 400).
                 from catalog.server import create_app
 
-                return web.AppRunner(create_app(db), access_log=None, max_line_size=REQUEST_LINE_LIMIT)
+                # CatalogRunner: a request aiohttp cannot parse gets the JSON detail, no echo.
+                return CatalogRunner(create_app(db), access_log=None, max_line_size=REQUEST_LINE_LIMIT)
 
             return factory
 

@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import Any, TypeGuard
 
+from metric_rules import metric_direction
 from pwc.errors import ResponseError, UsageError
 from pwc.render import EM_DASH, result_list, result_total
 
@@ -28,9 +29,11 @@ __all__ = [
     "PAGE_SIZE",
     "SCAN_LIMIT",
     "MetricSelection",
+    "best_first",
     "check_parameter_limit",
     "fetch_leaderboard",
     "merge_evaluations",
+    "metric_direction",
     "metric_magnitude",
     "metric_number",
     "metric_summary",
@@ -42,6 +45,8 @@ __all__ = [
     "parse_pareto",
     "parse_sort",
     "parse_threshold",
+    "primary_metric",
+    "row_parameters",
     "shot_count",
 ]
 
@@ -281,9 +286,16 @@ class MetricSelection:
 
     def requested(self) -> list[str]:
         """Every metric named by any option, casefolded, first-seen order."""
+        return list(self._spellings())
+
+    def _spellings(self) -> dict[str, str]:
+        """``{casefolded name: the caller's first spelling}`` of every requested metric, in order."""
         names = [*self.require, *(n for n, _ in self.minimum), *(n for n, _ in self.maximum),
                  *([self.sort[0]] if self.sort else []), *(n for n, _ in self.pareto)]
-        return list(dict.fromkeys(name.casefold() for name in names))
+        spellings: dict[str, str] = {}
+        for name in names:
+            spellings.setdefault(name.casefold(), name)
+        return spellings
 
     def apply(self, rows: Sequence[dict]) -> list[dict]:
         """Check names, filter, Pareto-reduce and sort merged ``rows``.
@@ -294,7 +306,8 @@ class MetricSelection:
         requested = self.requested()
         available = {str(name) for row in rows for name in _metrics(row)}
         known = {name.casefold() for name in available}
-        missing = [name for name in requested if name not in known]
+        # Named as the caller spelled them ("BLEU", not "bleu"), matched without case.
+        missing = [spelling for name, spelling in self._spellings().items() if name not in known]
         if missing:
             listing = ", ".join(sorted(available, key=str.casefold)) or "none"
             raise UsageError(f"unknown metric(s): {', '.join(missing)}; available metrics: {listing}")
@@ -385,6 +398,29 @@ def parameters_cell(value: object) -> str:
     return f"{value:,}"
 
 
+# Metric names that state a model's parameter count ("Number of params: 197M").
+PARAMETER_METRICS = frozenset({"number of params", "number of parameters", "params", "parameters", "# params",
+                               "#params", "param count", "model size"})
+
+
+def row_parameters(row: Mapping[str, Any]) -> int | None:
+    """A row's parameter count: ``num_parameters``, else the count a parameter metric of the row
+    states ("Number of params: 197M"), so the parameter column never shows "—" beside a score
+    that gives the size. None when neither says."""
+    size = row.get("num_parameters")
+    if _is_int(size) and size > 0:
+        return size
+    metrics = row.get("metrics")
+    for name, value in (metrics.items() if isinstance(metrics, Mapping) else ()):
+        if str(name).strip().casefold() in PARAMETER_METRICS and isinstance(value, str | int) \
+                and not isinstance(value, bool):
+            try:
+                return parse_parameter_size(str(value))
+            except argparse.ArgumentTypeError:
+                continue
+    return None
+
+
 def check_parameter_limit(rows: Iterable[Mapping[str, Any]], limit: int) -> None:
     """Fail closed (§2.15 step 4) unless every merged row has an int ``num_parameters`` ≤ ``limit``."""
     for row in rows:
@@ -446,3 +482,43 @@ def fetch_leaderboard(client: Any, dataset_id: Any, *, is_open: str | None, max_
                                 f"safety limit is {SCAN_LIMIT}")
         page = next_page
     return rows, total if total is not None else len(rows)
+
+
+# ---------------------------------------------------------------- default order (best first)
+
+
+def primary_metric(rows: Sequence[Mapping[str, Any]], requested: Sequence[str]) -> tuple[str, str] | None:
+    """``(metric, direction)`` a leaderboard is ordered by: the first requested metric, else the
+    ``best_metric`` most rows name, else the metric most rows report; None when its direction is
+    unknown (then the catalog's rank order stays)."""
+    names: dict[str, int] = {}
+    for row in rows:
+        best = row.get("best_metric")
+        for name in _metrics(row):
+            names[str(name)] = names.get(str(name), 0) + (len(rows) + 1 if name == best else 1)
+    by_case = {name.casefold(): name for name in names}
+    for wanted in requested:
+        if str(wanted).casefold() in by_case:
+            name = by_case[str(wanted).casefold()]
+            direction = metric_direction(name)
+            return (name, direction) if direction != "unknown" else None
+    for name in sorted(names, key=lambda n: -names[n]):
+        direction = metric_direction(name)
+        if direction != "unknown":
+            return name, direction
+    return None
+
+
+def best_first(rows: Sequence[dict], requested: Sequence[str] = ()) -> tuple[list[dict], dict[str, str] | None]:
+    """``rows`` ordered by :func:`primary_metric` in its direction (rows without it after, in rank
+    order), and ``{"metric", "direction"}`` naming it; the rows unchanged and None when no metric
+    has a known direction. The first row is then the best row, not the #1 of some task scope."""
+    chosen = primary_metric(rows, requested)
+    if chosen is None:
+        return list(rows), None
+    name, direction = chosen
+    sign = -1.0 if direction == "higher" else 1.0
+    with_metric = [row for row in rows if metric_magnitude(_metrics(row).get(name)) is not None]
+    without = [row for row in rows if metric_magnitude(_metrics(row).get(name)) is None]
+    with_metric.sort(key=lambda row: sign * (metric_magnitude(_metrics(row).get(name)) or 0.0))
+    return with_metric + without, {"metric": name, "direction": direction}

@@ -26,6 +26,7 @@ __all__ = [
     "not_found",
     "required_name",
     "resolve_area",
+    "with_area_names",
 ]
 
 ENTITY_FIELDS: tuple[str, ...] = ("name", "slug", "id")
@@ -138,3 +139,14 @@ def area_name_map(areas: Iterable[Any]) -> dict[str, str]:
     """``{str(area id): area name}`` for looking up a row's ``area_id``."""
     return {str(a.get("id")): str(a.get("name") or "") for a in areas
             if isinstance(a, Mapping) and a.get("id") is not None}
+
+
+def with_area_names(payload: Any, names: Mapping[str, str]) -> Any:
+    """A list payload whose rows carry ``area_name`` beside their ``area_id`` (when the area is
+    known), so the JSON, like the table, names the area and not only its number."""
+    if not isinstance(payload, dict) or not isinstance(payload.get("results"), list):
+        return payload
+    rows = [{**row, "area_name": names[str(row.get("area_id"))]}
+            if isinstance(row, dict) and names.get(str(row.get("area_id"))) else row
+            for row in payload["results"]]
+    return {**payload, "results": rows}

@@ -4,10 +4,12 @@ Modes (ARCHITECTURE.md §3): ``PWC_MCP_REDIS_URL`` unset → embedded (``MemoryL
 core's ``LocalExecutor`` with its ``MemoryCache``); set → ``RedisLimiter`` and the
 ``RedisExecutor`` (workers). Both dispatchers implement
 `pwc_mcp_core.runtime.dispatch.Dispatcher`; every surface runs calls through one
-`gateway.dispatch.calls.CallDispatch`. Routes: ``POST|GET|DELETE|OPTIONS /mcp``, ``GET /health``,
-``GET /.well-known/mcp``, ``GET /docs``, ``GET /metrics``, the HTTP+SSE transport
+`gateway.dispatch.calls.CallDispatch`. Routes: ``POST|GET|DELETE|OPTIONS /mcp``, ``GET|HEAD /health``,
+``GET|HEAD /.well-known/mcp``, ``GET|HEAD /docs``, ``GET /metrics``, the HTTP+SSE transport
 (``GET /sse``, ``POST /messages``, :mod:`gateway.surfaces.sse_routes`), REST (``/v1/tools``,
-:mod:`gateway.surfaces.rest`) and ``GET /openapi.json``; anything else a JSON 404 or 405 (:mod:`gateway.surfaces.route_errors`).
+:mod:`gateway.surfaces.rest`) and ``GET|HEAD /openapi.json``; anything else a JSON 404 or 405
+(:mod:`gateway.surfaces.route_errors`). ``/docs`` and ``/openapi.json`` count against the client's
+request limit (`route_errors.metered`) and go out gzip-compressed when accepted.
 """
 
 from __future__ import annotations
@@ -33,7 +35,7 @@ from gateway.surfaces.health import HealthState
 from gateway.surfaces.openapi import OpenApiDocument
 from gateway.surfaces.public_url import PublicUrl
 from gateway.surfaces.rest import RestApi, add_rest_routes
-from gateway.surfaces.route_errors import route_errors_middleware
+from gateway.surfaces.route_errors import metered, route_errors_middleware
 from gateway.surfaces.sse_routes import add_sse_routes
 from gateway.surfaces.sse_sessions import SessionHub, build_session_store
 from gateway.surfaces.streamable_http import McpEndpoint
@@ -103,16 +105,16 @@ def create_app(settings: GatewaySettings, *, dispatcher: Dispatcher | None = Non
     app.router.add_get("/mcp", endpoint.not_allowed, allow_head=False)
     app.router.add_delete("/mcp", endpoint.not_allowed)
     app.router.add_route("OPTIONS", "/mcp", preflight_handler(policy=policy))
-    app.router.add_get("/health", health.handle, allow_head=False)
+    app.router.add_get("/health", health.handle)  # HEAD too: uptime monitors use it
     public_url = PublicUrl(policy, parse_networks(core.trusted_proxy_cidrs), core.port)
-    app.router.add_get("/.well-known/mcp", WellKnown(public_url, lambda: health.data_source).handle, allow_head=False)
-    app.router.add_get("/docs", DocsPage(tools, core, public_url, lambda: health.data_source).handle, allow_head=False)
+    app.router.add_get("/.well-known/mcp", WellKnown(public_url, lambda: health.data_source).handle)
+    app.router.add_get("/docs", metered(admission, DocsPage(tools, core, public_url, lambda: health.data_source).handle))
     app.router.add_get("/metrics", _metrics, allow_head=False)
     app.cleanup_ctx.append(_lifecycle)
     add_sse_routes(app, admission=admission, endpoint=endpoint, policy=policy,
                    hub=SessionHub(build_session_store(core.redis), settings.sse))
     add_rest_routes(app, RestApi(admission, server, calls, tools), policy)
-    app.router.add_get("/openapi.json", OpenApiDocument(tools, public_url).handle, allow_head=False)
+    app.router.add_get("/openapi.json", metered(admission, OpenApiDocument(tools, public_url).handle))
     return app
 
 

@@ -12,8 +12,8 @@ JSON (``?format=json``, or an ``Accept`` that does not ask for ``text/html``)::
 of one working call. ``data`` says what the catalog serves (`DataSource.summary`, or
 ``{"provenance": "unknown"}``). ``endpoint_url`` is absolute, built from the request's allowlisted
 ``Host`` and scheme (`public_url`). The HTML page (`docs_html`) shows the same facts for a
-person: every value is escaped. Both are rendered once per base URL and data source and kept
-(a small LRU).
+person: every value is escaped. Both are rendered (and gzip-compressed, sent so to a client
+that accepts it, `compressed`) once per base URL and data source and kept (a small LRU).
 """
 
 from __future__ import annotations
@@ -25,6 +25,7 @@ from typing import Final
 
 from aiohttp import web
 
+from gateway.surfaces.compressed import Body, respond
 from gateway.surfaces.docs_html import render_html
 from gateway.surfaces.public_url import PublicUrl
 from pwc_mcp_core.protocol.json_types import JsonObject, JsonValue
@@ -145,24 +146,24 @@ class DocsPage:
         self._data = data
         self._render = functools.lru_cache(maxsize=16)(self._render_for)
 
-    def _render_for(self, base: str, data: DataSource | None = None) -> tuple[bytes, str]:
+    def _render_for(self, base: str, data: DataSource | None = None) -> tuple[Body, Body]:
         endpoint_url = f"{base}/mcp"
         doc = {**self._doc, "endpoint_url": endpoint_url, "docs_url": f"{base}/docs",
                "configurations": configurations(endpoint_url),
                "data": data.summary() if data is not None else dict(UNKNOWN_SUMMARY)}
-        return json.dumps(doc, ensure_ascii=False).encode("utf-8"), render_html(doc)
+        return Body.of(json.dumps(doc, ensure_ascii=False).encode("utf-8")), Body.of(render_html(doc).encode("utf-8"))
 
     def document(self, base: str) -> JsonObject:
         """The full docs JSON for the base URL ``base`` (``scheme://host``)."""
-        document: JsonObject = json.loads(self._render(base, self._data())[0])
+        document: JsonObject = json.loads(self._render(base, self._data())[0].plain)
         return document
 
     async def handle(self, request: web.Request) -> web.Response:
-        """``GET /docs``: HTML for a browser, else JSON (`wants_html`)."""
+        """``GET``/``HEAD /docs``: HTML for a browser, else JSON (`wants_html`), compressed when accepted."""
         body, page = self._render(self._public_url.base(request), self._data())
         if wants_html(request):
-            return web.Response(text=page, content_type="text/html", charset="utf-8")
-        return web.Response(body=body, content_type="application/json")
+            return respond(request, page, "text/html", charset="utf-8", headers={"Vary": "Accept"})
+        return respond(request, body, "application/json", headers={"Vary": "Accept"})
 
 
 def wants_html(request: web.Request) -> bool:

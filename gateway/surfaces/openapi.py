@@ -18,6 +18,7 @@ from typing import Final
 import orjson
 from aiohttp import web
 
+from gateway.surfaces.compressed import Body, respond, wants_gzip
 from gateway.surfaces.public_url import PublicUrl
 from pwc_mcp_core.protocol.json_types import JsonObject, JsonValue
 from pwc_mcp_core.protocol.versions import SERVER_INFO, SERVER_VERSION
@@ -33,10 +34,10 @@ _ERROR_STATUSES: Final = {
     "403": "invalid_origin: the Origin header is not allowed",
     "422": "invalid_argument or ambiguous: an argument is wrong; the message says how to fix it",
     "429": "rate_limited: this client's limits are used up; retry after Retry-After seconds",
-    "502": "upstream_error: the catalog request failed; or response_too_large: the answer is over the "
-           "2 MiB bound (ask for less, do not retry as is)",
+    "502": "upstream_error: the catalog request failed, retry after Retry-After; or response_too_large: the "
+           "answer is over the 2 MiB bound (ask for less, do not retry as is)",
     "503": "unavailable or rate_limited (by the catalog); retry after Retry-After",
-    "504": "upstream_timeout: the catalog or the tool call timed out",
+    "504": "upstream_timeout: the catalog or the tool call timed out; retry after Retry-After, or ask for less",
 }
 _QUERY_TYPES: Final = frozenset({"string", "integer", "number", "boolean"})
 _MAX_BASES: Final = 64
@@ -141,23 +142,25 @@ class OpenApiDocument:
     def __init__(self, tools: Sequence[Mapping[str, JsonValue]], public_url: PublicUrl) -> None:
         self._document = build_openapi(tools)
         self._public_url = public_url
-        self._bodies: dict[str, tuple[bytes, str]] = {}
+        self._bodies: dict[str, tuple[Body, str]] = {}
 
-    def _body(self, base: str) -> tuple[bytes, str]:
+    def _body(self, base: str) -> tuple[Body, str]:
         cached = self._bodies.get(base)
         if cached is None:
             body = orjson.dumps({**self._document, "servers": [{"url": base}]})
-            cached = body, '"' + hashlib.sha256(body).hexdigest()[:32] + '"'
+            cached = Body.of(body), hashlib.sha256(body).hexdigest()[:32]
             if len(self._bodies) >= _MAX_BASES:
                 self._bodies.clear()
             self._bodies[base] = cached
         return cached
 
     async def handle(self, request: web.Request) -> web.Response:
-        """``GET /openapi.json``."""
-        body, etag = self._body(self._public_url.base(request))
-        headers = {"Cache-Control": "public, max-age=3600", "ETag": etag, "Vary": "Host"}
+        """``GET``/``HEAD /openapi.json``, gzip-compressed when the client accepts it."""
+        body, digest = self._body(self._public_url.base(request))
+        # Each encoding is its own representation, so its own strong tag (RFC 9110 §8.8.3).
+        etag = f'"{digest}-gz"' if wants_gzip(request, body) else f'"{digest}"'
+        headers = {"Cache-Control": "public, max-age=3600", "ETag": etag, "Vary": "Host, Accept-Encoding"}
         # Weak comparison (RFC 9110 §13.1.2): nginx marks the tag weak when it compresses the body.
         if etag in {tag.strip().removeprefix("W/") for tag in request.headers.get("If-None-Match", "").split(",")}:
             return web.Response(status=304, headers=headers)
-        return web.Response(body=body, content_type="application/json", headers=headers)
+        return respond(request, body, "application/json", headers={**headers, "Vary": "Host"})

@@ -1,14 +1,17 @@
 """The absolute base URL a client uses to reach this server, for ``/docs`` and ``/.well-known/mcp``.
 
 * Host: the request's ``Host`` header when the Host allowlist admits it (so a forged
-  Host never ends up in a page someone copies a configuration from); otherwise the
-  first exact allowlist entry, else ``localhost:<port>``.
+  Host never ends up in a page someone copies a configuration from; its port, when it has
+  one, is 1–65535 in ASCII digits, `security.parse_port`); otherwise the first exact
+  allowlist entry, else ``localhost:<port>``.
 * Scheme: ``X-Forwarded-Proto`` (``http``/``https`` only) when the socket peer is a
   proxy we trust (loopback, a unix socket, or ``PWC_MCP_TRUSTED_PROXY_CIDRS``, the same
   peers `identity` takes ``X-Forwarded-For`` from; our nginx sets it), else the
   connection's own scheme.
 * Port: a trusted proxy's ``X-Forwarded-Port`` (our nginx sends ``$server_port``) when the
-  Host has none and it is not the scheme's default, so a site on e.g. 8443 keeps its port.
+  Host has none, it is a valid port (anything else is ignored, never a 500) and it is not
+  the scheme's default, so a site on e.g. 8443 keeps its port. nginx forwards
+  ``Host $host``, without a port, so the listener's internal port is never advertised.
 """
 
 from __future__ import annotations
@@ -20,7 +23,7 @@ from typing import Final
 from aiohttp import web
 
 from gateway.admission.identity import TrustedNetworks
-from gateway.admission.security import SecurityPolicy
+from gateway.admission.security import SecurityPolicy, parse_port
 
 __all__ = ["PORT_HEADER", "PROTO_HEADER", "PublicUrl"]
 
@@ -67,16 +70,13 @@ class PublicUrl:
 
     def base(self, request: web.Request) -> str:
         """``scheme://host`` without a trailing slash, e.g. ``https://mcp.example.org``."""
-        host = request.headers.get("Host", "").strip()
-        if not self.policy.host_allowed(host):
-            host = self.fallback_host()
+        host = self.policy.allowed_host(request.headers.get("Host")) or self.fallback_host()
         scheme = request.scheme if request.scheme in _SCHEMES else "http"
         forwarded = request.headers.get(PROTO_HEADER, "").strip().lower()
         trusted = _trusted_peer(request.remote, self.trusted)
         if forwarded in _SCHEMES and trusted:
             scheme = forwarded
-        port = request.headers.get(PORT_HEADER, "").strip()
-        if trusted and port.isdigit() and 0 < int(port) < 65536 and not _has_port(host) \
-                and int(port) != _DEFAULT_PORTS[scheme]:
-            host = f"{host}:{int(port)}"
+        port = parse_port(request.headers.get(PORT_HEADER, "").strip())
+        if trusted and port is not None and not _has_port(host) and port != _DEFAULT_PORTS[scheme]:
+            host = f"{host}:{port}"
         return f"{scheme}://{host.lower()}"

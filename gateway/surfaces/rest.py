@@ -190,18 +190,19 @@ def _answered(body: bytes) -> web.Response:
     try:
         message = orjson.loads(body)
     except orjson.JSONDecodeError:
-        return _error(502, "upstream_error: the tool service gave no answer")
+        return _error(502, "upstream_error: the tool service gave no answer; retry after 5 s", retry_after=5)
     result = message.get("result") if isinstance(message, dict) else None
     if isinstance(result, dict):
         if not result.get("isError"):
             return _json(200, _with_images(result))
         content = result.get("content") or [{}]
         text = str(content[0].get("text") or "internal_error: the tool failed")
-        return _error(status_for(text), text, retry_after=5 if text.startswith("rate_limited") else None)
+        retry = text.startswith(("rate_limited", "upstream_error: the Papers With Code", "upstream_timeout"))
+        return _error(status_for(text), text, retry_after=5 if retry else None)
     error = message.get("error") if isinstance(message, dict) else None
     if isinstance(error, dict) and error.get("code") == INVALID_PARAMS:
         return _error(422, f"invalid_argument: {error.get('message', '')}")
-    return _error(502, "upstream_error: the tool call failed")
+    return _error(502, "upstream_error: the tool call failed; retry after 5 s", retry_after=5)
 
 
 def _outcome(outcome: Outcome, limit_bytes: int) -> web.Response:

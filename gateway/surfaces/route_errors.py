@@ -24,7 +24,7 @@ from aiohttp.typedefs import Middleware
 from gateway.admission.checks import Admission, compact_dumps
 from gateway.shared.request_log import record_request
 
-__all__ = ["route_errors_middleware"]
+__all__ = ["metered", "route_errors_middleware"]
 
 
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
@@ -52,9 +52,10 @@ def _answer(request: web.Request, exc: web.HTTPException) -> web.Response:
     return web.json_response(body, status=404, dumps=compact_dumps)
 
 
-def _refusal_in_shape(request: web.Request, refusal: web.Response) -> web.Response:
-    """A limit refusal: JSON-RPC outside ``/v1/``, the REST ``{"error": …}`` inside it."""
-    if not _rest(request.path):
+def _refusal_in_shape(request: web.Request, refusal: web.Response, *, plain: bool = False) -> web.Response:
+    """A limit refusal: JSON-RPC outside ``/v1/``, the REST ``{"error": …}`` inside it (and
+    for a document, ``plain``)."""
+    if not plain and not _rest(request.path):
         return refusal
     status = refusal.status
     text = ("rate_limited: this client's limits are used up; retry after Retry-After seconds" if status == 429
@@ -63,6 +64,26 @@ def _refusal_in_shape(request: web.Request, refusal: web.Response) -> web.Respon
     if "Retry-After" in refusal.headers:
         response.headers["Retry-After"] = refusal.headers["Retry-After"]
     return response
+
+
+def metered(admission: Admission, handler: Handler) -> Handler:
+    """``handler`` counted against the client's request limit first, as every request is.
+
+    For documents (``/docs``, ``/openapi.json``): without nginx in front (compose, a Space)
+    the gateway is the edge, and a 100 KB document must not be free to fetch in a loop. A
+    refusal is ``{"error": "rate_limited: …"}`` with ``Retry-After`` (429, or 503 when the limit
+    store is unreachable), logged as one content-free line.
+    """
+
+    async def counted(request: web.Request) -> web.StreamResponse:
+        started = time.perf_counter()
+        decision = await admission.check_client_limits(admission.client_hash(request), semantic=False, lease=False)
+        if isinstance(decision, web.Response):
+            return record_request("page_request", _refusal_in_shape(request, decision, plain=True), started,
+                                  protocol="http")
+        return await handler(request)
+
+    return counted
 
 
 def route_errors_middleware(admission: Admission) -> Middleware:

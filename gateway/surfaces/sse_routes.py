@@ -8,7 +8,9 @@ https://modelcontextprotocol.io/specification/2024-11-05/basic/transports
   The stream's first event is ``endpoint`` with ``/messages?session_id=<id>``; answers
   follow as ``message`` events; a ``: ping`` comment goes out after ``heartbeat_s``
   without an event. The stream ends after ``idle_timeout_s`` without a message, when
-  the client disconnects (everything the session held is freed) or when the process stops.
+  the client disconnects (noticed when the connection is lost, not at the next tick:
+  everything the session held, its place under the caps too, is freed at once) or when
+  the process stops.
 * ``POST /messages?session_id=<id>``: Host/Origin, then the session must be open and
   opened by the same client, else 404 with a JSON-RPC error body. The message then goes
   through the ``/mcp`` endpoint itself (:class:`gateway.surfaces.streamable_http.McpEndpoint`): the same
@@ -17,7 +19,10 @@ https://modelcontextprotocol.io/specification/2024-11-05/basic/transports
   answer is routed to the stream's holder (:class:`gateway.surfaces.sse_sessions.SessionHub`,
   through Redis when that is another process; written at once by the POST's own task when
   the stream is this process's and idle) and the POST answers 202 with an empty
-  body; a refusal (413, 429, 503, ...) or a transport-level error answers the POST itself.
+  body. A refusal that names the request id (429, 503, ...) is that call's answer: it goes on
+  the stream and the POST answers 202 too, so an SDK's SSE client fails that call alone (a
+  non-2xx POST ends its whole session). A refusal without an id (413) or a transport-level
+  error (421, 403, 404) answers the POST itself.
 
 The answer is computed where the POST lands, so admission sees the real request and the
 call runs on the same executor path as ``/mcp``; only the finished answer travels.
@@ -26,7 +31,6 @@ call runs on the same executor path as ``/mcp``; only the finished answer travel
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import json
 import time
 from collections.abc import AsyncIterator
@@ -41,6 +45,7 @@ from gateway.admission.limits import LimitsUnavailable
 from gateway.admission.security import SecurityPolicy
 from gateway.shared import metrics
 from gateway.shared.request_log import record_request, request_log
+from gateway.surfaces.disconnect import watch_disconnect
 from gateway.surfaces.sse_sessions import GLOBAL_CAP, Session, SessionHub
 from gateway.surfaces.streamable_http import McpEndpoint
 from pwc_mcp_core.protocol.jsonrpc import INVALID_REQUEST, error_response
@@ -122,7 +127,8 @@ class SseRoutes:
             await response.prepare(request)
             await response.write(_event("endpoint", f"{MESSAGES_PATH}?session_id={opened.session_id}".encode()))
             opened.write_now = lambda body: self._write_now(request, response, opened, body)
-            await self._pump(request, response, opened)
+            with watch_disconnect(request, opened.end):
+                await self._pump(request, response, opened)
         except ConnectionError:
             pass  # the client went away: the session is freed below
         finally:
@@ -151,6 +157,8 @@ class SseRoutes:
                 if time.monotonic() - max(last_event, session.last_active) >= settings.heartbeat_s:
                     await self._write_in_turn(request, response, session, _PING)
                     last_event = time.monotonic()
+                continue
+            if not body:  # `Session.end`'s wake-up: the loop's test ends the stream
                 continue
             await self._write_in_turn(request, response, session, _event("message", body))
             session.messages += 1
@@ -224,11 +232,18 @@ class SseRoutes:
             return answer  # 202 for a notification
         body = bytes(raw)
         if answer.status != 200:
-            # A refusal (429, 503, 413, ...) answers the POST; when it names the request id it
-            # also goes on the stream, where SSE clients wait for that id's answer.
+            # A refusal (429, 503, ...) that names the request id is that call's answer: it goes
+            # on the stream, where SSE clients wait for it, and the POST is accepted (202). SDK
+            # SSE clients end the whole session on a non-2xx POST (the Python SDK raises in its
+            # writer); this way only the refused call fails. The refusal is still counted and
+            # logged (by the /mcp endpoint, with its own status). One without an id (413, a body
+            # that is not JSON-RPC) cannot be matched to a call: it answers the POST.
             if _names_a_request(body):
-                with contextlib.suppress(LimitsUnavailable):
-                    await self.hub.deliver(holder, session_id, body)
+                try:
+                    if await self.hub.deliver(holder, session_id, body):
+                        return web.Response(status=202)
+                except LimitsUnavailable:
+                    pass
             return answer
         try:
             delivered = await self.hub.deliver(holder, session_id, body)
@@ -261,7 +276,7 @@ def add_sse_routes(app: web.Application, *, admission: Admission, endpoint: McpE
 
     async def end_streams(app: web.Application) -> None:  # open streams must not hold up a shutdown
         for session in hub.local_sessions():
-            session.closed.set()
+            session.end()
 
     app.cleanup_ctx.append(lifecycle)
     app.on_shutdown.append(end_streams)

@@ -122,6 +122,14 @@ class Session:
     write_now: Callable[[bytes], Awaitable[bool]] | None = None
     writing: bool = False
 
+    def end(self) -> None:
+        """End the stream now: mark it closed and wake its pump, which then frees the session."""
+        if self.closed.is_set():
+            return
+        self.closed.set()
+        with contextlib.suppress(asyncio.QueueFull):  # a full outbox: the pump is awake anyway
+            self.outbox.put_nowait(b"")  # the empty message is the wake-up; answers are never empty
+
 
 class SessionStore(Protocol):
     """Where sessions are known: this process only, or Redis."""
@@ -385,7 +393,7 @@ class SessionHub:
         """End the stream of a session the shared store no longer knows (its pump then frees it)."""
         session = self._local.get(session_id)
         if session is not None:
-            session.closed.set()
+            session.end()
 
     async def holder_of(self, session_id: str, client_hash: str) -> str | None:
         """The holder of ``session_id`` when it is open and was opened by ``client_hash``,
@@ -426,7 +434,7 @@ class SessionHub:
         try:
             session.outbox.put_nowait(body)
         except asyncio.QueueFull:
-            session.closed.set()
+            session.end()
             return False
         session.last_active = time.monotonic()
         session.routed += routed

@@ -2,7 +2,8 @@
 
 ``POST /mcp`` runs :mod:`gateway.admission.checks` (415 encoding → 413 → 421 → 403 → identity),
 then ``McpServer.prepare``. A request the server answers itself is counted under the limits
-(429/503), then checked for Accept (406) and Content-Type (415). A ``tools/call`` or
+(429/503; a notification or a client's response gets no answer, is no request and is not
+counted, `is_request`), then checked for Accept (406) and Content-Type (415). A ``tools/call`` or
 ``resources/read`` goes, after the same media checks, to `gateway.dispatch.calls.CallDispatch`
 (admission and dispatch, one typed outcome), and ``McpServer.answer`` maps the outcome to
 its JSON-RPC reply (a refusal, 503 ``response_too_large``, …). Refusals are JSON-RPC errors
@@ -28,7 +29,7 @@ from pwc_mcp_core.protocol.eras import PROTOCOL_HEADER, Classification, protocol
 from pwc_mcp_core.protocol.jsonrpc import INTERNAL_ERROR, INVALID_REQUEST, error_response
 from pwc_mcp_core.protocol.refusals import request_id_json
 
-__all__ = ["McpEndpoint", "method_not_allowed"]
+__all__ = ["McpEndpoint", "is_request", "method_not_allowed"]
 
 logger = logging.getLogger(__name__)
 
@@ -43,10 +44,24 @@ def _jsonrpc_error(status: int, code: int, message: str) -> web.Response:
     return web.Response(status=status, body=error_response(b"null", code, message), headers=_JSON_HEADERS)
 
 
+_BROWSER_PAGE: Final = (
+    "<!doctype html><html lang=\"en\"><head><meta charset=\"utf-8\"><title>MCP endpoint</title></head><body>"
+    "<h1>This is an MCP endpoint</h1><p>MCP clients POST JSON-RPC messages here; a browser cannot use it."
+    " How to connect a client, and every tool: <a href=\"/docs\">/docs</a>.</p></body></html>")
+
+
 async def method_not_allowed(request: web.Request) -> web.Response:
-    """``GET``/``DELETE /mcp``: stateless server, no SSE stream and no sessions (405, ``Allow: POST``)."""
+    """``GET``/``DELETE /mcp``: stateless server, no SSE stream and no sessions (405, ``Allow: POST``).
+
+    A browser (``Accept`` names ``text/html`` and not ``text/event-stream``) gets the same 405
+    as a short page pointing to ``/docs``; every header says so too (``Link: </docs>; rel="help"``).
+    """
+    headers = {"Allow": "POST", "Link": '</docs>; rel="help"'}
+    accept = request.headers.get("Accept", "").lower()
+    if "text/html" in accept and "text/event-stream" not in accept:
+        return web.Response(status=405, text=_BROWSER_PAGE, content_type="text/html", headers=headers)
     return web.json_response({"error": "method_not_allowed", "allowed": ["POST"]}, status=405,
-                             headers={"Allow": "POST"}, dumps=compact_dumps)
+                             headers=headers, dumps=compact_dumps)
 
 
 def accepts_json(accept: str | None) -> bool:
@@ -119,10 +134,11 @@ class McpEndpoint:
                 return _response(self.server.answer(prepared, outcome))
         else:
             prepared = None  # nothing runs before the limits have counted the request
-        refused = await self.admission.check_client_limits(client_hash, semantic=info.is_semantic_search,
-                                                           lease=False, id_json=request_id_json(info.message))
-        if isinstance(refused, web.Response):
-            return refused
+        if is_request(info.message):  # a notification or a client's response is not counted
+            refused = await self.admission.check_client_limits(client_hash, semantic=info.is_semantic_search,
+                                                               lease=False, id_json=request_id_json(info.message))
+            if isinstance(refused, web.Response):
+                return refused
         if media_error is not None:
             return media_error
         if prepared is None:
@@ -138,6 +154,19 @@ class McpEndpoint:
         except Exception as exc:  # noqa: BLE001
             logger.error("mcp handler failure type=%s", type(exc).__name__)
             return Reply(500, error_response(b"null", INTERNAL_ERROR, "Internal error"), _JSON_HEADERS)
+
+
+def is_request(message: object) -> bool:
+    """False only for a message that gets no answer: a JSON-RPC 2.0 notification (a string
+    ``method``, no ``id``) or a client's response (``id`` with ``result`` or ``error``), the two
+    cases `McpServer.prepare` answers with an empty 202. Anything else, invalid or unparsed
+    bodies included, is a request: it is answered, so it counts against the limits."""
+    if not isinstance(message, dict) or message.get("jsonrpc") != "2.0":
+        return True
+    method = message.get("method")
+    if method is None and "id" in message and ("result" in message or "error" in message):
+        return False
+    return not (isinstance(method, str) and "id" not in message)
 
 
 def _media_error(request: web.Request) -> web.Response | None:

@@ -26,6 +26,7 @@ from pwc.errors import ResponseError, UsageError
 from pwc.history import history_markdown, sota_history
 from pwc.leaderboard import (
     MetricSelection,
+    best_first,
     check_parameter_limit,
     fetch_leaderboard,
     merge_evaluations,
@@ -37,6 +38,7 @@ from pwc.leaderboard import (
     parse_pareto,
     parse_sort,
     parse_threshold,
+    row_parameters,
 )
 from pwc.markdown import md_table
 from pwc.names import (
@@ -150,7 +152,10 @@ def _find_benchmark(name: str, client: Any) -> dict[str, Any]:
 def run_benchmark(args: argparse.Namespace, client: Any) -> dict[str, Any]:
     """Resolve the benchmark, fetch and merge its evaluations, apply metric selection (§2.15).
 
-    Returns ``{"benchmark", "count", "matched_count", "results"}``. Raises
+    Without ``--sort`` or ``--pareto`` the rows are best first by the requested metric, else the
+    primary one (`best_first`), and ``order`` names it; with no metric of known direction they
+    keep the catalog's rank order. Returns ``{"benchmark", "count", "matched_count", "results"}``
+    (and ``order``). Raises
     ``NotFoundError``/``ResponseError`` (exit 4) and ``UsageError`` for unknown metrics (exit 2).
     """
     benchmark = _find_benchmark(required_name(args.name, "benchmark"), client)
@@ -161,8 +166,12 @@ def run_benchmark(args: argparse.Namespace, client: Any) -> dict[str, Any]:
     if args.max_parameters is not None:
         check_parameter_limit(merged, args.max_parameters)
     selected = selection.apply(merged) if selection.active else merged
-    return {"benchmark": benchmark, "count": count, "matched_count": len(selected),
-            "results": selected[:args.limit]}
+    order = None
+    if not args.sort and not args.pareto:  # best first by the requested or primary metric, as the tool
+        selected, order = best_first(selected, selection.requested())
+    payload = {"benchmark": benchmark, "count": count, "matched_count": len(selected),
+               "results": selected[:args.limit]}
+    return payload if order is None else {**payload, "order": order}
 
 
 def _md_label(text: Any) -> str:
@@ -187,11 +196,15 @@ def render_benchmark(payload: dict[str, Any], args: argparse.Namespace, out: Out
                    f"from {payload['count']} stored evaluation rows.")
     else:
         summary = f"Top {len(rows)} of {payload['count']} evaluation rows."
+    order = payload.get("order")
+    if isinstance(order, dict):
+        summary += (f" Ordered by {text(order['metric'])} ({order['direction']} first); Rank is each row's rank "
+                    "in its own task.")
     out.lines(["", summary, ""])
     headers = ["Rank", "Model", "Parameters", "Scores", "Task", "Paper", "Published", "Open"]
     if out.isatty:
         table = [[row.get("best_rank") if row.get("best_rank") is not None else EM_DASH, model_label(row),
-                  parameters_cell(row.get("num_parameters")), metric_summary(row), row.get("task_name") or EM_DASH,
+                  parameters_cell(row_parameters(row)), metric_summary(row), row.get("task_name") or EM_DASH,
                   f"{row.get('paper_title') or ''} [{row.get('paper_arxiv_id') or row.get('paper_id')}]".lstrip(),
                   row.get("paper_published_date") or EM_DASH, open_cell(row)] for row in rows]
         out.stdout.write(format_table(headers, table, right=("Rank",), aligned=True))
@@ -201,7 +214,7 @@ def render_benchmark(payload: dict[str, Any], args: argparse.Namespace, out: Out
         ref = row.get("paper_arxiv_id") or row.get("paper_id")
         title = row.get("paper_title") or row.get("paper_arxiv_id") or f"Paper {row.get('paper_id')}"
         table.append([md_escape(row.get("best_rank")), md_escape(model_label(row)),
-                      parameters_cell(row.get("num_parameters")), md_escape(metric_summary(row)),
+                      parameters_cell(row_parameters(row)), md_escape(metric_summary(row)),
                       md_escape(row.get("task_name")), f"[{_md_label(title)}]({site_url('paper', ref)})",
                       md_escape(row.get("paper_published_date")), open_cell(row)])
     out.lines(md_table(headers, table, ["---:", "---", "---:", "---", "---", "---", "---", ":---:"]))

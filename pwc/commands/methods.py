@@ -15,6 +15,7 @@ from pwc.names import (
     not_found,
     required_name,
     resolve_area,
+    with_area_names,
 )
 from pwc.render import (
     Output,
@@ -43,7 +44,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     commands = method.add_subparsers(dest="method_command", metavar="{list}")
     lst = commands.add_parser("list", help="list methods")
     lst.add_argument("--page", type=int_range("--page", 1, 100), default=1)
-    lst.add_argument("--page-size", type=int_range("--page-size", 1, 500), default=50)
+    lst.add_argument("--page-size", "--limit", dest="page_size", type=int_range("--page-size", 1, 500), default=50)
     lst.add_argument("--search", help="method name search (sent as q)")
     lst.add_argument("--area", help="exact area name or slug (case-insensitive) or area ID")
     lst.add_argument("--introduced-year", type=int, help="year the method was introduced")
@@ -94,7 +95,8 @@ def render_method(payload: dict[str, Any], args: argparse.Namespace, out: Output
 
 
 def run_method_list(args: argparse.Namespace, client: Any) -> Any:
-    """GET ``areas/`` (names, ``--area``) then ``methods/``; returns the raw ``methods/`` response.
+    """GET ``areas/`` (names, ``--area``) then ``methods/``; returns the ``methods/`` response, each
+    row with ``area_name`` beside its ``area_id`` (`with_area_names`).
 
     Sets ``args.area_names`` for the renderer. Unknown area → ``NotFoundError`` (exit 4).
     """
@@ -106,7 +108,7 @@ def run_method_list(args: argparse.Namespace, client: Any) -> Any:
         params["q"] = args.search
     params.update(area_id=area_id, introduced_year=args.introduced_year,
                   ordering=("-" if args.order_dir == "desc" else "") + args.order_by)
-    return client.get_json("methods/", params)
+    return with_area_names(client.get_json("methods/", params), args.area_names)
 
 
 def render_method_list(payload: Any, args: argparse.Namespace, out: Output) -> None:

@@ -54,7 +54,7 @@ def register(subparsers: Any) -> None:
     evals = commands.add_parser("evaluations", help="list a paper's evaluations (merged)")
     evals.add_argument("paper", metavar="PAPER", help=PAPER_HELP)
     evals.add_argument("--page", type=int_range("--page", 1, 100), default=1, help="page (1-100, default 1)")
-    evals.add_argument("--page-size", type=int_range("--page-size", 1, 100), default=20,
+    evals.add_argument("--page-size", "--limit", dest="page_size", type=int_range("--page-size", 1, 100), default=20,
                        help="rows per page (1-100, default 20)")
     add_json_flag(evals)
     evals.set_defaults(handler=detail.run_evaluations, renderer=detail.render_evaluations)
@@ -112,7 +112,7 @@ def _finite_float(text: str) -> float:
 def _register_list(commands: Any) -> None:
     parser = commands.add_parser("list", help="list papers with catalog filters")
     parser.add_argument("--page", type=int_range("--page", 1, 100), default=1, help="page (1-100, default 1)")
-    parser.add_argument("--page-size", type=int_range("--page-size", 1, 100), default=20,
+    parser.add_argument("--page-size", "--limit", dest="page_size", type=int_range("--page-size", 1, 100), default=20,
                         help="rows per page (1-100, default 20)")
     parser.add_argument("--search", help="text search within the listing")
     add_date_flags(parser)

@@ -23,6 +23,7 @@ from pwc.names import (
     not_found,
     required_name,
     resolve_area,
+    with_area_names,
 )
 from pwc.render import (
     Output,
@@ -57,7 +58,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     commands = task.add_subparsers(dest="task_command", metavar="{list}")
     lst = commands.add_parser("list", help="list tasks (grouped by area on a terminal)")
     lst.add_argument("--page", type=int_range("--page", 1, 100), default=1)
-    lst.add_argument("--page-size", type=int_range("--page-size", 1, 100), default=50)
+    lst.add_argument("--page-size", "--limit", dest="page_size", type=int_range("--page-size", 1, 100), default=50)
     lst.add_argument("--search", help="task name search (sent as q)")
     mode = lst.add_mutually_exclusive_group()
     mode.add_argument("--group-by-area", action="store_true", help="group tasks under their areas")
@@ -282,7 +283,7 @@ def run_task_list(args: argparse.Namespace, client: Any) -> Any:
         params["q"] = args.search
     params.update(area_id=area_id, level=args.level, visible_only=args.visible_only,
                   ordering=("-" if args.order_dir == "desc" else "") + args.order_by)
-    return client.get_json("tasks/", params)
+    return with_area_names(client.get_json("tasks/", params), args.area_names)
 
 
 def sort_rows(rows: Any, field: str, direction: str) -> list[dict[str, Any]]:
@@ -300,15 +301,19 @@ def sort_rows(rows: Any, field: str, direction: str) -> list[dict[str, Any]]:
 
 
 def render_task_list(payload: Any, args: argparse.Namespace, out: Output) -> None:
-    """Grouped ``# Area:`` sections, or the flat table plus the pagination hint."""
+    """Grouped ``# Area:`` sections, or the flat table plus the pagination hint.
+
+    An area without tasks is left out of the grouped listing (it printed a bare "- None"); an
+    area asked for by ``--area`` that has none says so."""
     if args.grouped:
-        for index, area in enumerate(payload["results"]):
+        areas = payload["results"]
+        shown = [area for area in areas if area["tasks"]] if len(areas) > 1 else areas
+        for index, area in enumerate(shown):
             if index:
                 out.line()
             out.line(f"# Area: {area.get('name') or 'Uncategorized'}")
             if not area["tasks"]:
-                out.line()
-                out.line("- None")
+                out.line("- no tasks in this area")
             for task in area["tasks"]:
                 counts = " · ".join((counted(task.get("paper_count"), "paper"),
                                      counted(task.get("benchmark_count"), "benchmark"),

@@ -23,6 +23,7 @@ __all__ = [
     "DEFAULT_API_URL",
     "DEFAULT_CHUNK_BYTES",
     "DEFAULT_MAX_BODY_BYTES",
+    "MIN_CURSOR_KEY_CHARS",
     "CoreSettings",
     "checked_hosts",
     "checked_origins",
@@ -36,10 +37,13 @@ DEFAULT_ALLOWED_HOSTS: Final = ("localhost:*", "127.0.0.1:*", "[::1]:*")
 DEFAULT_ALLOWED_ORIGINS: Final = ("https://chatgpt.com", "https://claude.ai")
 _LOG_LEVELS: Final = ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")
 # host[:port] or host:* — a wildcard only ever stands for the port (docs/protocol.md §1.6).
-_HOST_PATTERN: Final = re.compile(r"^(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9](?:[A-Za-z0-9.-]*[A-Za-z0-9])?)(?::(\d{1,5}|\*))?$")
-_ORIGIN_PATTERN: Final = re.compile(r"^https?://(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9.-]+)(?::\d{1,5})?$")
+# [0-9], not \d: \d admits every Unicode digit ("²", Arabic-Indic digits).
+_HOST_PATTERN: Final = re.compile(r"^(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9](?:[A-Za-z0-9.-]*[A-Za-z0-9])?)(?::([0-9]{1,5}|\*))?$")
+_ORIGIN_PATTERN: Final = re.compile(r"^https?://(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9.-]+)(?::[0-9]{1,5})?$")
 _SECRET_FIELDS: Final = frozenset({"cursor_keys", "redis_url", "redis_sentinel"})
 DEFAULT_MAX_BODY_BYTES: Final = 2 * 1024 * 1024
+MIN_CURSOR_KEY_CHARS: Final = 32
+"""Shortest cursor key accepted (README: ``openssl rand -hex 32`` gives 64 characters)."""
 DEFAULT_CHUNK_BYTES: Final = 8192
 """``read_paper``'s chunk: the least context an agent spends before it reaches a fact, each chunk
 within 8k tokens even in dense tables (BENCHMARKS.md "Reading agent"); read_paper caps any setting at 64 KiB."""
@@ -59,16 +63,17 @@ class CoreSettings:
     * ``PWC_MCP_HOST`` → `host`: listener address (default ``127.0.0.1``; use ``0.0.0.0`` in containers).
     * ``PORT`` → `port`: HTTP port, 1–65535 (default 7860).
     * ``PWC_MCP_ALLOWED_HOSTS`` → `allowed_hosts`: comma-separated ``Host`` allowlist of
-      ``host[:port]`` or ``host:*`` entries (any port); a bare ``localhost`` does not match
-      ``localhost:8080``. Default ``localhost:*,127.0.0.1:*,[::1]:*``. Other requests get 421.
+      ``host[:port]`` or ``host:*`` entries (any port, or none); a bare ``localhost`` does not
+      match ``localhost:8080``. Default ``localhost:*,127.0.0.1:*,[::1]:*``. Other requests get 421.
     * ``PWC_MCP_ALLOWED_ORIGINS`` → `allowed_origins`: comma-separated browser ``Origin``
       allowlist (``scheme://host[:port]``). Default ``https://chatgpt.com,https://claude.ai``;
       an empty value allows no browser origin; a ``*`` entry is refused. Requests without
       ``Origin`` (native clients) are always allowed.
     * ``PWC_MCP_CURSOR_KEY_CURRENT`` → ``cursor_keys[0]``: secret that signs ``read_paper``
-      continuation cursors. Required (``pwc-mcp demo`` generates an ephemeral one).
+      continuation cursors, at least `MIN_CURSOR_KEY_CHARS` (32) characters. Required
+      (``pwc-mcp demo`` generates an ephemeral one).
     * ``PWC_MCP_CURSOR_KEY_PREVIOUS`` → ``cursor_keys[1]``: optional previous secret still
-      accepted during key rotation.
+      accepted during key rotation; at least 32 characters too.
     * ``PWC_MCP_REQUEST_LIMIT`` → `request_limit`: requests per client per minute (default 60).
     * ``PWC_MCP_SEMANTIC_LIMIT`` → `semantic_limit`: semantic or hybrid searches per client per
       minute (default 10; a ``search_papers`` call without ``mode`` is hybrid).
@@ -164,6 +169,10 @@ class CoreSettings:
                                   "(for example the output of `python -c 'import secrets; print(secrets.token_urlsafe(32))'`)")
             current, ephemeral = secrets.token_urlsafe(32), True
         keys = (current,) + ((env["PWC_MCP_CURSOR_KEY_PREVIOUS"],) if "PWC_MCP_CURSOR_KEY_PREVIOUS" in env else ())
+        for name, key in zip(("PWC_MCP_CURSOR_KEY_CURRENT", "PWC_MCP_CURSOR_KEY_PREVIOUS"), keys, strict=False):
+            if len(key) < MIN_CURSOR_KEY_CHARS:  # never the key itself in the message: it is a secret
+                raise ConfigError(f"{name} is too short: use at least {MIN_CURSOR_KEY_CHARS} random characters, "
+                                  "for example the output of `openssl rand -hex 32`")
         global_limit = env_int(env, "PWC_MCP_GLOBAL_CONCURRENCY_LIMIT", 128, 1, 10000)
         catalog_timeout = env_number(env, "PWC_MCP_CATALOG_TIMEOUT", 25.0, 1, 600)
         redis_target = target_from_env(env)

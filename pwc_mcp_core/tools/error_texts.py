@@ -31,17 +31,20 @@ from pwc_mcp_core.tools.definitions import PARAM_RENAMES
 __all__ = [
     "GENERIC_UPSTREAM",
     "INTERNAL_ERROR",
+    "TIMED_OUT",
     "error_result",
     "tool_error_text",
 ]
 
 logger = logging.getLogger(__name__)
 
-GENERIC_UPSTREAM = "upstream_error: the Papers With Code catalog request failed"
+GENERIC_UPSTREAM = ("upstream_error: the Papers With Code catalog request failed; retry after 5 s, "
+                    "and later if it keeps failing (the catalog is then unavailable)")
 INTERNAL_ERROR = "internal_error: the tool failed unexpectedly"
 NOT_FOUND_HTTP = "not_found: the requested catalog record does not exist"
 RATE_LIMITED = "rate_limited: the Papers With Code catalog is rate limiting; retry later"
-TIMED_OUT = "upstream_timeout: the Papers With Code catalog timed out"
+TIMED_OUT = ("upstream_timeout: the Papers With Code catalog timed out; retry after 5 s, or ask for less "
+             "(a smaller limit, a narrower filter)")
 REJECTED = "invalid_argument: the catalog rejected the request"
 
 # Messages the CLI and the reference resolver raise for a lookup that found

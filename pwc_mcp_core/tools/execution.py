@@ -283,6 +283,9 @@ def _leaderboard(tool: ToolSpec, options: dict[str, object], page: int,
             raise
         notes = [metric_note(str(exc))]
         unfiltered = {**options, **{key: None for key in METRIC_SELECTORS if key in options}}
+        if local:  # the unfiltered leaderboard is the default one: fetched whole and ordered best-first
+            ordered = True
+            unfiltered["limit"] = CLI_ROW_LIMIT
         payload = query(tool.command, unfiltered, runtime.client)
     if ordered:
         requested = [str(name) for key in ("require_metrics", "min", "max") for name in _names(options.get(key))]

@@ -41,6 +41,7 @@ from pwc_mcp_core.tools.cursors import (
     is_placeholder,
     source_for,
 )
+from pwc_mcp_core.tools.error_texts import GENERIC_UPSTREAM
 from pwc_mcp_core.tools.paper_resolution import resolve_paper
 from pwc_mcp_core.tools.projections.untrusted import TRUST
 
@@ -63,7 +64,7 @@ NO_MARKDOWN = ("no_markdown: no stored Markdown is available for this paper; use
                "abstract, authors and links")
 PLACEHOLDER_NOTE = ("cursor {} is not a continuation cursor, so this read starts at byte 0; to continue a "
                     "reading, pass the next_cursor value of the previous result")
-BAD_CHUNK = "upstream_error: the Papers With Code catalog request failed"
+BAD_CHUNK = GENERIC_UPSTREAM  # a chunk that fails the header checks: the catalog's fault, retry it
 _VERSION_RE = re.compile(r"[0-9a-f]{64}")
 
 _LINK: JsonObject = {"type": "object", "required": ["label", "url"],

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import json
 import logging
+import socket
 import subprocess
 import sys
 from pathlib import Path
@@ -126,3 +128,69 @@ def test_cli_errors_are_one_line_without_traceback(argv: list[str], code: int, f
     assert result.returncode == code
     assert fragment in result.stderr
     assert "Traceback" not in result.stderr
+
+
+def _raw(port: int, request: bytes) -> tuple[int, str, bytes]:
+    """Send ``request`` as is and read the whole answer: ``(status, content type, body)``."""
+    with socket.create_connection(("127.0.0.1", port), timeout=10) as sock:
+        sock.sendall(request)
+        chunks = []
+        while chunk := sock.recv(65536):
+            chunks.append(chunk)
+    head, _, body = b"".join(chunks).partition(b"\r\n\r\n")
+    lines = head.decode("latin-1").split("\r\n")
+    content_type = next((line.split(": ", 1)[1] for line in lines if line.lower().startswith("content-type:")), "")
+    return int(lines[0].split()[1]), content_type, body
+
+
+MARK = b"SECRETMARK"
+UNPARSEABLE = [
+    pytest.param(b"G<T /api/v1/tasks/" + MARK + b" HTTP/1.1\r\nHost: x\r\n\r\n", id="bad-method"),
+    pytest.param(b"GET /api/v1/tasks/?q=" + MARK + b"a" * (33 * 1024) + b" HTTP/1.1\r\nHost: x\r\n\r\n",
+                 id="request-line-over-32k"),
+    pytest.param(b"GET /api/v1/tasks/ HTTP/1.1\r\nHost: x\r\nX-Big: " + MARK + b"b" * 9000 + b"\r\n\r\n",
+                 id="header-over-8k"),
+    pytest.param(b"GET /api/v1/tasks/ HTTP/1.1\r\nHost: x\r\nBad Header" + MARK + b": 1\r\n\r\n", id="bad-header"),
+    pytest.param(b"\x16\x03\x01\x02\x00\x01\x00\x01\xfc\x03\x03" + MARK + b"\r\n\r\n", id="tls-on-plain-http"),
+]
+
+
+@pytest.fixture(scope="module", params=[1, 2], ids=["one-process", "gunicorn"])
+def served(request, catalog_db: Path, tmp_path_factory: pytest.TempPathFactory):
+    port = free_port()
+    log = tmp_path_factory.mktemp("catalog-log") / "stderr.log"
+    with log.open("wb") as sink:
+        proc = subprocess.Popen([sys.executable, "-m", "catalog", "serve", "--db", str(catalog_db), "--port", str(port),
+                                 "--processes", str(request.param)], stdout=sink, stderr=sink)
+    try:
+        wait_http(f"http://127.0.0.1:{port}/api/v1/tasks/?page=1&page_size=1", proc=proc, timeout_s=60)
+        yield port, log
+    finally:
+        stop_process(proc, timeout_s=40)
+
+
+@pytest.mark.parametrize("request_bytes", UNPARSEABLE)
+def test_unparseable_http_gets_a_json_400_that_echoes_nothing(served, request_bytes: bytes) -> None:
+    port, log = served
+    status, content_type, body = _raw(port, request_bytes)
+    assert status == 400 and content_type.startswith("application/json")
+    assert json.loads(body)["detail"].startswith("Bad request: ")
+    assert MARK not in body
+    text = log.read_bytes()
+    assert MARK not in text and b"Traceback" not in text
+    refusals = [line for line in text.splitlines() if b"request refused" in line]
+    assert refusals and not any(b"127.0.0.1" in line for line in refusals)  # content-free: no address
+
+
+@pytest.mark.parametrize("processes", ["1", "2"])
+def test_serve_on_a_busy_port_is_one_line_and_exit_2(catalog_db: Path, processes: str) -> None:
+    with socket.socket() as busy:
+        busy.bind(("127.0.0.1", 0))
+        busy.listen()
+        port = busy.getsockname()[1]
+        result = subprocess.run([sys.executable, "-m", "catalog", "serve", "--db", str(catalog_db), "--port", str(port),
+                                 "--processes", processes], capture_output=True, text=True, timeout=60, check=False)
+    assert result.returncode == 2
+    assert result.stderr.strip() == (f"error: cannot listen on 127.0.0.1:{port}: the port is in use; "
+                                     "stop the other server or pass --port with a free port")
+    assert "serving" not in result.stderr + result.stdout

@@ -59,7 +59,8 @@ async def test_a_body_of_exactly_2_mib_is_read(aiohttp_client) -> None:
 
 @pytest.mark.parametrize(("headers", "status"), [
     pytest.param({"Host": "evil.example.com"}, 421, id="bad-host"),
-    pytest.param({"Host": "localhost"}, 421, id="bare-localhost-without-port"),
+    pytest.param({"Host": "localhost"}, 200, id="bare-localhost-matches-any-port-entry"),
+    pytest.param({"Host": "localhost:99999999"}, 421, id="port-out-of-range"),
     pytest.param({"Origin": "https://evil.example.com"}, 403, id="bad-origin"),
     pytest.param({"Origin": "null"}, 403, id="null-origin"),
     pytest.param({"Origin": "https://chatgpt.com"}, 200, id="allowed-origin"),
@@ -104,6 +105,33 @@ async def test_requests_per_minute_are_limited_exactly(aiohttp_client) -> None:
     assert "keyword searches and every other tool included" in error["message"]
     assert (await client.post("/mcp", data=b"{}", headers=me("b"))).status != 429
     assert 'pwc_mcp_limit_rejections_total{kind="requests"}' in await (await client.get("/metrics")).text()
+
+
+NOT_REQUESTS = [
+    b'{"jsonrpc":"2.0","method":"notifications/initialized"}',
+    b'{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":1}}',
+    b'{"jsonrpc":"2.0","method":"tools/call","params":{"name":"list_tasks"}}',  # no id: a notification
+    b'{"jsonrpc":"2.0","id":3,"result":{}}',  # a client's response
+    b'{"jsonrpc":"2.0","id":4,"error":{"code":-1,"message":"no"}}',
+]
+
+
+async def test_notifications_and_responses_are_not_counted_as_requests(aiohttp_client) -> None:
+    """JSON-RPC messages that get no answer (202, empty body) are not requests: a client that
+    opens a session per call sends one ``notifications/initialized`` each time."""
+    executor = FakeExecutor()
+    client = await aiohttp_client(app_for(executor, request_limit=2))
+    for _ in range(3):
+        for body in NOT_REQUESTS:
+            response = await client.post("/mcp", data=body, headers=me("n"))
+            assert (response.status, await response.read()) == (202, b"")
+    assert executor.calls == []
+    statuses = [(await client.post("/mcp", data=rpc("ping"), headers=me("n"))).status for _ in range(3)]
+    assert statuses == [200, 200, 429]
+    # Malformed messages are answered (with an error), so they are requests and count.
+    assert (await client.post("/mcp", data=b'{"jsonrpc":"2.0"}', headers=me("m"))).status == 400
+    assert (await client.post("/mcp", data=b"not json", headers=me("m"))).status == 400
+    assert (await client.post("/mcp", data=rpc("ping"), headers=me("m"))).status == 429
 
 
 async def test_refused_host_or_origin_requests_are_not_counted(aiohttp_client) -> None:

@@ -42,11 +42,11 @@ def processes() -> Iterator[list[subprocess.Popen]]:
 @pytest.mark.parametrize(("command", "env", "needle"), [
     pytest.param(["gateway"], {}, "PWC_MCP_CURSOR_KEY_CURRENT", id="gateway-missing-cursor-key"),
     pytest.param(["serve"], {}, "PWC_MCP_CURSOR_KEY_CURRENT", id="serve-missing-cursor-key"),
-    pytest.param(["gateway"], {"PWC_MCP_CURSOR_KEY_CURRENT": "k", "PWC_MCP_REQUEST_LIMIT": "0"},
+    pytest.param(["gateway"], {"PWC_MCP_CURSOR_KEY_CURRENT": "k" * 32, "PWC_MCP_REQUEST_LIMIT": "0"},
                  "PWC_MCP_REQUEST_LIMIT", id="bad-limit"),
-    pytest.param(["gateway"], {"PWC_MCP_CURSOR_KEY_CURRENT": "k", "PWC_MCP_ALLOWED_ORIGINS": "*"},
+    pytest.param(["gateway"], {"PWC_MCP_CURSOR_KEY_CURRENT": "k" * 32, "PWC_MCP_ALLOWED_ORIGINS": "*"},
                  "wildcard", id="wildcard-origin"),
-    pytest.param(["gateway", "--processes", "2"], {"PWC_MCP_CURSOR_KEY_CURRENT": "k", "PWC_MCP_GATEWAY_TIMEOUT": "1"},
+    pytest.param(["gateway", "--processes", "2"], {"PWC_MCP_CURSOR_KEY_CURRENT": "k" * 32, "PWC_MCP_GATEWAY_TIMEOUT": "1"},
                  "PWC_MCP_GATEWAY_TIMEOUT must be an integer between 2 and 3600", id="bad-process-timeout"),
 ])
 def test_a_configuration_error_stops_startup_with_one_clear_line(command: list[str], env: dict[str, str],
@@ -69,7 +69,7 @@ def test_a_busy_port_is_one_line_and_exit_2(command: list[str], redis_url: str) 
         busy.listen()
         port = busy.getsockname()[1]
         for extra in ({}, {"PWC_MCP_REDIS_URL": redis_url}) if command == ["serve"] else ({},):
-            env = base_env(PORT=str(port), PWC_MCP_CURSOR_KEY_CURRENT="k", **extra)
+            env = base_env(PORT=str(port), PWC_MCP_CURSOR_KEY_CURRENT="k" * 32, **extra)
             result = subprocess.run([sys.executable, "-m", "gateway", *command], cwd=REPO, env=env,
                                     capture_output=True, text=True, timeout=60, check=False)
             assert result.returncode == 2, result.stderr
@@ -85,7 +85,7 @@ def test_smoke_and_unknown_commands_do_not_trace() -> None:
 
 def test_gunicorn_with_two_processes_serves_mcp_and_merged_metrics(processes: list[subprocess.Popen]) -> None:
     port = free_port()
-    proc = launch(["gateway", "--processes", "2"], base_env(PORT=str(port), PWC_MCP_CURSOR_KEY_CURRENT="k",
+    proc = launch(["gateway", "--processes", "2"], base_env(PORT=str(port), PWC_MCP_CURSOR_KEY_CURRENT="k" * 32,
                                                            PWC_API_URL="http://127.0.0.1:9/api/v1"))
     processes.append(proc)
     base = f"http://127.0.0.1:{port}"
@@ -151,7 +151,7 @@ def test_demo_serves_the_sample_catalog_offline(processes: list[subprocess.Popen
 def test_serve_with_redis_runs_a_gateway_and_workers(processes: list[subprocess.Popen], redis_url: str,
                                                      catalog_url: str) -> None:
     port = free_port()
-    proc = launch(["serve", "--workers", "1"], base_env(PORT=str(port), PWC_MCP_CURSOR_KEY_CURRENT="k",
+    proc = launch(["serve", "--workers", "1"], base_env(PORT=str(port), PWC_MCP_CURSOR_KEY_CURRENT="k" * 32,
                                                        PWC_MCP_REDIS_URL=redis_url, PWC_API_URL=catalog_url))
     processes.append(proc)
     base = f"http://127.0.0.1:{port}"

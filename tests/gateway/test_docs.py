@@ -61,6 +61,21 @@ def public_url() -> PublicUrl:
     pytest.param("evil.example.com", "127.0.0.1", {}, "http://mcp.example.org", id="forged-host-replaced"),
     pytest.param("localhost:9999", "127.0.0.1", {"X-Forwarded-Proto": "gopher"}, "http://localhost:9999",
                  id="any-port-entry-and-unknown-proto"),
+    # nginx forwards `Host $host` (no port), the scheme and its own port, never the upstream's.
+    pytest.param("localhost", "127.0.0.1", {"X-Forwarded-Proto": "https", "X-Forwarded-Port": "443"},
+                 "https://localhost", id="nginx-host-without-port"),
+    pytest.param("localhost", "127.0.0.1", {"X-Forwarded-Proto": "https", "X-Forwarded-Port": "8443"},
+                 "https://localhost:8443", id="nginx-on-another-port"),
+    pytest.param("localhost", "127.0.0.1", {"X-Forwarded-Port": "\u00b2"}, "http://localhost",
+                 id="superscript-forwarded-port-ignored"),
+    pytest.param("localhost", "127.0.0.1", {"X-Forwarded-Port": "\u0668\u0660\u0668\u0660"}, "http://localhost",
+                 id="arabic-indic-forwarded-port-ignored"),
+    pytest.param("localhost", "127.0.0.1", {"X-Forwarded-Port": "99999999"}, "http://localhost",
+                 id="out-of-range-forwarded-port-ignored"),
+    pytest.param("localhost:99999999", "127.0.0.1", {}, "http://mcp.example.org", id="out-of-range-host-port"),
+    pytest.param("localhost:\u00b2", "127.0.0.1", {}, "http://mcp.example.org", id="superscript-host-port"),
+    pytest.param("localhost:\u0668\u0660", "127.0.0.1", {}, "http://mcp.example.org", id="arabic-indic-host-port"),
+    pytest.param("localhost:08000", "127.0.0.1", {}, "http://localhost:8000", id="port-normalized"),
 ])
 def test_the_base_url_respects_the_host_allowlist_and_trusted_proxies(public_url: PublicUrl, host: str, peer: str,
                                                                       headers: dict, expected: str) -> None:

@@ -16,7 +16,17 @@ POLICY = SecurityPolicy.from_lists(
 @pytest.mark.parametrize(("host", "allowed"), [
     pytest.param("localhost:7860", True, id="any-port-entry-matches-port"),
     pytest.param("LOCALHOST:7860", True, id="case-insensitive"),
-    pytest.param("localhost", False, id="bare-host-does-not-match-any-port-entry"),
+    pytest.param("localhost", True, id="any-port-entry-matches-no-port"),  # nginx's Host $host
+    pytest.param("localhost:080", True, id="leading-zero-port"),
+    pytest.param("localhost:99999999", False, id="port-over-five-digits"),
+    pytest.param("localhost:65536", False, id="port-over-65535"),
+    pytest.param("localhost:0", False, id="port-zero"),
+    pytest.param("localhost:", False, id="empty-port"),
+    pytest.param("localhost:+80", False, id="signed-port"),
+    pytest.param("localhost:\u00b2", False, id="superscript-digit-port"),
+    pytest.param("localhost:\u0668\u0660\u0660\u0660", False, id="arabic-indic-digit-port"),
+    pytest.param("example.org:\u0668443", False, id="mixed-digit-port"),
+    pytest.param("example.org", False, id="exact-host-port-entry-needs-its-port"),
     pytest.param("127.0.0.1:1", True, id="ipv4-any-port"),
     pytest.param("[::1]:7860", True, id="ipv6-any-port"),
     pytest.param("huggingface-paperswithcode-mcp.hf.space", True, id="exact-host"),
@@ -56,6 +66,19 @@ def test_origin_allowlist_allows_absent_and_exact_matches_only(origin: str | Non
 def test_wildcards_are_refused_at_startup(hosts: list[str], origins: list[str]) -> None:
     with pytest.raises(ConfigError):
         SecurityPolicy.from_lists(hosts, origins)
+
+
+def test_allowed_host_is_the_normalized_header() -> None:
+    assert POLICY.allowed_host(" LocalHost:08000 ") == "localhost:8000"
+    assert POLICY.allowed_host("[::1]") == "[::1]"
+    assert POLICY.allowed_host("localhost:\u00b2") is None
+    assert SecurityPolicy.from_lists(["example.org:08443"], []).allowed_host("example.org:8443") == "example.org:8443"
+
+
+@pytest.mark.parametrize("entry", ["localhost:\u0668\u0660", "localhost:\u00b2", "localhost:0", "localhost:99999"])
+def test_a_host_entry_with_a_port_that_is_not_ascii_1_to_65535_stops_startup(entry: str) -> None:
+    with pytest.raises(ConfigError):
+        SecurityPolicy.from_lists([entry], [])
 
 
 def test_an_empty_origin_list_allows_only_native_clients() -> None:

@@ -3,13 +3,18 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import dataclasses
 import json
 from typing import Any
 
+import aiohttp
 import pytest
+from aiohttp import web
 
 from gateway.process.app import create_app
+from gateway.process.connection import GatewayRunner
+from gateway.process.serving import server_options
 from gateway.surfaces.sse_sessions import SseSettings
 from tests.gateway.conftest import FAKE_TOOLS, FakeExecutor, make_settings, rpc, tool_call
 from tests.helpers import refusal_error
@@ -150,12 +155,17 @@ async def test_host_and_origin_allowlists_apply(client) -> None:
     stream.close()
 
 
-async def test_every_message_counts_against_the_client_limits(aiohttp_client, fake_executor) -> None:
+async def test_every_request_counts_against_the_client_limits(aiohttp_client, fake_executor) -> None:
     settings = dataclasses.replace(make_settings(request_limit=3), sse=SseSettings())
     client = await aiohttp_client(create_app(settings, dispatcher=fake_executor, tools=FAKE_TOOLS))
     stream, endpoint = await open_stream(client)  # the stream itself is request 1
+    note = b'{"jsonrpc":"2.0","method":"notifications/initialized"}'  # no answer: not a request
+    notes = [(await client.post(endpoint, data=note, headers=POST_HEADERS)).status for _ in range(5)]
+    assert notes == [202] * 5
     statuses = [(await client.post(endpoint, data=rpc("ping"), headers=POST_HEADERS)).status for _ in range(3)]
-    assert statuses == [202, 202, 429]
+    assert statuses == [202, 202, 202]  # the third is refused: its answer on the stream says so
+    answers = [json.loads((await next_event(stream))[1]) for _ in range(3)]
+    assert [refusal_error(answer) for answer in answers] == [None, None, "rate_limit_exceeded"]
     stream.close()
 
 
@@ -177,10 +187,16 @@ async def test_a_refused_message_is_also_answered_on_the_stream(aiohttp_client, 
         await next_event(stream)
     refused = await client.post(endpoint, data=rpc("tools/call", {"name": "list_tasks", "arguments": {}},
                                                    request_id=42), headers=POST_HEADERS)
-    assert refused.status == 429 and refusal_error(await refused.read()) == "rate_limit_exceeded"
+    # Accepted: the refusal is the call's answer on the stream (a non-2xx POST ends an SDK session).
+    assert (refused.status, await refused.read()) == (202, b"")
     event, data = await next_event(stream)  # SSE clients wait on the stream for id 42
     assert event == "message" and json.loads(data)["id"] == 42
     assert refusal_error(data) == "rate_limit_exceeded"
+    assert 1 <= json.loads(data)["error"]["data"]["retry_after_s"] <= 60
+    # Still counted: the metrics saw a 429.
+    assert 'pwc_mcp_limit_rejections_total{kind="requests"}' in await (await client.get("/metrics")).text()
+    # A refusal no call can be matched to (a body over the bound: no id read) answers the POST.
+    assert (await client.post(endpoint, data=b" " * (2 * 1024 * 1024 + 1), headers=POST_HEADERS)).status == 413
     stream.close()
 
 
@@ -197,3 +213,34 @@ async def test_answers_keep_their_order_whether_written_at_once_or_through_the_q
     ids = [json.loads((await next_event(stream))[1])["id"] for _ in range(3)]
     assert ids == [1, 2, 3]
     stream.close()
+
+
+
+@contextlib.asynccontextmanager
+async def served(app):
+    """``app`` behind the production runner (`GatewayRunner`: aiohttp's default of no handler
+    cancellation, unlike the test client's) on a free loopback port; yields its base URL."""
+    runner = GatewayRunner(app, **server_options())
+    await runner.setup()
+    site = web.TCPSite(runner, "127.0.0.1", 0)
+    await site.start()
+    port = runner.addresses[0][1]
+    try:
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        await runner.cleanup()
+
+
+async def test_a_closed_stream_frees_its_place_at_once(fake_executor) -> None:
+    """A client that opens a session per call (langchain-mcp-adapters, the SDK's ``sse_client``):
+    open, read the endpoint, close, back to back, well past the per-client cap of 8 (default
+    settings), gets 200 every time: the slot is freed when the connection is lost, not at a tick."""
+    async with served(sse_app(fake_executor)) as base, aiohttp.ClientSession() as http:
+        statuses = []
+        for _ in range(12):
+            response = await http.get(f"{base}/sse")
+            statuses.append(response.status)
+            if response.status == 200:
+                assert (await next_event(response))[0] == "endpoint"
+            response.close()
+        assert statuses == [200] * 12

@@ -101,11 +101,13 @@ def test_the_site_configuration_passes_nginx_t(tmp_path: Path) -> None:
 
 @pytest.fixture(scope="module")
 def gateway(catalog_url: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServerProcess]:
-    """An embedded-mode gateway allowing 3 requests/min per client, behind which nginx runs."""
+    """An embedded-mode gateway allowing 3 requests/min per client, behind which nginx runs.
+
+    The default Host allowlist (``localhost:*``): the site forwards ``Host $host``, without a port."""
     logs = tmp_path_factory.mktemp("gateway")
     server = start_pwc_mcp(
         "gateway",
-        env={"PWC_API_URL": catalog_url, "PWC_MCP_REQUEST_LIMIT": "3", "PWC_MCP_ALLOWED_HOSTS": "localhost"},
+        env={"PWC_API_URL": catalog_url, "PWC_MCP_REQUEST_LIMIT": "3", "PWC_MCP_ALLOWED_HOSTS": ""},
         log_path=logs / "gateway.log",
     )
     yield server
@@ -174,19 +176,44 @@ def test_only_the_public_routes_are_published(nginx_url: str, path: str) -> None
     assert httpx.get(f"{nginx_url}{path}", verify=False).status_code == 404
 
 
+def own_client(address: str) -> httpx.Client:
+    """A client speaking from its own loopback address: its own budget under the 3/min limit."""
+    return httpx.Client(verify=False, transport=httpx.HTTPTransport(local_address=address, verify=False))
+
+
 def test_health_and_docs_are_published(nginx_url: str) -> None:
-    assert httpx.get(f"{nginx_url}/health", verify=False).status_code in (200, 503)
-    assert httpx.get(f"{nginx_url}/docs", verify=False, headers={"Accept": "application/json"}).status_code == 200
+    with own_client("127.0.0.2") as client:
+        assert client.get(f"{nginx_url}/health").status_code in (200, 503)
+        assert client.head(f"{nginx_url}/health").status_code in (200, 503)
+        assert client.get(f"{nginx_url}/docs", headers={"Accept": "application/json"}).status_code == 200
+        # The documents count against the client's limit (3/min here), at the gateway too.
+        statuses = [client.get(f"{nginx_url}/openapi.json").status_code for _ in range(3)]
+        assert statuses == [200, 200, 429]
 
 
 def test_docs_behind_nginx_name_the_https_endpoint(nginx_url: str) -> None:
     # nginx forwards Host ($host: no port), X-Forwarded-Proto and X-Forwarded-Port; the gateway
     # trusts them from loopback, so a site on a non-443 port keeps its port (issue 21 item 11).
     base = nginx_url  # https://localhost:<port>
-    docs = httpx.get(f"{nginx_url}/docs", verify=False, headers={"Accept": "application/json"}).json()
-    assert docs["endpoint_url"] == f"{base}/mcp"
-    discovery = httpx.get(f"{nginx_url}/.well-known/mcp", verify=False).json()
-    assert discovery["documentation_url"] == f"{base}/docs"
-    assert discovery["setup_url"] == f"{base}/docs#connect"  # the self-hosted server's own page
-    openapi = httpx.get(f"{nginx_url}/openapi.json", verify=False).json()
-    assert openapi["servers"] == [{"url": base}]
+    with own_client("127.0.0.3") as client:
+        docs = client.get(f"{nginx_url}/docs", headers={"Accept": "application/json"}).json()
+        assert docs["endpoint_url"] == f"{base}/mcp"
+        discovery = client.get(f"{nginx_url}/.well-known/mcp").json()
+        assert discovery["documentation_url"] == f"{base}/docs"
+        assert discovery["setup_url"] == f"{base}/docs#connect"  # the self-hosted server's own page
+        openapi = client.get(f"{nginx_url}/openapi.json", headers={"Accept-Encoding": "gzip"})
+        assert openapi.headers["Content-Encoding"] == "gzip"  # httpx inflates it
+        assert openapi.json()["servers"] == [{"url": base}]
+
+
+def test_the_readme_names_every_route_the_site_publishes() -> None:
+    """README "Deploy" step 5 lists the proxied routes of the shipped site, no more, no fewer."""
+    import re
+
+    site = SITE.read_text(encoding="utf-8")
+    published = {path for path in re.findall(r"location =? ?(/[^ ]*) \{", site)
+                 if path != "/" and not path.startswith("/pwc-mcp-errors/")}
+    readme = (REPO_ROOT / "README.md").read_text(encoding="utf-8")
+    step = next(line for line in readme.splitlines() if line.startswith("# 5. nginx:"))
+    assert set(re.findall(r"(/[a-z0-9./-]+)", step.split(":", 2)[2])) == published
+    assert f"only {len(published)} routes" in step

@@ -10,7 +10,7 @@ from collections.abc import Iterator
 import httpx
 import httpx2
 import pytest
-from mcp import Client
+from mcp import Client, MCPError
 from mcp.client.sse import sse_client
 
 from pwc_mcp_core.tools.definitions import TOOL_DEFS
@@ -58,6 +58,27 @@ def test_python_sdk_sse_client_through_nginx(nginx_url: str) -> None:
             assert not task.is_error and task.structured_content["schema_version"] == "v1"
 
     asyncio.run(asyncio.wait_for(session(), 60))
+
+
+def test_a_refused_call_fails_alone_through_nginx(nginx_url: str) -> None:
+    """Past the semantic limit (10/min) one hybrid search is refused with its reason; the same
+    Python SDK session then goes on (a non-2xx POST used to end it)."""
+    async def session() -> tuple[dict, bool]:
+        async with Client(sse_client(f"{nginx_url}/sse", httpx_client_factory=insecure_client), mode="legacy") as c:
+            for n in range(12):
+                try:
+                    await c.call_tool("search_papers", {"query": f"attention {n}"})
+                except MCPError as refused:
+                    data = refused.error.data
+                    break
+            else:
+                raise AssertionError("no search was refused")
+            task = await c.call_tool("get_task", {"task": "image-classification"})
+            return data, task.is_error
+
+    data, failed = asyncio.run(asyncio.wait_for(session(), 90))
+    assert data["error"] == "rate_limit_exceeded" and data["limit"] == "semantic" and data["retry_after_s"] >= 1
+    assert failed is False
 
 
 def test_the_stream_is_not_buffered_and_heartbeats_pass(nginx_url: str) -> None:

@@ -181,7 +181,7 @@ def test_unknown_metric_is_a_usage_error_after_the_fetch(stub: StubCatalog) -> N
     _serve_coco(stub)
     code, out, err = run_cli(stub.url, ["benchmark", "--name", "COCO", "--sort", "Latency"])
     assert (code, out) == (2, "")
-    assert "unknown metric(s): latency; available metrics: FPS, mAP" in err
+    assert "unknown metric(s): Latency; available metrics: FPS, mAP" in err  # as the caller spelled it
 
 
 def test_metric_scan_stops_on_an_empty_page(stub: StubCatalog) -> None:
@@ -395,3 +395,41 @@ def test_leaderboard_metric_selection_on_the_sample_catalog(catalog_url: str) ->
     assert code in (0, 4), err
     if code == 0:
         assert all(r["num_parameters"] <= 10**9 for r in json_data(out)["results"])
+
+
+def test_the_parameter_column_reads_a_parameter_metric_when_the_count_is_missing(stub: StubCatalog) -> None:
+    """Swin-L's row has no ``num_parameters`` but scores "Number of params: 197M": the column says 197M."""
+    rows = [_eval("Swin-L", paper_id="1", metrics={"Top 1 Accuracy": 87.3, "Number of params": "197M"}),
+            _eval("ViT-L", paper_id="2", metrics={"Top 1 Accuracy": 87.76}, num_parameters=307_000_000),
+            _eval("Bare", paper_id="3", metrics={"Top 1 Accuracy": 80.0})]
+    stub.routes.update({"datasets/": {"results": [COCO]}, "datasets/7/evaluations/": {"count": 3, "results": rows}})
+    for extra in ([], ["--pareto", "Top 1 Accuracy:higher,Number of params:lower"]):
+        code, out, err = run_cli(stub.url, ["benchmark", "--name", "COCO", *extra])
+        assert (code, err) == (0, "")
+        swin = next(line for line in out.splitlines() if "Swin-L" in line)
+        assert swin.split("|")[3].strip() == "197M", swin
+        if not extra:
+            vit = next(line for line in out.splitlines() if "ViT-L" in line)
+            assert vit.split("|")[3].strip() == "307M"
+
+
+def test_the_leaderboard_is_best_first_like_the_tool(stub: StubCatalog) -> None:
+    """Without --sort or --pareto, rows go best first by the primary metric (a task-scoped #1 of a
+    weaker model no longer tops the board), in the JSON and the table, which says so."""
+    rows = [_eval("SimCLR", paper_id="1", metrics={"Top 1 Accuracy": "76.5%"}, best_metric="Top 1 Accuracy",
+                  best_rank=1),
+            _eval("ViT-H", paper_id="2", metrics={"Top 1 Accuracy": "88.55%"}, best_metric="Top 1 Accuracy",
+                  best_rank=1),
+            _eval("MAE", paper_id="3", metrics={"Top 1 Accuracy": "87.8%"}, best_metric="Top 1 Accuracy", best_rank=2)]
+    stub.routes.update({"datasets/": {"results": [COCO]}, "datasets/7/evaluations/": {"count": 3, "results": rows}})
+    code, out, err = run_cli(stub.url, ["benchmark", "--name", "COCO", "--json"])
+    assert (code, err) == (0, "")
+    data = json_data(out)
+    assert [r["model_name"] for r in data["results"]] == ["ViT-H", "MAE", "SimCLR"]
+    assert data["order"] == {"metric": "Top 1 Accuracy", "direction": "higher"}
+    code, out, _ = run_cli(stub.url, ["benchmark", "--name", "COCO", "--limit", "2"])
+    assert "Ordered by Top 1 Accuracy (higher first)" in out
+    assert out.index("ViT-H") < out.index("MAE") and "SimCLR" not in out
+    code, out, _ = run_cli(stub.url, ["benchmark", "--name", "COCO", "--sort", "Top 1 Accuracy:asc", "--json"])
+    assert [r["model_name"] for r in json_data(out)["results"]] == ["SimCLR", "MAE", "ViT-H"]
+    assert "order" not in json_data(out)

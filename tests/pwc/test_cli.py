@@ -52,7 +52,7 @@ def test_console_module_runs():
     pytest.param(["paper", "trending", "--min-velocity", "nan"], "pwc paper trending",
                  "argument --min-velocity: expected a finite number", id="min-velocity-nan"),
     pytest.param(["paper", "list", "--page-size", "101"], "pwc paper list",
-                 "argument --page-size: --page-size must be 1-100", id="list-page-size"),
+                 "argument --page-size/--limit: --page-size must be 1-100", id="list-page-size"),
     pytest.param(["paper", "list", "--order-by", "stars"], "pwc paper list", "argument --order-by: invalid choice",
                  id="order-by"),
     pytest.param(["paper", "evaluations", "x", "--page-size", "0"], "pwc paper evaluations",

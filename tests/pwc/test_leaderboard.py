@@ -218,8 +218,11 @@ def test_min_and_max_thresholds_are_inclusive() -> None:
 
 
 def test_unknown_metric_lists_missing_names_and_available_metrics() -> None:
-    with pytest.raises(UsageError, match="^unknown metric\\(s\\): latency; available metrics: FPS, mAP$"):
+    # Named as the caller spelled them, first spelling kept when a name repeats in another case.
+    with pytest.raises(UsageError, match="^unknown metric\\(s\\): Latency; available metrics: FPS, mAP$"):
         MetricSelection(sort=("Latency", "desc")).apply(COCO)
+    with pytest.raises(UsageError, match="^unknown metric\\(s\\): BLEU, Latency; available metrics: FPS, mAP$"):
+        MetricSelection(require=("BLEU", "fps", "bleu"), sort=("Latency", "desc")).apply(COCO)
     with pytest.raises(UsageError, match="available metrics: none$"):
         MetricSelection(require=("x",)).apply([])
 

@@ -224,7 +224,10 @@ def test_grouped_task_list_json_and_missing_counts(stub: StubCatalog) -> None:
     stub.routes["areas/with-tasks/"] = {"results": [{"id": 3, "name": "Empty", "tasks": []},
                                                     {"id": 4, "name": "Sparse", "tasks": [{"name": "x", "slug": "x"}]}]}
     code, out, _ = run_cli(stub.url, ["task", "list", "--group-by-area"])
-    assert out == "# Area: Empty\n\n- None\n\n# Area: Sparse\n- **x** (`x`) — unknown papers · unknown benchmarks · unknown evals\n"
+    # An area without tasks is left out (it was "- None").
+    assert out == "# Area: Sparse\n- **x** (`x`) — unknown papers · unknown benchmarks · unknown evals\n"
+    code, out, _ = run_cli(stub.url, ["task", "list", "--group-by-area", "--area", "empty"])
+    assert (code, out) == (0, "# Area: Empty\n- no tasks in this area\n")
     code, out, _ = run_cli(stub.url, ["task", "list", "--group-by-area", "--json"])
     assert json_data(out)["results"][1]["tasks"] == [{"name": "x", "slug": "x"}]
 
@@ -235,7 +238,9 @@ def test_task_json_flag_is_kept_on_either_side_of_list(stub: StubCatalog, argv: 
     stub.routes.update({"areas/": AREAS, "tasks/": TASKS})
     code, out, _ = run_cli(stub.url, argv, isatty=True)
     assert code == 0
-    assert json_data(out) == TASKS
+    # The rows as the catalog sent them, each naming its area beside its area_id.
+    rows: list[dict[str, object]] = TASKS["results"]  # type: ignore[assignment]
+    assert json_data(out) == {**TASKS, "results": [{**row, "area_name": "Vision"} for row in rows]}
 
 
 def test_unknown_area_lists_the_available_areas(stub: StubCatalog) -> None:
@@ -254,7 +259,7 @@ def test_unknown_area_lists_the_available_areas(stub: StubCatalog) -> None:
     pytest.param(["--group-by-area", "--flat"], "argument --flat: not allowed with argument --group-by-area",
                  id="exclusive"),
     pytest.param(["--page", "0"], "argument --page: --page must be 1-100", id="page-range"),
-    pytest.param(["--page-size", "101"], "argument --page-size: --page-size must be 1-100", id="size-range"),
+    pytest.param(["--page-size", "101"], "argument --page-size/--limit: --page-size must be 1-100", id="size-range"),
     pytest.param(["--order-by", "stars"], "argument --order-by: invalid choice", id="order-by"),
     pytest.param(["--level", "x"], "argument --level: invalid int value", id="level-int"),
 ])
@@ -283,3 +288,14 @@ def test_task_commands_against_the_sample_catalog(catalog_url: str) -> None:
     code, out, err = run_cli(catalog_url, ["task", "list", "--group-by-area", "--json"])
     assert code == 0, err
     assert json_data(out)["results"]
+
+
+@pytest.mark.parametrize("argv", [["task", "list"], ["method", "list"], ["paper", "list"],
+                                  ["paper", "evaluations", "1706.03762"], ["benchmark", "list"]])
+def test_every_paged_list_takes_limit_as_page_size_like_search(argv: list[str]) -> None:
+    """``--limit`` means the same on every list command as on ``pwc search`` (an alias of ``--page-size``)."""
+    from pwc.cli import build_parser
+
+    parser = build_parser()
+    assert parser.parse_args([*argv, "--limit", "7"]).page_size == 7
+    assert parser.parse_args([*argv, "--page-size", "7"]).page_size == 7

@@ -8,11 +8,8 @@ unfiltered leaderboard and names the available metrics).
 
 from __future__ import annotations
 
-import argparse
-
-from metric_rules import metric_direction
 from pwc import render
-from pwc.leaderboard import metric_magnitude, metric_number, parse_parameter_size, shot_count
+from pwc.leaderboard import best_first, metric_direction, metric_number, row_parameters, shot_count
 from pwc_mcp_core.protocol.json_types import JsonObject, JsonValue
 
 __all__ = [
@@ -106,26 +103,11 @@ def _metrics(row: JsonObject) -> JsonObject:
     return {str(name): metric_value(value) for name, value in metrics.items()}
 
 
-# Metric names that state a model's parameter count ("Number of params: 197M").
-_PARAMETER_METRICS = frozenset({"number of params", "number of parameters", "params", "parameters", "# params",
-                                "#params", "param count", "model size"})
-
-
 def _parameters(row: JsonObject) -> int | None:
-    """``num_parameters``, else the count a parameter metric states, so the parameter column never
-    stays empty while a metric of the same row gives the size."""
+    """``num_parameters`` as the catalog gives it, else the count a parameter metric states
+    (`pwc.leaderboard.row_parameters`, the CLI's parameter column too)."""
     size = _int(row.get("num_parameters"))
-    if size is not None:
-        return size
-    metrics = _object(row.get("metrics"))
-    for name, value in metrics.items():
-        if str(name).strip().casefold() in _PARAMETER_METRICS and isinstance(value, str | int) \
-                and not isinstance(value, bool):
-            try:
-                return parse_parameter_size(str(value))
-            except argparse.ArgumentTypeError:
-                continue
-    return None
+    return size if size is not None else row_parameters(row)
 
 
 def _rank_scopes(row: JsonObject) -> list[JsonValue]:
@@ -220,50 +202,14 @@ def local_page(payload: object, page: int, limit: int, *, max_rows: int) -> obje
     return {**payload, "results": rows[(page - 1) * limit: page * limit], "next_page": page + 1 if more else None}
 
 
-def primary_metric(rows: list[JsonObject], requested: list[str]) -> tuple[str, str] | None:
-    """``(metric, direction)`` a leaderboard is ordered by: the first requested metric, else the
-    ``best_metric`` most rows name, else the metric most rows report; None when its direction is
-    unknown (then the catalog's rank order stays)."""
-    names: dict[str, int] = {}
-    for row in rows:
-        metrics = _object(row.get("metrics"))
-        best = row.get("best_metric")
-        for name in metrics:
-            names[str(name)] = names.get(str(name), 0) + (len(rows) + 1 if name == best else 1)
-    by_case = {name.casefold(): name for name in names}
-    for wanted in requested:
-        if str(wanted).casefold() in by_case:
-            name = by_case[str(wanted).casefold()]
-            direction = metric_direction(name)
-            return (name, direction) if direction != "unknown" else None
-    for name in sorted(names, key=lambda n: -names[n]):
-        direction = metric_direction(name)
-        if direction != "unknown":
-            return name, direction
-    return None
-
-
 def order_by_metric(payload: object, requested: list[str]) -> object:
-    """The leaderboard payload with its merged rows ordered by :func:`primary_metric` in its direction
-    (rows without it after, in rank order), and ``order`` naming it; unchanged when no metric has a
-    known direction. A first row is then the best row, not the #1 of some task scope."""
+    """The leaderboard payload with its rows best first (`pwc.leaderboard.best_first`, which
+    ``pwc benchmark`` applies too) and ``order`` naming the metric; unchanged when no metric has
+    a known direction."""
     if not isinstance(payload, dict) or not isinstance(payload.get("results"), list):
         return payload
-    rows = [row for row in payload["results"] if isinstance(row, dict)]
-    chosen = primary_metric(rows, requested)
-    if chosen is None:
-        return payload
-    name, direction = chosen
-    sign = -1.0 if direction == "higher" else 1.0
-    with_metric = [row for row in rows if _value_of(row, name) is not None]
-    without = [row for row in rows if _value_of(row, name) is None]
-    with_metric.sort(key=lambda row: sign * (_value_of(row, name) or 0.0))
-    return {**payload, "results": with_metric + without, "order": {"metric": name, "direction": direction}}
-
-
-def _value_of(row: JsonObject, name: str) -> float | None:
-    # Compared as the CLI compares ("632M" is 632,000,000), whatever the projection shows.
-    return metric_magnitude(_object(row.get("metrics")).get(name))
+    rows, order = best_first([row for row in payload["results"] if isinstance(row, dict)], requested)
+    return payload if order is None else {**payload, "results": rows, "order": order}
 
 
 def unknown_metric_error(message: str) -> bool:

@@ -228,6 +228,14 @@ def _framework(item: JsonObject) -> str:
                        facts(item.get("github_url"), item.get("docs_url")) or None])
 
 
+def _area(row: JsonObject) -> object:
+    """A list row's area: its name, else ``id N``."""
+    name = row.get("area_name")
+    if isinstance(name, str) and name:
+        return name
+    return f"id {row['area_id']}" if row.get("area_id") is not None else None
+
+
 def _columns(spec: Sequence[tuple[str, Callable[[JsonObject], object]]]) -> Callable[[object], tuple[list[str], list[list[object]]]]:
     """A table builder from ``(header, getter)`` pairs, shaped like the CLI's ``*_table`` functions."""
     return lambda payload: ([name for name, _ in spec], [[get(row) for _, get in spec] for row in result_list(payload)])
@@ -237,15 +245,15 @@ _DETAILS: dict[str, Callable[[JsonObject], str]] = {
     "get_conference": _conference, "get_organization": _organization, "get_framework": _framework,
 }
 _LISTS: dict[str, tuple[str, Callable[[object], tuple[list[str], list[list[object]]]]]] = {
-    # The CLI's task and method tables name the area from a lookup the payload lacks: the area ID here.
+    # The area by name (the CLI adds `area_name`), its ID when the catalog did not name it.
     "list_tasks": ("tasks", _columns([("id", _key("id")), ("slug", _key("slug")), ("name", _key("name")),
-                                      ("area id", _key("area_id")), ("level", _key("level")),
+                                      ("area", _area), ("level", _key("level")),
                                       ("papers", _key("paper_count")), ("benchmarks", _key("benchmark_count")),
                                       ("evals", _key("evaluation_count"))])),
     "list_methods": ("methods", _columns([("id", _key("id")), ("slug", _key("slug")), ("name", _key("name")),
                                           ("full name", lambda m: m.get("full_name")
                                            if m.get("full_name") != m.get("name") else None),
-                                          ("area id", _key("area_id")), ("introduced", _key("introduced_year")),
+                                          ("area", _area), ("introduced", _key("introduced_year")),
                                           ("papers", _key("paper_count"))])),
     # The CLI's conference table has no id column; the text keeps the ID.
     "list_conferences": ("conferences", _columns([("id", _key("id")), ("slug", _key("slug")), ("name", _key("name")),

@@ -48,12 +48,12 @@ def test_the_sentinel_form_needs_two_variables_and_reads_credentials_and_tls() -
 ])
 def test_a_bad_or_ambiguous_redis_setting_is_one_clear_line(env: dict[str, str], names: str) -> None:
     with pytest.raises(ConfigError, match=names) as raised:
-        CoreSettings.from_env({"PWC_MCP_CURSOR_KEY_CURRENT": "k", **env})
+        CoreSettings.from_env({"PWC_MCP_CURSOR_KEY_CURRENT": "k" * 32, **env})
     assert "\n" not in str(raised.value)
 
 
 def test_core_settings_expose_one_target_and_never_print_the_password() -> None:
-    core = CoreSettings.from_env({"PWC_MCP_CURSOR_KEY_CURRENT": "k", **SENTINEL_ENV, "PWC_MCP_REDIS_PASSWORD": "pw1"})
+    core = CoreSettings.from_env({"PWC_MCP_CURSOR_KEY_CURRENT": "k" * 32, **SENTINEL_ENV, "PWC_MCP_REDIS_PASSWORD": "pw1"})
     assert isinstance(core.redis, SentinelTarget) and core.redis_url is None
     assert "pw1" not in repr(core)
 
@@ -116,7 +116,7 @@ def test_both_redis_forms_set_is_a_one_line_startup_error_with_exit_2(command: s
     import os
     import sys
 
-    env = {**os.environ, "PWC_MCP_CURSOR_KEY_CURRENT": "k", "PWC_MCP_REDIS_URL": "redis://127.0.0.1:1/0",
+    env = {**os.environ, "PWC_MCP_CURSOR_KEY_CURRENT": "k" * 32, "PWC_MCP_REDIS_URL": "redis://127.0.0.1:1/0",
            **SENTINEL_ENV}
     done = subprocess.run([sys.executable, "-m", "gateway", command], env=env, capture_output=True, text=True,
                           timeout=60, check=False)

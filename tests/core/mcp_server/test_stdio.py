@@ -23,7 +23,7 @@ REPO_ROOT = Path(__file__).resolve().parents[3]
 def stdio_params(catalog_url: str) -> StdioServerParameters:
     return StdioServerParameters(command=sys.executable, args=["-m", "pwc_mcp_core.mcp_server.stdio"],
                                  cwd=str(REPO_ROOT),
-                                 env={"PWC_API_URL": catalog_url, "PWC_MCP_CURSOR_KEY_CURRENT": "stdio-test-key",
+                                 env={"PWC_API_URL": catalog_url, "PWC_MCP_CURSOR_KEY_CURRENT": "stdio-test-key-0123456789abcdefgh",
                                       "LOG_LEVEL": "WARNING"})
 
 

@@ -10,7 +10,7 @@ import pytest
 from pwc_mcp_core.errors import ConfigError
 from pwc_mcp_core.runtime.core_settings import CoreSettings
 
-BASE = {"PWC_MCP_CURSOR_KEY_CURRENT": "current-secret-value"}
+BASE = {"PWC_MCP_CURSOR_KEY_CURRENT": "current-secret-value-0123456789ab"}
 
 
 def test_defaults_follow_the_seed_readme() -> None:
@@ -19,7 +19,7 @@ def test_defaults_follow_the_seed_readme() -> None:
     assert (s.host, s.port) == ("127.0.0.1", 7860)
     assert s.allowed_hosts == ("localhost:*", "127.0.0.1:*", "[::1]:*")
     assert s.allowed_origins == ("https://chatgpt.com", "https://claude.ai")
-    assert s.cursor_keys == ("current-secret-value",) and s.cursor_key_ephemeral is False
+    assert s.cursor_keys == ("current-secret-value-0123456789ab",) and s.cursor_key_ephemeral is False
     assert (s.request_limit, s.semantic_limit, s.concurrency_limit, s.global_concurrency_limit) == (60, 10, 4, 128)
     assert s.trusted_proxy_cidrs == ()
     assert (s.log_level, s.redis_url, s.worker_threads) == ("INFO", None, 128)
@@ -38,8 +38,8 @@ def test_defaults_follow_the_seed_readme() -> None:
     pytest.param({"PWC_MCP_ALLOWED_ORIGINS": "https://a.example, http://localhost:3000"}, "allowed_origins",
                  ("https://a.example", "http://localhost:3000"), id="origins"),
     pytest.param({"PWC_MCP_ALLOWED_ORIGINS": ""}, "allowed_origins", (), id="empty-origins-means-none"),
-    pytest.param({"PWC_MCP_CURSOR_KEY_PREVIOUS": "old-secret"}, "cursor_keys",
-                 ("current-secret-value", "old-secret"), id="previous-key"),
+    pytest.param({"PWC_MCP_CURSOR_KEY_PREVIOUS": "old-secret-value-0123456789abcdef"}, "cursor_keys",
+                 ("current-secret-value-0123456789ab", "old-secret-value-0123456789abcdef"), id="previous-key"),
     pytest.param({"PWC_MCP_REQUEST_LIMIT": "1"}, "request_limit", 1, id="request-limit-min"),
     pytest.param({"PWC_MCP_SEMANTIC_LIMIT": "10000"}, "semantic_limit", 10000, id="semantic-limit-max"),
     pytest.param({"PWC_MCP_CONCURRENCY_LIMIT": "8"}, "concurrency_limit", 8, id="concurrency"),
@@ -105,11 +105,22 @@ def test_the_current_cursor_key_is_required_unless_ephemeral_keys_are_allowed() 
     assert first.cursor_keys != second.cursor_keys
 
 
+@pytest.mark.parametrize("name", ["PWC_MCP_CURSOR_KEY_CURRENT", "PWC_MCP_CURSOR_KEY_PREVIOUS"])
+@pytest.mark.parametrize("key", ["abc", "k" * 31])
+def test_a_cursor_key_shorter_than_32_characters_is_refused_without_echoing_it(name: str, key: str) -> None:
+    with pytest.raises(ConfigError) as refused:
+        CoreSettings.from_env({**BASE, name: key})
+    message = str(refused.value)
+    assert message.startswith(f"{name} is too short: use at least 32 random characters")
+    assert "openssl rand -hex 32" in message and key not in message
+    assert CoreSettings.from_env({**BASE, name: "k" * 32}).cursor_keys  # 32 is enough
+
+
 def test_repr_redacts_cursor_keys_and_the_redis_url() -> None:
-    s = CoreSettings.from_env({**BASE, "PWC_MCP_CURSOR_KEY_PREVIOUS": "old-secret",
+    s = CoreSettings.from_env({**BASE, "PWC_MCP_CURSOR_KEY_PREVIOUS": "old-secret-value-0123456789abcdef",
                                "PWC_MCP_REDIS_URL": "redis://:hunter2@host:6379/0"})
     text = repr(s)
-    assert "current-secret-value" not in text and "old-secret" not in text and "hunter2" not in text
+    assert "current-secret-value-0123456789ab" not in text and "old-secret-value-0123456789abcdef" not in text and "hunter2" not in text
     assert "cursor_keys=<2 redacted>" in text and "redis_url=<redacted>" in text
     assert "request_limit=60" in text
 

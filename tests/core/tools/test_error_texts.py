@@ -19,6 +19,7 @@ from pwc_mcp_core.errors import ToolError
 from pwc_mcp_core.tools.error_texts import (
     GENERIC_UPSTREAM,
     INTERNAL_ERROR,
+    TIMED_OUT,
     error_result,
     tool_error_text,
 )
@@ -38,9 +39,9 @@ from pwc_mcp_core.tools.error_texts import (
                  "rate_limited: the Papers With Code catalog is rate limiting; retry later", id="429"),
     pytest.param(HTTPStatusError(500, "boom"), GENERIC_UPSTREAM, id="500-generic"),
     pytest.param(TransportError("API request timed out"),
-                 "upstream_timeout: the Papers With Code catalog timed out", id="timed-out-message"),
+                 TIMED_OUT, id="timed-out-message"),
     pytest.param(RequestTimeout("API request failed: read"),
-                 "upstream_timeout: the Papers With Code catalog timed out", id="timeout-class"),
+                 TIMED_OUT, id="timeout-class"),
     pytest.param(TransportError("API request failed: connection refused"), GENERIC_UPSTREAM, id="transport"),
     pytest.param(ResponseError("Paper not found: 2308.10195"), "not_found: Paper not found: 2308.10195",
                  id="paper-not-found"),
@@ -89,3 +90,9 @@ def test_error_results_are_one_text_block_flagged_is_error() -> None:
 def test_catalog_rejections_speak_of_the_tool_parameters_not_the_catalog_json(
         detail: str, parameters: set[str], text: str) -> None:
     assert tool_error_text(HTTPStatusError(422, detail), frozenset(parameters)) == text
+
+
+def test_catalog_failures_say_when_to_retry() -> None:
+    """Like every other error, the catalog's failures carry advice: when to retry, what to ask instead."""
+    assert GENERIC_UPSTREAM.startswith("upstream_error: ") and "retry after 5 s" in GENERIC_UPSTREAM
+    assert TIMED_OUT.startswith("upstream_timeout: ") and "retry after 5 s" in TIMED_OUT

@@ -120,6 +120,24 @@ def test_a_metric_the_leaderboard_lacks_returns_it_unfiltered_with_a_metric_note
     assert "latency" in content["metric_note"].lower() and "EM" in content["metric_note"]
 
 
+@pytest.mark.parametrize("selector", [{"sort_metric": "BLEU"}, {"sort_metric": "BLEU:asc"},
+                                      {"require_metrics": ["BLEU"]}, {"pareto": ["BLEU:higher", "EM:higher"]}])
+def test_an_unreported_sort_metric_returns_the_default_leaderboard_best_first(runtime: Runtime,
+                                                                            selector: dict[str, Any]) -> None:
+    """The seed's "unfiltered leaderboard" is the one the same call without the selector gives:
+    the same rows in the same (best-first) order, on every page, plus the note naming the metric
+    as the caller spelled it."""
+    default = [call_tool(runtime, "get_benchmark", {"benchmark": "squad1-1", "limit": 3, "page": page})
+               ["result"]["structuredContent"] for page in (1, 2)]
+    noted = [call_tool(runtime, "get_benchmark", {"benchmark": "squad1-1", "limit": 3, "page": page, **selector})
+             ["result"]["structuredContent"] for page in (1, 2)]
+    for plain, fallback in zip(default, noted, strict=True):
+        _validator("get_benchmark")(fallback)
+        assert [row["id"] for row in fallback["evaluations"]] == [row["id"] for row in plain["evaluations"]]
+        assert "does not report BLEU" in fallback["metric_note"] and "metric_note" not in plain
+        assert fallback.get("order") == plain.get("order")
+
+
 def test_metric_filters_select_rows(runtime: Runtime) -> None:
     content = call_tool(runtime, "get_benchmark", {"benchmark": "squad1-1", "limit": 25,
                                                     "minimum_metrics": {"F1": 94.5}})["result"]["structuredContent"]
@@ -179,3 +197,18 @@ def test_results_over_the_response_bound_drop_data_then_fail_cleanly(stub: StubC
     assert content["data"] is None and content["data_note"].startswith("data omitted")
     failed = call_tool(bounded(4096 + 200), "get_paper_info", {"paper": "1706.03762"})["result"]
     assert failed["isError"] and failed["content"][0]["text"].startswith("upstream_error: the result is too large")
+
+
+@pytest.mark.parametrize(("tool", "arguments"), [("list_tasks", {"area": "Natural Language Processing"}),
+                                                 ("list_methods", {})])
+def test_task_and_method_lists_name_the_area(runtime: Runtime, tool: str, arguments: dict[str, Any]) -> None:
+    """The text names each row's area (it showed only the number), from the CLI's ``area_name``."""
+    result = call_tool(runtime, tool, arguments)["result"]
+    rows = result["structuredContent"]["data"]["results"]
+    named = [row for row in rows if row.get("area_name")]
+    assert named, rows
+    text = result["content"][0]["text"]
+    header = next(line for line in text.splitlines() if line.startswith("id|"))
+    assert "|area|" in header and "area id" not in header
+    for row in named:
+        assert any(f"|{row['area_name']}|" in line and row["name"] in line for line in text.splitlines())
