@@ -634,7 +634,8 @@ GENERATED_CLIENT_SCRIPT = textwrap.dedent("""
     import json, sys
     import httpx
     from pwc_rest import Client
-    from pwc_rest.api.tools import list_tasks_get, search_papers_get
+    from pwc_rest.api.tools import (cite_papers_get, find_in_paper_get, get_sota_history_get, list_tasks_get,
+                                    search_papers_get, verify_references_get)
     from pwc_rest.models import Error
 
     edge, direct, address = sys.argv[1], sys.argv[2], sys.argv[3]
@@ -650,6 +651,12 @@ GENERATED_CLIENT_SCRIPT = textwrap.dedent("""
     seen["origin"] = error_of(list_tasks_get.sync_detailed(client=origin))
     plain = Client(base_url=direct, headers={"X-PwC-MCP-Client": "generated"})
     seen["overflow"] = error_of(search_papers_get.sync_detailed(client=plain, query="x", limit=2**64))
+    # The tools added since the seed, through the generated functions (status and the JSON body).
+    calls = {"cite": cite_papers_get.sync_detailed(client=plain, papers=["1706.03762", "1512.03385"]),
+             "verify": verify_references_get.sync_detailed(client=plain, references=["arXiv:2103.14030"]),
+             "find": find_in_paper_get.sync_detailed(client=plain, paper="1706.03762", query="label smoothing"),
+             "history": get_sota_history_get.sync_detailed(client=plain, benchmark="ImageNet")}
+    seen["added"] = {name: [r.status_code, json.loads(r.content)] for name, r in calls.items()}
     edge_client = Client(base_url=edge, verify_ssl=False, httpx_args={
         "transport": httpx.HTTPTransport(local_address=address, verify=False)})
     for _ in range(80):
@@ -681,3 +688,8 @@ def test_a_generated_openapi_client_reads_every_refusal(prod: Prod, tmp_path: Pa
     assert seen["origin"][0] == 403 and seen["origin"][1].startswith("invalid_origin:")
     assert seen["overflow"][0] == 422 and seen["overflow"][1].startswith("invalid_argument:")
     assert seen["edge_429"][0] == 429 and seen["edge_429"][1].startswith("rate_limited:")
+    added = seen["added"]
+    assert all(status == 200 for status, _ in added.values()), added
+    assert [item["key"] for item in added["cite"][1]["items"]] == ["vaswani2017attention", "he2016deep"]
+    assert added["verify"][1]["items"][0]["status"] == "verified"
+    assert added["find"][1]["passages"] and added["history"][1]["images"][0]["mimeType"] == "image/png"
