@@ -92,7 +92,7 @@ def create_app(settings: GatewaySettings, *, dispatcher: Dispatcher | None = Non
     server = McpServer(core, dispatcher, tools=tools)
     health.on_data_source(server.set_data_source)  # the catalog's provenance, into the instructions
     calls = CallDispatch(dispatcher, limiter)
-    endpoint = McpEndpoint(admission=admission, server=server, calls=calls)
+    endpoint = McpEndpoint(admission=admission, server=server, calls=calls, refusals_as_200=settings.refusal_status == "200")
 
     # client_max_size bounds any body aiohttp itself reads; /mcp counts its own bytes.
     app = web.Application(client_max_size=settings.max_body_bytes,

@@ -13,14 +13,19 @@ from typing import Final
 
 from gateway.admission.limits import LimitSettings
 from gateway.surfaces.sse_sessions import SseSettings
+from pwc_mcp_core.errors import ConfigError
 from pwc_mcp_core.runtime.core_settings import CoreSettings, env_int
 
-__all__ = ["LEASE_MARGIN_S", "PROCESS_TIMEOUT_ENV", "GatewaySettings"]
+__all__ = ["LEASE_MARGIN_S", "PROCESS_TIMEOUT_ENV", "REFUSAL_STATUS_ENV", "GatewaySettings"]
 
 # A lease outlives the call deadline by this much, so only a dead gateway's leases lapse.
 LEASE_MARGIN_S: Final = 10.0
 PROCESS_TIMEOUT_ENV: Final = "PWC_MCP_GATEWAY_TIMEOUT"
 """Seconds a gunicorn gateway process may miss its heartbeat before the master replaces it."""
+REFUSAL_STATUS_ENV: Final = "PWC_MCP_REFUSAL_STATUS"
+# Its values. Not imported from the surfaces: importing them here would create the metrics
+# before `--processes` sets up their multiprocess directory.
+REFUSAL_STATUSES: Final = ("http", "200")
 
 
 @dataclass(frozen=True)
@@ -38,6 +43,10 @@ class GatewaySettings:
             process whose event loop misses its 1 s heartbeat this long (stalled, stopped,
             wedged) is killed and replaced by the master; ``PWC_MCP_GATEWAY_TIMEOUT``,
             default ``max(60, 2 × call deadline)``. Only used with ``--processes`` > 1.
+        refusal_status: ``http`` (default: a refusal keeps its 429/503 and ``Retry-After``) or
+            ``200`` (``POST /mcp`` answers a refusal that names a request id with HTTP 200 and
+            the same JSON-RPC error, ``Retry-After`` kept, for MCP SDKs on ``mcp`` 1.x that
+            drop the body of a non-2xx answer); ``PWC_MCP_REFUSAL_STATUS``.
     """
 
     core: CoreSettings
@@ -46,6 +55,7 @@ class GatewaySettings:
     lease_ttl_s: float | None = None
     sse: SseSettings = field(default_factory=SseSettings)
     process_timeout_s: int = 60
+    refusal_status: str = "http"
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str], *, allow_ephemeral_cursor_key: bool = False) -> GatewaySettings:
@@ -58,8 +68,13 @@ class GatewaySettings:
         core = CoreSettings.from_env(environ, allow_ephemeral_cursor_key=allow_ephemeral_cursor_key)
         # Heartbeats come from the event loop, not from calls: a long call never trips it.
         default_timeout = max(60, int(core.call_deadline_s) * 2)
+        refusal_status = environ.get(REFUSAL_STATUS_ENV, "").strip().lower() or "http"
+        if refusal_status not in REFUSAL_STATUSES:
+            raise ConfigError(f"{REFUSAL_STATUS_ENV} must be http (refusals keep their 429/503) or 200 "
+                              "(refusals of a request as HTTP 200 JSON-RPC errors)")
         return cls(core=core, sse=SseSettings.from_env(environ),
-                   process_timeout_s=env_int(environ, PROCESS_TIMEOUT_ENV, default_timeout, 2, 3600))
+                   process_timeout_s=env_int(environ, PROCESS_TIMEOUT_ENV, default_timeout, 2, 3600),
+                   refusal_status=refusal_status)
 
     @property
     def max_body_bytes(self) -> int:

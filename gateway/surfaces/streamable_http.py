@@ -14,8 +14,10 @@ One content-free line per request goes to logger ``pwc_mcp.requests`` (docs/tool
 
 from __future__ import annotations
 
+import json
 import logging
 import time
+import unicodedata
 from dataclasses import dataclass
 from typing import Final
 
@@ -29,7 +31,7 @@ from pwc_mcp_core.protocol.eras import PROTOCOL_HEADER, Classification, protocol
 from pwc_mcp_core.protocol.jsonrpc import INTERNAL_ERROR, INVALID_REQUEST, error_response
 from pwc_mcp_core.protocol.refusals import request_id_json
 
-__all__ = ["McpEndpoint", "is_request", "method_not_allowed"]
+__all__ = ["McpEndpoint", "is_request", "method_not_allowed", "readable_refusal"]
 
 logger = logging.getLogger(__name__)
 
@@ -85,13 +87,47 @@ def _media_types_ok(request: web.Request) -> bool:
     return accepts_json(request.headers.get("Accept")) and is_json_content(request.headers.get("Content-Type"))
 
 
+_REASON_MAX: Final = 300
+
+
+def readable_refusal(response: web.Response, *, as_200: bool) -> web.Response:
+    """A 429/503 JSON-RPC refusal made readable by clients that show only the HTTP error.
+
+    Its reason phrase becomes the refusal's message (ASCII, one line, at most 300 characters):
+    MCP SDKs on ``mcp`` 1.x (langchain-mcp-adapters) raise ``HTTPStatusError`` with the status
+    line and drop the body, so the phrase is what the user sees. With ``as_200`` a refusal that
+    names a request id is answered with HTTP 200, and the client reads it as the call's error.
+    """
+    if response.status not in (429, 503) or not isinstance(response.body, bytes):
+        return response
+    try:
+        message = json.loads(response.body)
+    except ValueError:
+        return response
+    error = message.get("error") if isinstance(message, dict) else None
+    text = error.get("message") if isinstance(error, dict) else None
+    if not isinstance(text, str):
+        return response
+    reason = unicodedata.normalize("NFKD", " ".join(text.split())).encode("ascii", "ignore").decode()
+    if len(reason) > _REASON_MAX:
+        reason = reason[:_REASON_MAX - 3].rsplit(" ", 1)[0] + "..."
+    status = 200 if as_200 and message.get("id") is not None else response.status
+    response.set_status(status, reason if status != 200 else None)
+    return response
+
+
 @dataclass
 class McpEndpoint:
-    """The ``POST /mcp`` handler: admission, the MCP server, and dispatched calls through `CallDispatch`."""
+    """The ``POST /mcp`` handler: admission, the MCP server, and dispatched calls through `CallDispatch`.
+
+    ``refusals_as_200``: answer a refusal that names a request id with HTTP 200 (`readable_refusal`;
+    ``PWC_MCP_REFUSAL_STATUS=200``).
+    """
 
     admission: Admission
     server: McpServer
     calls: CallDispatch
+    refusals_as_200: bool = False
 
     async def post(self, request: web.Request, *, client_hash: str | None = None) -> web.StreamResponse:
         """``POST /mcp``: one JSON-RPC message in, its answer (or a refusal) out.
@@ -110,8 +146,10 @@ class McpEndpoint:
             tool, protocol = info.tool or "unknown", info.protocol_label
             refused = None if client_hash is not None else self.admission.check_transport_security(request)
             response = refused or await self._admitted(request, body_or_error, info, client_hash)
-        record_request("mcp_request", response, started, protocol=protocol, tool=tool)
-        return response
+        record_request("mcp_request", response, started, protocol=protocol, tool=tool)  # the refusal's own status
+        # POST /messages (client_hash given) puts a refusal on the stream and answers 202 itself.
+        return response if client_hash is not None else readable_refusal(
+            response, as_200=self.refusals_as_200)
 
     async def not_allowed(self, request: web.Request) -> web.Response:
         """``GET``/``DELETE /mcp`` → 405, logged like every ``/mcp`` request."""

@@ -146,3 +146,43 @@ async def test_a_browser_on_mcp_is_pointed_to_the_docs(port: int) -> None:
     status, headers, body = await raw_request(
         port, b"GET /mcp HTTP/1.1\r\nHost: localhost\r\nAccept: text/event-stream, text/html\r\n")
     assert status == 405 and json.loads(body) == {"error": "method_not_allowed", "allowed": ["POST"]}
+
+
+@pytest.mark.parametrize("mode", ["http", "200"])
+async def test_a_refusal_carries_its_message_in_the_reason_phrase_or_as_a_200(aiohttp_client, mode: str) -> None:
+    """MCP SDKs on mcp 1.x show only the status line of a non-2xx answer (issue 33 item 5)."""
+    import dataclasses
+
+    settings = dataclasses.replace(make_settings(request_limit=1), refusal_status=mode)
+    client = await aiohttp_client(create_app(settings, dispatcher=FakeExecutor(), tools=FAKE_TOOLS))
+    port = int(client.server.port)
+    body = rpc("ping", request_id=9)
+    head = (f"POST /mcp HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\n"
+            f"Content-Length: {len(body)}\r\n").encode()
+    assert (await raw_request(port, head, body))[0] == 200
+    reader, writer = await asyncio.open_connection("127.0.0.1", port)
+    writer.write(head + b"Connection: close\r\n\r\n" + body)
+    status_line = (await reader.readline()).decode("latin-1").rstrip()
+    writer.close()
+    status, headers, answer = await raw_request(port, head, body)
+    error = json.loads(answer)["error"]
+    assert error["data"]["error"] == "rate_limit_exceeded" and json.loads(answer)["id"] == 9
+    assert 1 <= int(headers["Retry-After"]) <= 60
+    if mode == "http":
+        assert status == 429
+        reason = status_line.split(" ", 2)[2]
+        assert reason.startswith("Rate limit exceeded (requests per client per minute)") and "retry after" in reason
+        assert reason.isascii() and len(reason) <= 300
+    else:
+        assert status == 200 and status_line == "HTTP/1.1 200 OK"
+
+
+def test_the_refusal_status_setting_names_its_variable() -> None:
+    from gateway.process.settings import GatewaySettings
+    from pwc_mcp_core.errors import ConfigError
+
+    env = {"PWC_MCP_CURSOR_KEY_CURRENT": "k" * 32}
+    assert GatewaySettings.from_env(env).refusal_status == "http"
+    assert GatewaySettings.from_env({**env, "PWC_MCP_REFUSAL_STATUS": "200"}).refusal_status == "200"
+    with pytest.raises(ConfigError, match="PWC_MCP_REFUSAL_STATUS must be http"):
+        GatewaySettings.from_env({**env, "PWC_MCP_REFUSAL_STATUS": "teapot"})

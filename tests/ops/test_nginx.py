@@ -157,13 +157,16 @@ def test_mcp_works_through_nginx(nginx_url: str) -> None:
 def test_the_gateway_sees_the_connecting_address_not_the_clients_forwarded_header(nginx_url: str) -> None:
     # Limit is 3/min per identity. Each request claims a different X-Forwarded-For (and a
     # client name); if either were trusted, no request would be limited.
-    statuses = [
+    responses = [
         httpx.post(f"{nginx_url}/mcp", content=PING, verify=False,
-                   headers={**HEADERS, "X-Forwarded-For": f"198.51.100.{n}", "X-PwC-MCP-Client": f"c{n}"}).status_code
+                   headers={**HEADERS, "X-Forwarded-For": f"198.51.100.{n}", "X-PwC-MCP-Client": f"c{n}"})
         for n in range(5)
     ]
+    statuses = [response.status_code for response in responses]
     assert statuses[-1] == 429, statuses
     assert statuses.count(200) <= 3
+    # The gateway's reason phrase (the refusal's message) passes nginx, for clients that show only it.
+    assert responses[-1].reason_phrase.startswith("Rate limit exceeded (requests per client per minute)")
 
 
 def test_a_body_over_2_mib_is_refused_at_the_edge(nginx_url: str) -> None:

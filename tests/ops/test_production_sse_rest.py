@@ -243,13 +243,16 @@ def test_messages_for_a_dead_holders_session_get_404_at_once(prod: Prod) -> None
                 assert len(endpoints) < 64, "every stream landed on one gateway process"
                 context = http.stream("GET", f"{prod.direct}/sse")
                 stream = await context.__aenter__()
-                endpoint = await _endpoint(stream.aiter_lines())
+                # Keep the line iterator: a dropped one closes the connection (httpcore closes an
+                # abandoned stream), and the server frees a closed stream's session at once.
+                lines = stream.aiter_lines()
+                endpoint = await _endpoint(lines)
                 holder = store.hget(redis_keys.sse_session(endpoint.rsplit("=", 1)[1]), "holder")
                 assert isinstance(holder, bytes), endpoint
                 holders[endpoint] = holder
                 endpoints.append(endpoint)
                 contexts.append(context)
-                streams.append(stream)
+                streams.append((stream, lines))
             store.close()
             victim = prod.gateway_pids()[0]
             os.kill(victim, signal.SIGKILL)
