@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 
 from catalog import schema, search, vocabulary
+from catalog.embeddings import get_embedder
 from catalog.importer import limits, run_import
 from catalog.store import Page
 from tests.catalog import parquet_fixtures as fx
@@ -226,3 +227,18 @@ def test_search_reports_the_match_via_its_synonym(json_db: Path) -> None:
     entity = body["matched_entities"][0]
     assert (entity["name"], entity["via"], entity["filter"]) == (
         "Named entity recognition", "synonym", {"task": "named-entity-recognition"})
+
+
+def test_a_task_synonym_is_embedded_beside_the_task_names(tmp_path: Path) -> None:
+    tables = _tables({"Speech Recognition": ["transcribing audio recordings"]})  # without it: no match
+    db = tmp_path / "c.db"
+    _import(db, *_json_sources(tmp_path / "json", tables))
+    embedder = get_embedder()
+    conn = _ro(db)
+    try:
+        vocab = vocabulary.load(conn)
+        query = "transcription of recorded audio"
+        found = vocabulary.match(vocab, query, search.STOP_WORDS, embedder.embed([query])[0], embedder)
+    finally:
+        conn.close()
+    assert [(m.entity.name, m.via) for m in found] == [("Speech Recognition", "embedding")]
