@@ -312,9 +312,10 @@ def generate(papers: int, evaluations: int, out: Path, seed: int,
                "collections": [{"collection": "C", "area": rng.choice(AREAS)}]})
     w.close()
     w = writer(out / "datasets.json", len(datasets))
-    for name in datasets:
+    for d, name in enumerate(datasets):
+        # the archive lists a dataset's other names; every third one has some here
         w.add({"url": None, "name": name, "full_name": name, "description": _title(rng),
-               "modalities": [], "tasks": []})
+               "modalities": [], "tasks": [], "variants": [name, f"{name} (test)"] if d % 3 == 0 else []})
     w.close()
     counts["methods"], counts["datasets"] = len(methods), len(datasets)
 
@@ -335,7 +336,8 @@ def generate(papers: int, evaluations: int, out: Path, seed: int,
             entries.append({"dataset": name, "description": "", "sota": {"metrics": ["Accuracy", "F1"], "rows": rows},
                             "subdatasets": []})
         w.add({"task": task, "categories": [AREAS[t % len(AREAS)]], "description": _title(rng),
-               "datasets": entries, "subtasks": [], "synonyms": [], "source_link": None})
+               "datasets": entries, "subtasks": [], "synonyms": [f"{task} problem"] if t % 3 == 0 else [],
+               "source_link": None})
     w.close()
     counts["evaluations"] = evaluations - remaining
 

@@ -28,6 +28,8 @@ Conventions shared by the importer (the only writer) and the store (reader):
   need (case-insensitive arXiv ids and slugs, covering link indexes).
 * Migration 3 (``catalog.schema_v3``) adds the derived ``papers.trend`` and
   the covering indexes of paper lists and task benchmarks at archive size.
+* Migration 4 (``catalog.schema_v4``) adds ``entity_aliases``: the task
+  synonyms and dataset variants the archive lists.
 * Titles used for exact matching go through :func:`normalize_title`; the
   external-metadata "Name:" prefix through :func:`title_prefix`; Markdown
   versions through :func:`content_version`. Import these helpers instead of
@@ -45,6 +47,7 @@ from pathlib import Path
 
 from catalog.schema_v2 import V2
 from catalog.schema_v3 import V3
+from catalog.schema_v4 import V4
 
 logger = logging.getLogger(__name__)
 
@@ -357,7 +360,7 @@ END;
 """
 
 # MIGRATIONS[i] takes the database from user_version i to i + 1.
-MIGRATIONS: tuple[str, ...] = (_V1, V2, V3)
+MIGRATIONS: tuple[str, ...] = (_V1, V2, V3, V4)
 SCHEMA_VERSION = len(MIGRATIONS)
 
 

@@ -31,7 +31,8 @@ __all__ = ["BULK_TABLES", "BulkLoad", "is_empty"]
 logger = logging.getLogger(__name__)
 
 # Tables whose secondary indexes a fresh import drops and rebuilds in one pass.
-BULK_TABLES = ("papers", "evaluations", "paper_tasks", "paper_methods", "paper_authors", "authors")
+BULK_TABLES = ("papers", "evaluations", "paper_tasks", "paper_methods", "paper_authors", "authors",
+               "entity_aliases")
 
 
 def is_empty(conn: sqlite3.Connection) -> bool:

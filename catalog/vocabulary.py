@@ -4,6 +4,11 @@
 
 * ``name``: a task, method or dataset name, or a method's or dataset's full
   name, or a name without its parenthesised part ("Street View House Numbers");
+* ``synonym`` / ``variant``: another name the archive lists for a task (its
+  ``synonyms``) or a dataset (its ``variants``), stored in ``entity_aliases``;
+  with or without its parenthesised part ("CIFAR-10 (with augmentation)").
+  A one-word alias written in capitals ("NER") only matches a query word
+  written in capitals, as acronyms do;
 * ``abbreviation``: the parenthesised part of a name ("SVHN" in
   "Street View House Numbers (SVHN)"), or a method/dataset name whose full
   name differs ("ViT" for "Vision Transformer"); case-insensitive;
@@ -13,7 +18,8 @@
 * ``embedding``: the query's embedding is close to a task's name
   ("recognizing spoken words" near Speech Recognition); only when no name
   matched, the query has at most :data:`EMBEDDING_WORDS` non-stop words and
-  the cosine reaches :data:`EMBEDDING_MATCH`.
+  the cosine reaches :data:`EMBEDDING_MATCH` (task synonyms are embedded
+  beside the names).
 
 An alias shared by several entities goes to the one with most catalog links
 (papers tagged, leaderboard datasets). Each match carries its ``coverage``:
@@ -52,7 +58,10 @@ _VERSION = re.compile(r"[\W_]*v?\d[\d.]*$")
 _SPLIT = re.compile(r"[\s\-_/]+")
 _SKIP_INITIAL = frozenset(["of", "and", "the", "for", "in", "on", "a", "an", "to", "with"])
 # Strength of each kind of match: how much ranking may lean on it.
-STRENGTH = {"name": 1.0, "abbreviation": 1.0, "acronym": 0.8, "embedding": 0.5}
+STRENGTH = {"name": 1.0, "synonym": 1.0, "variant": 1.0, "abbreviation": 1.0, "acronym": 0.8,
+            "embedding": 0.5}
+# The kind of alias each entity type's entity_aliases rows are.
+ALIAS_VIA = {"task": "synonym", "dataset": "variant"}
 
 
 @dataclass(frozen=True)
@@ -73,7 +82,7 @@ class Match:
 
     entity: Entity
     text: str  # the query's words that matched
-    via: str  # name | abbreviation | acronym | embedding
+    via: str  # name | synonym | variant | abbreviation | acronym | embedding
     coverage: float  # share of the query's non-stop words, 0-1
 
     @property
@@ -104,11 +113,15 @@ class Vocabulary:
     names: dict[str, int]
     abbreviations: dict[str, int]
     acronyms: dict[str, int]
+    aliases: dict[str, int] = field(default_factory=dict)  # synonyms and variants
+    capital_aliases: frozenset[str] = frozenset()  # one-word aliases to be typed in capitals
+    synonyms: list[tuple[int, str]] = field(default_factory=list)  # (task index, synonym)
     _vectors: tuple[npt.NDArray[np.float32], npt.NDArray[np.int64]] | None = None
     _lock: threading.Lock = field(default_factory=threading.Lock)
 
     def vectors(self, embedder: Embedder) -> tuple[npt.NDArray[np.float32], npt.NDArray[np.int64]]:
-        """Unit embeddings of the task names (computed once) and their entity indexes."""
+        """Unit embeddings of the task names and synonyms (computed once) and their entity
+        indexes."""
         cached = self._vectors
         if cached is None:
             with self._lock:
@@ -116,6 +129,9 @@ class Vocabulary:
                 if cached is None:
                     chosen = [i for i, e in enumerate(self.entities) if e.kind == "task"]
                     texts = [_PAREN.sub(" ", self.entities[i].name).strip() for i in chosen]
+                    for index, synonym in self.synonyms:
+                        chosen.append(index)
+                        texts.append(_PAREN.sub(" ", synonym).strip() or synonym)
                     cached = self._vectors = (embedder.embed(texts), np.asarray(chosen, dtype=np.int64))
         return cached
 
@@ -177,7 +193,34 @@ def load(conn: sqlite3.Connection) -> Vocabulary:
                         prefix = _initials(words[:cut], skip)
                         if len(prefix) >= 3:
                             _put(acronyms, prefix.casefold(), index, entities)
-    return Vocabulary(entities, names, abbreviations, acronyms)
+    aliases: dict[str, int] = {}
+    capitals: set[str] = set()
+    lower_case: set[str] = set()  # keys some alias spells in lower case: typeable so
+    synonyms: list[tuple[int, str]] = []
+    by_key = {(e.kind, e.id): i for i, e in enumerate(entities)}
+    for kind, eid, alias in _aliases(conn):
+        owner = by_key.get((kind, int(eid)))
+        if owner is None or not isinstance(alias, str):
+            continue
+        outer = _PAREN.sub(" ", alias).strip()
+        for text in {alias, outer}:
+            key = normalize_title(text)
+            _put(aliases, key, owner, entities)
+            if " " not in key:
+                (capitals if text.isupper() else lower_case).add(key)
+        if kind == "task" and normalize_title(alias) != normalize_title(entities[owner].name):
+            synonyms.append((owner, alias))
+    return Vocabulary(entities, names, abbreviations, acronyms, aliases, frozenset(capitals - lower_case),
+                      synonyms)
+
+
+def _aliases(conn: sqlite3.Connection) -> list[tuple[str, int, str]]:
+    """The task synonyms and dataset variants (none in a catalog older than migration 4)."""
+    try:
+        return conn.execute("SELECT entity_type, entity_id, alias FROM entity_aliases "
+                            "ORDER BY entity_type, entity_id, alias").fetchall()
+    except sqlite3.OperationalError:  # served before the next import migrates it
+        return []
 
 
 def match(vocabulary: Vocabulary, query: str, stop_words: frozenset[str],
@@ -202,6 +245,10 @@ def match(vocabulary: Vocabulary, query: str, stop_words: frozenset[str],
             hit: tuple[int, str] | None = None
             if key in vocabulary.names:
                 hit = vocabulary.names[key], "name"
+            elif key in vocabulary.aliases and (size > 1 or key not in vocabulary.capital_aliases
+                                                or window[0].isupper()):
+                index = vocabulary.aliases[key]
+                hit = index, ALIAS_VIA.get(vocabulary.entities[index].kind, "synonym")
             elif key in vocabulary.abbreviations:
                 hit = vocabulary.abbreviations[key], "abbreviation"
             elif size == 1 and len(window[0]) >= 2 and window[0].isupper() and key in vocabulary.acronyms:

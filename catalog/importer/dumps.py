@@ -287,13 +287,17 @@ def load_methods(writer: Writer, records: Records, stats: SourceStats) -> None:
 
 # -- datasets ------------------------------------------------------------------
 def load_datasets(writer: Writer, records: Records, stats: SourceStats) -> None:
-    """datasets: url, name, full_name, homepage, description, tasks[{task, url}]."""
+    """datasets: url, name, full_name, homepage, description, tasks[{task, url}], variants
+    (other names of the dataset, stored as its aliases)."""
     def handle(rec: dict) -> bool:
         name = text(rec, "name", required=True) or ""
         slug = keys.slug_from_url(text(rec, "url")) or keys.slugify(name)
+        variants = None if rec.get("variants") is None else str_list(rec, "variants")
         dataset_id, created = writer.upsert_simple("datasets", slug, {
             "name": name, "full_name": text(rec, "full_name"),
             "description": text(rec, "description")})
+        if variants is not None:
+            writer.set_aliases("dataset", dataset_id, variants)
         tasks = rec.get("tasks") or []
         if isinstance(tasks, list) and len(tasks) > limits.MAX_LIST_ITEMS:
             tasks = _cut_list("tasks", tasks)
@@ -310,7 +314,8 @@ def load_datasets(writer: Writer, records: Records, stats: SourceStats) -> None:
 def load_evaluations(writer: Writer, records: Records, stats: SourceStats) -> None:
     """evaluation-tables: task → datasets → sota{metrics, rows} → subdatasets; subtasks.
 
-    Tasks' ``categories`` become areas; ``subtasks`` child tasks; each row an
+    Tasks' ``categories`` become areas; ``synonyms`` the task's aliases;
+    ``subtasks`` child tasks; each row an
     evaluation (best_rank from :mod:`ranking`); ``subdatasets`` datasets named
     ``"<parent> (<subdataset>)"`` linked to the same task. A malformed row is
     skipped alone; a malformed task skips that task.
@@ -326,9 +331,12 @@ def _task(writer: Writer, rec: dict, parent_id: int | None, stats: SourceStats) 
     if not slug:
         raise BadRecord(f"task name {name!r} has no usable characters")
     categories = str_list(rec, "categories")
+    synonyms = None if rec.get("synonyms") is None else str_list(rec, "synonyms")
     area_id = writer.area(categories[0], keys.slugify(categories[0])) if categories else None
     task_id, created = writer.upsert_task(slug, name, description=text(rec, "description"),
                                           area_id=area_id, parent_id=parent_id)
+    if synonyms is not None:
+        writer.set_aliases("task", task_id, synonyms)
     for dataset in rec.get("datasets") or []:
         _dataset(writer, dataset, task_id, None, stats)
     for sub in rec.get("subtasks") or []:

@@ -69,9 +69,9 @@ COLUMNS: dict[str, dict[str, str]] = {
                 "paper": _OBJECT, "introduced_year": _INT, "source_url": _TEXT,
                 "source_title": _TEXT, "collections": _LIST},
     "datasets": {"url": _TEXT, "name": _TEXT, "full_name": _TEXT, "description": _TEXT,
-                 "tasks": _LIST},
+                 "tasks": _LIST, "variants": _LIST},
     "evaluations": {"task": _TEXT, "categories": _LIST, "description": _TEXT, "datasets": _LIST,
-                    "subtasks": _LIST},
+                    "subtasks": _LIST, "synonyms": _LIST},
 }
 # Published columns the loaders do not use: skipped without being counted as unknown.
 _UNUSED: dict[str, set[str]] = {
@@ -80,8 +80,8 @@ _UNUSED: dict[str, set[str]] = {
     "links": {"mentioned_in_paper", "mentioned_in_github"},
     "methods": {"code_snippet_url", "num_papers", "main_collection"},
     "datasets": {"homepage", "paper", "introduced_date", "warning", "modalities", "languages",
-                 "variants", "num_papers", "data_loaders", "dataset_citations", "images"},
-    "evaluations": {"synonyms", "source_link"},
+                 "num_papers", "data_loaders", "dataset_citations", "images"},
+    "evaluations": {"source_link"},
 }
 # At least one column of each group must be present.
 REQUIRED: dict[str, tuple[tuple[str, ...], ...]] = {
@@ -473,6 +473,7 @@ def _task(rec: Any) -> Any:
     if not isinstance(rec, dict):
         return rec
     rec["categories"] = _as_list(rec.get("categories"))
+    rec["synonyms"] = _as_list(rec.get("synonyms"))
     datasets = _as_list(rec.get("datasets"))
     rec["datasets"] = [_dataset(d) for d in datasets] if isinstance(datasets, list) else datasets
     subtasks = _as_list(rec.get("subtasks"))

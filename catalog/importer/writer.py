@@ -137,6 +137,8 @@ class Writer:
                              "harness, split, methodology FROM evaluations ORDER BY id"):
             self.evaluations.setdefault(eval_key(*row[1:]), []).append(row[0])
         self.boards = Boards(key[:2] for key in self.evaluations)
+        # (entity_type, entity_id) with aliases stored before this import: replaced, not merged
+        self._stored_aliases = set(c.execute("SELECT DISTINCT entity_type, entity_id FROM entity_aliases"))
         self._seen: dict[tuple, int] = {}
         self._linked: set[tuple[str, int, int]] = set()
         # (table, raw name) -> id for names loaders resolve over and over (tasks, methods)
@@ -363,6 +365,18 @@ class Writer:
         self._linked.add(key)
         self.queue(f"INSERT OR IGNORE INTO {table} ({left}, {right}) VALUES (?, ?)",
                    (left_id, right_id))
+
+    def set_aliases(self, entity_type: str, entity_id: int, aliases: Iterable[str]) -> None:
+        """Store the other names of a task (``"task"``, its synonyms) or dataset (``"dataset"``,
+        its variants). The first record of an entity in an import replaces its stored aliases;
+        later records of the same entity add theirs, so a re-import gives the same rows."""
+        key = (entity_type, entity_id)
+        if key in self._stored_aliases:
+            self._stored_aliases.discard(key)
+            self.queue("DELETE FROM entity_aliases WHERE entity_type = ? AND entity_id = ?", key)
+        for alias in aliases:
+            self.queue("INSERT OR IGNORE INTO entity_aliases (entity_type, entity_id, alias) "
+                       "VALUES (?, ?, ?)", (entity_type, entity_id, alias))
 
     def upsert_repository(self, paper_id: int, url: str, is_official: bool,
                           framework: str | None, stars: int | None = None) -> bool:

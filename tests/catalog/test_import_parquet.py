@@ -26,7 +26,7 @@ SMALL = REPO_ROOT / "tests" / "fixtures" / "pwc-archive" / "evaluation-tables.js
 # get the same ids), creation times left out.
 _TABLES = ("areas", "conferences", "papers", "repositories", "authors", "paper_authors", "tasks",
            "paper_tasks", "methods", "paper_methods", "datasets", "dataset_tasks", "evaluations",
-           "paper_markdown")
+           "paper_markdown", "entity_aliases")
 _SKIP_COLUMNS = {"created_at", "updated_at"}
 
 
@@ -97,6 +97,7 @@ def test_parquet_in_hub_layout_gives_the_json_catalog(tmp_path: Path, generated:
     assert code == 0, output
     assert "papers-with-abstracts/train-00003-of-00004.parquet (papers): read" in output
     assert "unknown column" not in output
+    assert snapshot(db)["entity_aliases"]  # the generator lists synonyms and variants
     _assert_same(json_db, db)
 
 
