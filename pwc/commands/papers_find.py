@@ -1,7 +1,7 @@
 """``pwc paper find PAPER QUERY`` (``docs/cli-contract.md`` §2.21): the passages of one paper for a query.
 
 One read of the paper's whole Markdown (``research/papers/<ref>/read``, cached like every record),
-ranked by paragraph with :mod:`pwc.passages`. Besides the query's own words (stemmed), the
+ranked by paragraph with :mod:`paper_passages`. Besides the query's own words (stemmed), the
 catalog's vocabulary widens it: when the query is exactly the name, full name or slug of a
 method or task, its other names join the query at a lower weight (``GAN`` also finds
 "generative adversarial network"). No passage matching is a result with no passages.
@@ -14,11 +14,11 @@ import hashlib
 import re
 from typing import Any
 
+from paper_passages import excerpt, index_for, mark, phrases, query_terms
 from pwc.cli import int_range
 from pwc.commands.papers_common import add_json_flag
 from pwc.errors import PwcError, UsageError
 from pwc.names import find_exact
-from pwc.passages import excerpt, index_for, mark, phrases, query_terms
 from pwc.references import resolve_paper
 from pwc.render import Output, result_list
 from pwc.transport import quote_ref

@@ -8,7 +8,7 @@ from typing import Any
 import httpx
 import pytest
 
-from pwc.passages import PaperIndex, search, stem
+from paper_passages import PaperIndex, search, stem
 from pwc.transport import Client
 from pwc_mcp_core.runtime.call import Call
 from pwc_mcp_core.runtime.core_settings import CoreSettings
