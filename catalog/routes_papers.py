@@ -1,4 +1,4 @@
-"""Paper routes: search, list, recent, trending, detail, related, lineage, read, public metadata.
+"""Paper routes: search, list, recent, trending, detail, related, lineage, read, passages, public metadata.
 
 Paper references in paths may be a numeric id, an arXiv id (``vN`` allowed),
 a percent-encoded legacy arXiv id (``math.GT%2F0309136``) or a slug.
@@ -22,7 +22,7 @@ from urllib.parse import unquote
 
 from aiohttp import web
 
-from catalog import search, store, store_papers, store_public
+from catalog import passages, search, store, store_papers, store_public
 from catalog.responses import json_response, run_query
 from catalog.routes_params import Params
 from catalog.store import Conflict, Invalid
@@ -32,6 +32,7 @@ __all__ = ["register", "utf8_chunk"]
 ORDER_BY = ("trending", "date_published", "citation_count")
 ORDER_DIR = ("asc", "desc")
 MAX_READ_LIMIT = 16 * 1024 * 1024
+MAX_EXPANSIONS = 10
 _VERSION = re.compile(r"^[0-9a-f]{64}$")
 _FILTERS = ("search", "task", "method", "conference", "framework", "organization")
 
@@ -158,6 +159,20 @@ async def paper_read(request: web.Request) -> web.Response:
     return web.Response(body=chunk, headers=headers, content_type="text/markdown", charset="utf-8")
 
 
+async def paper_passages(request: web.Request) -> web.Response:
+    """``GET research/papers/{ref}/passages?q=&limit=&expand=``: the paragraphs of the paper's
+    Markdown that best match ``q`` by keyword and by meaning (:mod:`catalog.passages`); ``limit``
+    1-20 (default 5); ``expand`` (repeatable, at most 10) other names of the query's entity,
+    matched as phrases at a lower weight. No match is an empty ``passages`` list."""
+    params = Params(request.query)
+    query = params.text("q", required=True)
+    limit = params.integer("limit", 5, 1, passages.MAX_LIMIT)
+    expansions = [value.strip() for value in params.repeated("expand") if value.strip()]
+    if len(expansions) > MAX_EXPANSIONS or any(len(value) > 500 for value in expansions):
+        raise Invalid(f"expand takes at most {MAX_EXPANSIONS} values of at most 500 characters")
+    return json_response(await run_query(request, passages.find_passages, _ref(request), query, limit, expansions))
+
+
 async def public_metadata(request: web.Request) -> web.Response:
     """``GET papers/{ref}/public-metadata``."""
     return json_response(await run_query(request, store_public.metadata_by_reference, _ref(request)))
@@ -190,4 +205,5 @@ def register(router: web.UrlDispatcher) -> None:
     router.add_get(f"{base}/research/papers/{ref}/lineage", paper_lineage, name="paper_lineage")
     router.add_get(f"{base}/research/papers/{ref}/lineage/", paper_lineage, name="paper_lineage_slash")
     router.add_get(f"{base}/research/papers/{ref}/read", paper_read, name="paper_read")
+    router.add_get(f"{base}/research/papers/{ref}/passages", paper_passages, name="paper_passages")
     router.add_get(f"{base}/papers/{{ref:.+}}", paper_detail, name="paper_detail")

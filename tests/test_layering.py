@@ -37,6 +37,9 @@ FORBIDDEN = {
     # The one owner of metric direction, shared by the catalog and the MCP layer: a leaf.
     "metric_rules": {"pwc", "pwc_mcp_core", "workers", "gateway", "catalog", "redis", "aiohttp", "orjson",
                      "httpx"} | SEARCH_STACK,
+    # How a paper splits into paragraphs and ranks by keyword, shared by pwc and the catalog: a leaf.
+    "paper_passages": {"pwc", "pwc_mcp_core", "workers", "gateway", "catalog", "metric_rules", "redis", "aiohttp",
+                       "orjson", "httpx"} | SEARCH_STACK,
 }
 
 LAYERS = ('protocol', 'cluster', 'runtime', 'tools', 'mcp_server')

@@ -1,7 +1,11 @@
 """``pwc paper find PAPER QUERY`` (``docs/cli-contract.md`` §2.21): the passages of one paper for a query.
 
-One read of the paper's whole Markdown (``research/papers/<ref>/read``, cached like every record),
-ranked by paragraph with :mod:`pwc.passages`. Besides the query's own words (stemmed), the
+One upstream call for the passages: the catalog's ``research/papers/<ref>/passages``, which ranks
+the paragraphs by keyword and by meaning (a passage may never use the query's words). Against
+an upstream that answers 404 there (one that is not this project's catalog, or a paper it has
+no text for), one read of the paper's whole Markdown (``research/papers/<ref>/read``, cached
+like every record), ranked by keyword with :mod:`paper_passages`. Both rank the same
+paragraphs at the same byte offsets. Besides the query's own words (stemmed), the
 catalog's vocabulary widens it: when the query is exactly the name, full name or slug of a
 method or task, its other names join the query at a lower weight (``GAN`` also finds
 "generative adversarial network"). No passage matching is a result with no passages.
@@ -14,11 +18,11 @@ import hashlib
 import re
 from typing import Any
 
+from paper_passages import excerpt, index_for, mark, phrases, query_terms
 from pwc.cli import int_range
 from pwc.commands.papers_common import add_json_flag
-from pwc.errors import PwcError, UsageError
+from pwc.errors import HTTPStatusError, PwcError, UsageError
 from pwc.names import find_exact
-from pwc.passages import excerpt, index_for, mark, phrases, query_terms
 from pwc.references import resolve_paper
 from pwc.render import Output, result_list
 from pwc.transport import quote_ref
@@ -66,12 +70,15 @@ def run_find(args: argparse.Namespace, client: Any) -> dict[str, Any]:
     if not query or len(query) > MAX_QUERY:
         raise UsageError(f"QUERY must be 1-{MAX_QUERY} characters")
     ref = resolve_paper(args.paper, client)
+    expansions = vocabulary(query, client)
+    ranked = _from_catalog(ref, query, args.limit, expansions, client)
+    if ranked is not None:
+        return ranked
     response = client.get_text(f"research/papers/{quote_ref(ref)}/read")
     raw = response.text.encode("utf-8")
     version = response.headers.get("x-pwc-content-version", "")
     if not _VERSION.fullmatch(version):
         version = hashlib.sha256(raw).hexdigest()
-    expansions = vocabulary(query, client)
     terms, phrase = query_terms(query)
     index = index_for(ref, version, response.text)
     matches = index.rank(terms, phrase, args.limit, phrases(expansions)) if terms else []
@@ -82,6 +89,32 @@ def run_find(args: argparse.Namespace, client: Any) -> dict[str, Any]:
                          "score": found.score, "matched": list(found.matched)})
     return {"paper": ref, "query": query, "content_version": version, "total_bytes": len(raw),
             "expanded_with": expansions, "passages": passages}
+
+
+def _from_catalog(ref: str, query: str, limit: int, expansions: list[str], client: Any) -> dict[str, Any] | None:
+    """The catalog's own ranking (keyword and meaning), or None when the upstream answers 404
+    (no such endpoint, or no text: the Markdown read then says which) or a body of another shape."""
+    try:
+        body = client.get_json(f"research/papers/{quote_ref(ref)}/passages",
+                               {"q": query, "limit": limit, "expand": expansions})
+    except HTTPStatusError as exc:
+        if exc.status == 404:
+            return None
+        raise
+    if not isinstance(body, dict) or not isinstance(body.get("passages"), list) \
+            or not _VERSION.fullmatch(str(body.get("content_version"))) or not isinstance(body.get("total_bytes"), int):
+        return None
+    passages = []
+    for item in body["passages"]:
+        if not isinstance(item, dict) or not isinstance(item.get("offset"), int) or not isinstance(item.get("text"), str):
+            return None
+        heading = item.get("heading")
+        matched = item.get("matched")
+        passages.append({"offset": item["offset"], "heading": heading if isinstance(heading, str) else None,
+                         "text": item["text"], "score": item.get("score"),
+                         "matched": [m for m in matched if isinstance(m, str)] if isinstance(matched, list) else []})
+    return {"paper": ref, "query": query, "content_version": body["content_version"],
+            "total_bytes": body["total_bytes"], "expanded_with": expansions, "passages": passages[:limit]}
 
 
 def render_find(payload: dict[str, Any], args: argparse.Namespace, out: Output) -> None:

@@ -92,7 +92,7 @@ def find_in_paper_text(result: JsonObject) -> str:
     """Each passage framed as untrusted paper text (its heading inside the frame, matched words
     marked ``==…==``), after a server line with its number, byte offset, score, the query words
     it holds and the ``read_paper`` call that reads on from there."""
-    from pwc.passages import mark, query_terms
+    from paper_passages import mark, query_terms
 
     passages = as_objects(result.get("passages"))
     nonce = new_nonce(*(f"{p.get('heading') or ''}\n{p.get('text') or ''}" for p in passages))

@@ -3,12 +3,16 @@
 from __future__ import annotations
 
 import json
+import threading
+from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
+from urllib.parse import urlsplit
 
 import httpx
 import pytest
 
-from pwc.passages import PaperIndex, search, stem
+from paper_passages import PaperIndex, search, stem
 from pwc.transport import Client
 from pwc_mcp_core.runtime.call import Call
 from pwc_mcp_core.runtime.core_settings import CoreSettings
@@ -109,3 +113,92 @@ def test_the_catalog_vocabulary_widens_an_abbreviation(catalog_url: str) -> None
     index = PaperIndex("Intro.\n\nWe train a generative adversarial network on faces.\n\nNetworks elsewhere.")
     (hit,) = search(index, "GAN", 5, ["Generative Adversarial Network"])
     assert hit.matched == ("Generative Adversarial Network",)
+
+
+PARAPHRASE = "sequential computation prevents parallel processing"
+"""Says what the "1. Motivation" paragraph says without one of its words (after stemming)."""
+
+
+def test_the_catalog_finds_a_passage_by_meaning_that_shares_no_word_with_the_query(
+        runtime: Runtime, catalog_url: str, paper: bytes) -> None:
+    body = httpx.get(f"{catalog_url}/research/papers/1706.03762/passages",
+                     params={"q": PARAPHRASE, "limit": 3}, timeout=30).json()
+    motivation = [p for p in body["passages"] if p["heading"] == "1. Motivation"]
+    assert motivation and motivation[0]["matched"] == [] and motivation[0]["keyword"] == 0.0
+    assert motivation[0]["meaning"] > 0 and paper[motivation[0]["offset"]:].startswith(motivation[0]["text"].encode())
+    # Keyword ranking alone never finds it: the meaning half does.
+    index = PaperIndex(paper.decode())
+    assert all(m.paragraph.heading != "1. Motivation" for m in search(index, PARAPHRASE, 20))
+    found, _text, is_error = call(runtime, "find_in_paper", {"paper": "1706.03762", "query": PARAPHRASE, "limit": 3})
+    assert not is_error
+    (passage,) = [p for p in found["passages"] if p["heading"] == "1. Motivation"]
+    assert passage["offset"] == motivation[0]["offset"] and passage["text"] == motivation[0]["text"]
+    chunk, _text, error = call(runtime, "read_paper", {"paper": "1706.03762", "cursor": passage["cursor"]})
+    assert not error and chunk["offset"] == passage["offset"] and chunk["markdown"].startswith(passage["text"])
+    assert found["content_version"] == body["content_version"] == chunk["content_version"]
+
+
+def test_the_passages_endpoint_refuses_bad_input_and_unknown_papers(catalog_url: str) -> None:
+    url = f"{catalog_url}/research/papers/1706.03762/passages"
+    assert httpx.get(url, timeout=10).status_code == 422
+    assert httpx.get(url, params={"q": "x", "limit": 21}, timeout=10).json() == {"detail": "limit must be 1-20"}
+    assert httpx.get(url, params={"q": "zzqqxx"}, timeout=10).json()["passages"] == []
+    missing = httpx.get(f"{catalog_url}/research/papers/Auto-Encoding%20Variational%20Bayes/passages",
+                        params={"q": "x"}, timeout=10)
+    assert missing.status_code == 404
+
+
+@pytest.fixture(scope="module")
+def upstream_without_passages(catalog_url: str) -> Iterator[str]:
+    """A proxy to the sample catalog that answers 404 for the passages endpoint, as an upstream
+    that is not this project's catalog does."""
+    base = urlsplit(catalog_url)
+
+    class Proxy(BaseHTTPRequestHandler):
+        def do_GET(self) -> None:
+            if urlsplit(self.path).path.rstrip("/").endswith("/passages"):
+                status, body, kind = 404, b'{"detail":"Not Found"}', "application/json"
+                headers: dict[str, str] = {}
+            else:
+                answer = httpx.get(f"{base.scheme}://{base.netloc}{self.path}", timeout=10)
+                status, body = answer.status_code, answer.content
+                kind = answer.headers.get("content-type", "application/json")
+                headers = {k: v for k, v in answer.headers.items() if k.startswith("x-pwc-")}
+            self.send_response(status)
+            self.send_header("content-type", kind)
+            self.send_header("content-length", str(len(body)))
+            for name, value in headers.items():
+                self.send_header(name, value)
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, *args: object) -> None:
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Proxy)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}{base.path}"
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+def test_an_upstream_without_the_endpoint_gets_keyword_passages_at_the_same_offsets(
+        catalog_url: str, upstream_without_passages: str, paper: bytes) -> None:
+    own = run_pwc(upstream_without_passages, "paper", "find", "1706.03762", "label smoothing", "--json")
+    assert own.code == 0, own.err
+    data = json.loads(own.out)["data"]
+    assert data["passages"] and all(set(p["matched"]) == {"label", "smoothing"} for p in data["passages"])
+    catalog = json.loads(run_pwc(catalog_url, "paper", "find", "1706.03762", "label smoothing", "--json").out)["data"]
+    assert {(p["offset"], p["text"]) for p in data["passages"]} == {(p["offset"], p["text"]) for p in catalog["passages"]}
+    assert data["content_version"] == catalog["content_version"]
+    for passage in data["passages"]:
+        assert paper[passage["offset"]:].startswith(passage["text"].encode())
+    runtime = Runtime.build(CoreSettings(api_url=upstream_without_passages, cursor_keys=("find-secret",)))
+    found, text, is_error = call(runtime, "find_in_paper", {"paper": "1706.03762", "query": "label smoothing"})
+    assert not is_error, text
+    assert [p["offset"] for p in found["passages"]] == [p["offset"] for p in data["passages"]]
+    _, text, is_error = call(runtime, "find_in_paper", {"paper": "Auto-Encoding Variational Bayes", "query": "x"})
+    assert is_error and text.startswith("no_markdown:")

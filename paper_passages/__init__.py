@@ -1,6 +1,10 @@
 """Passages of one paper for a query: paragraphs ranked by BM25 (``docs/cli-contract.md`` §2.21).
 
-Pure Python (the MCP workers load no compiled search stack). A paragraph is a run of text
+The one owner of how a paper's Markdown splits into paragraphs and how they rank by keyword,
+shared by ``pwc paper find`` (its own ranking, against an upstream without the catalog's
+passages endpoint) and the catalog's ``research/papers/{ref}/passages`` (which adds meaning),
+so both give the same paragraphs at the same byte offsets. It imports nothing but the standard
+library: the MCP workers load no compiled search stack. A paragraph is a run of text
 between blank lines; a Markdown heading line starts a new paragraph and names the section of
 those after it. Words are folded to lower case and to a light stem (plural, ``-ing``, ``-ed``,
 ``-ly``, ``-ation``/``-ization``), so ``smoothed`` finds ``smoothing``. The query's words weigh
