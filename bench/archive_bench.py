@@ -54,7 +54,7 @@ sys.path.insert(0, str(REPO))
 
 from bench.cluster import ProcessGroup, free_port
 from bench.gen_catalog import WORDS
-from bench.report import replace_section
+from bench.report import publish_section
 
 SECTION = "## Catalog at archive size"
 DUMPS = ("papers-with-abstracts.json.gz", "links-between-papers-and-code.json.gz", "methods.json.gz",
@@ -319,11 +319,7 @@ def main() -> int:
     command = " ".join(["uv run python bench/archive_bench.py", *sys.argv[1:]])
     section = render(command, imported, db_bytes, beside, cold_ms, rows, args.processes, catalog,
                      (load_start, os.getloadavg()[0]))
-    if args.out == "-":
-        print(section)
-    else:
-        replace_section(Path(args.out), SECTION, section)
-        print(section)
+    publish_section(args.out, SECTION, section)
     return 0
 
 

@@ -32,7 +32,7 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
 from bench.archive_bench import DUMPS
-from bench.report import replace_section
+from bench.report import publish_section
 
 SECTION = "## Archive import: JSON and parquet"
 # Runs in a fresh interpreter so getrusage(RUSAGE_CHILDREN) covers exactly one import.
@@ -128,11 +128,7 @@ def main() -> int:
     same = len({json.dumps(c, sort_keys=True) for c in found.values()}) == 1
     command = " ".join(["uv run python bench/import_forms.py", *sys.argv[1:]])
     section = render(command, runs, same, found["parquet"], (load_start, os.getloadavg()[0]))
-    if args.out == "-":
-        print(section)
-    else:
-        replace_section(Path(args.out), SECTION, section)
-        print(section)
+    publish_section(args.out, SECTION, section)
     return 0
 
 

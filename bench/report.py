@@ -15,7 +15,8 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any, TypeGuard
 
-__all__ = ["PRESERVED", "config_dict", "machine_info", "render", "replace_section", "write_preserving_catalog"]
+__all__ = ["PRESERVED", "config_dict", "machine_info", "publish_section", "render", "replace_section",
+           "write_preserving_catalog"]
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 PRESERVED = ("Catalog", "Notes", "Search relevance", "Text size", "Reading agent", "REST and SSE")
@@ -250,3 +251,11 @@ def replace_section(path: Path, title: str, section: str, *, before: str | None 
     else:
         text = text.rstrip("\n") + "\n\n" + section
     path.write_text(text.rstrip("\n") + "\n", encoding="utf-8")
+
+
+def publish_section(out: str, title: str, section: str) -> None:
+    """Print ``section``; unless ``out`` is ``-``, also put it in the file ``out`` as the ``title``
+    section (`replace_section`). The ``--out`` convention of the section-owning benchmarks."""
+    if out != "-":
+        replace_section(Path(out), title, section)
+    print(section)
