@@ -47,9 +47,26 @@ def _wait_catalog(api_url: str, proc: subprocess.Popen[bytes]) -> bool:
     return False
 
 
+def _catalog_port(environ: Mapping[str, str]) -> int:
+    """The sample catalog's port: ``PWC_DEMO_CATALOG_PORT`` (default 8000, where the README's
+    quick start looks); a free port when that one is taken or the setting is 0."""
+    from gateway.process.serving import check_listen
+    from pwc_mcp_core.errors import ConfigError
+    from pwc_mcp_core.runtime.core_settings import env_int
+
+    wanted = env_int(environ, "PWC_DEMO_CATALOG_PORT", 8000, 0, 65535)
+    if wanted:
+        try:
+            check_listen("127.0.0.1", wanted)
+            return wanted
+        except ConfigError:
+            pass
+    return free_port()
+
+
 def run_demo(environ: Mapping[str, str]) -> int:
     """Run the demo until SIGTERM/SIGINT; returns the exit status (1 if the catalog would not start)."""
-    from gateway.process.serving import check_listen, config_error, serve_from_env
+    from gateway.process.serving import bind_address, check_listen, config_error, serve_from_env
     from pwc_mcp_core.errors import ConfigError
     from pwc_mcp_core.runtime.core_settings import env_int
 
@@ -57,7 +74,7 @@ def run_demo(environ: Mapping[str, str]) -> int:
         check_listen(environ.get("PWC_MCP_HOST") or "127.0.0.1", env_int(environ, "PORT", 7860, 1, 65535))
     except ConfigError as exc:
         return config_error("demo", exc)
-    port = free_port()
+    port = _catalog_port(environ)
     catalog = subprocess.Popen([sys.executable, "-m", "catalog", "serve", "--sample", "--host", "127.0.0.1",
                                 "--port", str(port)], stdout=subprocess.DEVNULL)
     api_url = f"http://127.0.0.1:{port}/api/v1"
@@ -69,6 +86,11 @@ def run_demo(environ: Mapping[str, str]) -> int:
                if not k.startswith("PWC_MCP_REDIS_")
                and k not in ("PWC_MCP_CURSOR_KEY_CURRENT", "PWC_MCP_CURSOR_KEY_PREVIOUS")}
         env["PWC_API_URL"] = api_url
+        mcp_port = env_int(environ, "PORT", 7860, 1, 65535)
+        where = bind_address(environ.get("PWC_MCP_HOST") or "127.0.0.1", mcp_port)
+        print(f"pwc-mcp demo: MCP server at http://{where}/mcp\n"
+              f"pwc-mcp demo: sample catalog API at {api_url}; for the pwc CLI: "
+              f"export PWC_API_URL={api_url}", file=sys.stderr, flush=True)
         print("pwc-mcp demo: WARNING using an ephemeral random cursor key; read_paper cursors will not "
               "survive a restart", file=sys.stderr, flush=True)
         return serve_from_env("demo", env, 1, allow_ephemeral_cursor_key=True)

@@ -116,11 +116,14 @@ def test_gunicorn_with_two_processes_serves_mcp_and_merged_metrics(processes: li
 
 @pytest.mark.timeout(180)
 def test_demo_serves_the_sample_catalog_offline(processes: list[subprocess.Popen]) -> None:
-    port = free_port()
-    proc = launch(["demo"], base_env(PORT=str(port)))
+    port, catalog_port = free_port(), free_port()
+    proc = launch(["demo"], base_env(PORT=str(port), PWC_DEMO_CATALOG_PORT=str(catalog_port)))
     processes.append(proc)
     base = f"http://127.0.0.1:{port}"
     wait_http(f"{base}/health", proc=proc, timeout_s=120)
+    # The quick start's third command: the catalog answers where the banner says.
+    api = f"http://127.0.0.1:{catalog_port}/api/v1"
+    assert httpx.get(f"{api}/tasks/?page_size=1", timeout=10).status_code == 200
     with httpx.Client(base_url=base, timeout=30) as client:
         assert client.get("/health").json()["checks"]["catalog"] == "ok"
         for _ in range(100):  # the provenance is fetched just after the first successful probe
@@ -144,6 +147,8 @@ def test_demo_serves_the_sample_catalog_offline(processes: list[subprocess.Popen
     assert "mcp_request tool=search_papers status=200" in stderr
     assert "demo-secret-query" not in stderr and "demo-secret-client" not in stderr
     assert "ephemeral" in stderr and "will not survive a restart" in stderr
+    assert f"pwc-mcp demo: MCP server at http://127.0.0.1:{port}/mcp" in stderr
+    assert f"sample catalog API at {api}; for the pwc CLI: export PWC_API_URL={api}" in stderr
     assert "Traceback" not in stderr
 
 
