@@ -236,13 +236,18 @@ def test_messages_for_a_dead_holders_session_get_404_at_once(prod: Prod) -> None
                                       headers={"X-PwC-MCP-Client": "holder-death"}) as http:
             contexts, endpoints, streams = [], [], []
             holders: dict[str, bytes] = {}
+            names: dict[str, str] = {}
             store = redis.Redis.from_url(prod.redis.url)
             # Streams until both gateway processes hold some: the kernel may hand one process
             # many accepts in a row, so a fixed count need not spread (session records name holders).
             while len(set(holders.values())) < 2 or len(endpoints) < 8:
                 assert len(endpoints) < 64, "every stream landed on one gateway process"
-                context = http.stream("GET", f"{prod.direct}/sse")
+                # One client identity per stream (and its messages): when the kernel hands one
+                # process many accepts in a row, one identity would reach its stream cap (16).
+                name = f"holder-death-{len(endpoints)}"
+                context = http.stream("GET", f"{prod.direct}/sse", headers={"X-PwC-MCP-Client": name})
                 stream = await context.__aenter__()
+                assert stream.status_code == 200, (stream.status_code, await stream.aread())
                 # Keep the line iterator: a dropped one closes the connection (httpcore closes an
                 # abandoned stream), and the server frees a closed stream's session at once.
                 lines = stream.aiter_lines()
@@ -250,6 +255,7 @@ def test_messages_for_a_dead_holders_session_get_404_at_once(prod: Prod) -> None
                 holder = store.hget(redis_keys.sse_session(endpoint.rsplit("=", 1)[1]), "holder")
                 assert isinstance(holder, bytes), endpoint
                 holders[endpoint] = holder
+                names[endpoint] = name
                 endpoints.append(endpoint)
                 contexts.append(context)
                 streams.append((stream, lines))
@@ -260,7 +266,8 @@ def test_messages_for_a_dead_holders_session_get_404_at_once(prod: Prod) -> None
             by_holder: dict[bytes, set[int]] = {}
             for endpoint in endpoints:
                 body = b'{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"list_tasks","arguments":{}}}'
-                status = (await http.post(f"{prod.direct}{endpoint}", content=body, headers=JSON_HEADERS)).status_code
+                status = (await http.post(f"{prod.direct}{endpoint}", content=body,
+                                          headers={**JSON_HEADERS, "X-PwC-MCP-Client": names[endpoint]})).status_code
                 by_holder.setdefault(holders[endpoint], set()).add(status)
             # At once: the first message for each of the victim's sessions gets 404, the survivor's 202.
             assert sorted(by_holder.values(), key=sorted) == [{202}, {404}], by_holder
