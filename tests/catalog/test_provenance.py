@@ -137,13 +137,18 @@ def test_the_sample_says_it_is_the_bundled_sample(tmp_path: Path) -> None:
     assert record["license"] != provenance.ARCHIVE_LICENSE and record["datasets"] == []
 
 
-def test_embed_updates_the_embedding_model(tmp_path: Path, hub_db: Path) -> None:
-    db = tmp_path / "catalog.db"
+def _copy_without(hub_db: Path, db: Path, *keys: str) -> Path:
+    """A copy of ``hub_db`` at ``db`` with the ``catalog_meta`` rows ``keys`` removed."""
     shutil.copyfile(hub_db, db)
     conn = sqlite3.connect(db)
-    conn.execute("DELETE FROM catalog_meta WHERE key = 'embedding'")
+    conn.executemany("DELETE FROM catalog_meta WHERE key = ?", [(key,) for key in keys])
     conn.commit()
     conn.close()
+    return db
+
+
+def test_embed_updates_the_embedding_model(tmp_path: Path, hub_db: Path) -> None:
+    db = _copy_without(hub_db, tmp_path / "catalog.db", "embedding")
     assert _record(db)["embedding"] is None
     assert embed_database(db, out=io.StringIO()) == 0
     assert _record(db)["embedding"]["model"] == "wordllama-l2_supercat-256"
@@ -166,12 +171,7 @@ def test_info_prints_a_summary_and_the_whole_record_as_json(hub_db: Path) -> Non
 
 
 def test_info_on_a_database_without_provenance_says_it_is_unknown(tmp_path: Path, hub_db: Path) -> None:
-    db = tmp_path / "old.db"
-    shutil.copyfile(hub_db, db)
-    conn = sqlite3.connect(db)
-    conn.execute("DELETE FROM catalog_meta WHERE key IN ('provenance', 'embedding')")
-    conn.commit()
-    conn.close()
+    db = _copy_without(hub_db, tmp_path / "old.db", "provenance", "embedding")
     text = _info("--db", str(db))
     assert text.returncode == 0, text.stderr
     assert "provenance: unknown" in text.stdout and "41 papers" in text.stdout
