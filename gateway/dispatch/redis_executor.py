@@ -14,7 +14,12 @@ Outcomes (`pwc_mcp_core.runtime.dispatch`; each surface maps them to its wire sh
   worker, its deadline passed, shutting down) is still counted against the limits
   (``admit.lua`` without a lease), so a refusal wins over `Unavailable`/`TimedOut`
   exactly as the documented admission order says;
-* no live worker, the queue unreachable or the backlog full → `Unavailable`, fast;
+* no live worker while some are registered (they died: their heartbeats expired), the queue
+  unreachable or the backlog full → `Unavailable`, fast;
+* no worker registered at all (Redis lost its data: a restart, ``FLUSHALL``; or no worker has
+  started yet) → the call waits for one to register, up to its deadline (live workers beat
+  again within ``HEARTBEAT_INTERVAL_S``), then `Unavailable`; at most ``max_backlog`` calls
+  wait so;
 * no reply before ``call.deadline`` → `TimedOut`;
 * a reply over ``max_response_bytes`` (or the worker's ``queue.TOO_LARGE``) → `TooLarge`;
 * the call's Stream entry vanished without a reply (Redis lost data: ``FLUSHALL``, a
@@ -74,6 +79,8 @@ __all__ = ["RedisExecutor"]
 logger = logging.getLogger(__name__)
 
 _LIVENESS_REFRESH_S = 1.0
+# While calls wait for a worker to register, the count is refreshed this often instead.
+_LIVENESS_REFRESH_WAITING_S = 0.2
 _REPLY_WAIT_S = 1
 # How often waiting calls check that their Stream entry still exists; an entry missing at
 # two checks in a row (so a reply pushed just before the XDEL is not mistaken) is lost.
@@ -143,6 +150,9 @@ class RedisExecutor:
         self._waiting: dict[str, _InFlight] = {}
         self._tasks: list[asyncio.Task[None]] = []
         self._live_workers = 0
+        self._registered_workers = 0
+        self._worker_live = asyncio.Event()  # set while the last refresh saw a live worker
+        self._awaiting_worker = 0  # calls waiting in `_wait_for_worker`
         self._redis_ok = False
         self._stall = StallWatch()
         self._threads = self._depth = self._running = 0
@@ -190,7 +200,7 @@ class RedisExecutor:
 
     async def dispatch(self, call: Call, admission: Deferred | None = None) -> Outcome:
         """Run ``call`` on some worker; see the module docstring for the outcomes."""
-        if self._live_workers == 0:
+        if self._live_workers == 0 and not await self._wait_for_worker(call.deadline):
             return await self._not_queued(admission, _NO_WORKER)
         remaining = call.deadline - time.time()
         if remaining <= 0:
@@ -224,6 +234,29 @@ class RedisExecutor:
         if self._observe is not None:
             self._observe(time.monotonic() - started)
         return TOO_LARGE if answered == queue.TOO_LARGE else bounded(answered, self._max_response_bytes)
+
+    async def _wait_for_worker(self, deadline: float) -> bool:
+        """Whether a worker is live, waiting up to ``deadline`` (unix s) for one to register
+        when none is registered at all.
+
+        Workers that are registered but silent died (their heartbeats expired): the call fails
+        fast. An empty registry means Redis lost its data (a restart, ``FLUSHALL``) or no worker
+        has started yet: live workers register again within a heartbeat, so the call waits.
+        """
+        if self._registered_workers > 0 or self._awaiting_worker >= self._max_backlog:
+            return False
+        remaining = deadline - time.time()
+        if remaining <= 0:
+            return False
+        self._awaiting_worker += 1
+        try:
+            async with asyncio.timeout(remaining):
+                await self._worker_live.wait()
+        except TimeoutError:
+            return False
+        finally:
+            self._awaiting_worker -= 1
+        return True
 
     async def _settle(self, lease: Lease | None) -> None:
         """Release the lease of a call no worker answered (a worker that answers releases it
@@ -312,6 +345,11 @@ class RedisExecutor:
             self._offset_s = live.redis_ms / 1000 - time.time()
             self._redis_ok = True
             self._live_workers, self._threads = len(live.consumers), live.threads
+            self._registered_workers = live.registered
+            if self._live_workers:
+                self._worker_live.set()
+            else:
+                self._worker_live.clear()
         except StoreUnavailable:
             # Unreachable Redis says nothing about the workers: keep the last judgement
             # (/health is 503 on ``redis`` meanwhile), so that calls sent the moment Redis
@@ -326,7 +364,7 @@ class RedisExecutor:
 
     async def _refresh_liveness_forever(self) -> None:
         while True:
-            await asyncio.sleep(_LIVENESS_REFRESH_S)
+            await asyncio.sleep(_LIVENESS_REFRESH_WAITING_S if self._awaiting_worker else _LIVENESS_REFRESH_S)
             await self._refresh_liveness()
 
     async def _check_entries_forever(self) -> None:
