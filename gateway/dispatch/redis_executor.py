@@ -47,8 +47,9 @@ import itertools
 import logging
 import time
 import uuid
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
+from typing import TypeVar
 
 from redis.asyncio import Redis
 
@@ -56,7 +57,7 @@ from gateway.shared import metrics
 from gateway.shared.background import stop_tasks
 from pwc_mcp_core.cluster import queue, redis_connect, redis_keys, scripts
 from pwc_mcp_core.cluster.admission import LIMITS_UNAVAILABLE, Lease, decision_from_code
-from pwc_mcp_core.cluster.errors import StoreUnavailable
+from pwc_mcp_core.cluster.errors import StoreReplyLost, StoreUnavailable
 from pwc_mcp_core.cluster.liveness import STALL_S, StallWatch
 from pwc_mcp_core.cluster.redis_backoff import REDIS_BACKOFF
 from pwc_mcp_core.cluster.redis_connect import RedisTarget
@@ -78,6 +79,7 @@ __all__ = ["RedisExecutor"]
 
 logger = logging.getLogger(__name__)
 
+_T = TypeVar("_T")
 _LIVENESS_REFRESH_S = 1.0
 # While calls wait for a worker to register, the count is refreshed this often instead.
 _LIVENESS_REFRESH_WAITING_S = 0.2
@@ -107,6 +109,21 @@ _QUEUE_FULL = Unavailable("the worker queue is full")
 _QUEUE_DOWN = Unavailable("the call queue is unreachable")
 _LOST = Unavailable("the call was lost by the queue")
 _SHUTTING_DOWN = Unavailable("the gateway is shutting down")
+
+
+async def _once_more_if_lost(send: Callable[[], Awaitable[_T]]) -> _T:
+    """``send()``, sent once more when the connection was lost under it (`StoreReplyLost`: a
+    master that died, or a Redis restart): the next connection waits for the new master.
+
+    Safe for the enqueue alone: the same request id and lease id, so if the first one did run
+    and replicate, the call has two entries, may run twice (every tool is read-only and
+    idempotent) and is answered once, and its lease is one. At worst a rate window counts the
+    call twice.
+    """
+    try:
+        return await send()
+    except StoreReplyLost:
+        return await send()
 
 
 class RedisExecutor:
@@ -283,9 +300,9 @@ class RedisExecutor:
     async def _enqueue(self, rid: str, waiting: _InFlight) -> str | Unavailable:
         """Append the call's entry (first time or again); returns its entry id."""
         try:
-            return await queue.enqueue(self._pipe, rid=rid, reply_key=self._reply_key, call_json=waiting.call_json,
-                                       max_backlog=self._max_backlog, lease=waiting.lease,
-                                       redis_deadline=waiting.redis_deadline)
+            return await _once_more_if_lost(lambda: queue.enqueue(
+                self._pipe, rid=rid, reply_key=self._reply_key, call_json=waiting.call_json,
+                max_backlog=self._max_backlog, lease=waiting.lease, redis_deadline=waiting.redis_deadline))
         except queue.QueueFull:
             return _QUEUE_FULL
         except StoreUnavailable:
@@ -295,10 +312,10 @@ class RedisExecutor:
         """Decide the admission and queue the call in one script; the entry id, or the outcome."""
         script = admission.script
         try:
-            code, entry_id = await queue.admit_and_enqueue(
+            code, entry_id = await _once_more_if_lost(lambda: queue.admit_and_enqueue(
                 self._pipe, admission_keys=script.keys, admission_args=script.args, rid=rid,
                 reply_key=self._reply_key, call_json=waiting.call_json, max_backlog=self._max_backlog,
-                lease=(script.lease.lease_id, script.lease.client_hash), redis_deadline=waiting.redis_deadline)
+                lease=(script.lease.lease_id, script.lease.client_hash), redis_deadline=waiting.redis_deadline))
         except StoreUnavailable:
             return Refused(LIMITS_UNAVAILABLE)
         if code == queue.ADMITTED_BACKLOG_FULL:  # counted, no lease taken, not queued

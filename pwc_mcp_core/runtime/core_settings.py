@@ -11,7 +11,7 @@ import ipaddress
 import re
 import secrets
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass, fields
+from dataclasses import dataclass, fields, replace
 from typing import Final
 
 from pwc_mcp_core.cluster.redis_connect import RedisTarget, SentinelTarget, target_from_env
@@ -95,6 +95,9 @@ class CoreSettings:
       ``PWC_MCP_REDIS_SENTINEL_PASSWORD``, ``PWC_MCP_REDIS_TLS`` (``1``), ``PWC_MCP_REDIS_TLS_CA_FILE``,
       ``PWC_MCP_REDIS_DB`` (`pwc_mcp_core.cluster.redis_connect.target_from_env`). Setting both
       forms is a configuration error.
+    * ``PWC_MCP_REDIS_FAILOVER_WAIT_S`` (Sentinel only) → ``redis_sentinel.failover_wait_s``: how
+      long a command waits for a new master while none exists (an election), 1–900 seconds
+      (default the call deadline, so a slow election gives slow answers, not errors).
     * ``PWC_MCP_WORKER_THREADS`` → `worker_threads`: tool threads, 1–10000. The embedded
       executor (no Redis) and stdio default to ``max(40, global_concurrency_limit)``; a Redis
       worker process defaults to 32 (``workers.settings.DEFAULT_THREADS``).
@@ -175,7 +178,11 @@ class CoreSettings:
                                   "for example the output of `openssl rand -hex 32`")
         global_limit = env_int(env, "PWC_MCP_GLOBAL_CONCURRENCY_LIMIT", 128, 1, 10000)
         catalog_timeout = env_number(env, "PWC_MCP_CATALOG_TIMEOUT", 25.0, 1, 600)
+        call_deadline = env_number(env, "PWC_MCP_CALL_DEADLINE", catalog_timeout + 5, 1, 900)
         redis_target = target_from_env(env)
+        if isinstance(redis_target, SentinelTarget):
+            redis_target = replace(redis_target, failover_wait_s=env_number(
+                env, "PWC_MCP_REDIS_FAILOVER_WAIT_S", call_deadline, 1, 900))
         return cls(
             api_url=_api_url(env.get("PWC_API_URL", DEFAULT_API_URL)),
             host=env.get("PWC_MCP_HOST", "127.0.0.1"),
@@ -194,7 +201,7 @@ class CoreSettings:
             redis_sentinel=redis_target if isinstance(redis_target, SentinelTarget) else None,
             worker_threads=env_int(env, "PWC_MCP_WORKER_THREADS", max(40, global_limit), 1, 10000),
             catalog_timeout_s=catalog_timeout,
-            call_deadline_s=env_number(env, "PWC_MCP_CALL_DEADLINE", catalog_timeout + 5, 1, 900),
+            call_deadline_s=call_deadline,
             max_body_bytes=env_int(env, "PWC_MCP_MAX_BODY_BYTES", DEFAULT_MAX_BODY_BYTES, 1024, 64 * 1024 * 1024),
             chunk_bytes=env_int(env, "PWC_MCP_CHUNK_BYTES", DEFAULT_CHUNK_BYTES, 1024, 1024 * 1024),
         )
