@@ -246,7 +246,7 @@ def find_by_arxiv(conn: sqlite3.Connection, select: str, arxiv: str, where: str 
     over case variants; the fallback uses ``papers_arxiv_nocase`` (migration 2).
     """
     for compare in ("p.arxiv_id = ?", "p.arxiv_id = ? COLLATE NOCASE"):
-        row = conn.execute(f"{select} {compare}{where}", [arxiv, *args]).fetchone()
+        row: sqlite3.Row | None = conn.execute(f"{select} {compare}{where}", [arxiv, *args]).fetchone()
         if row is not None:
             return row
     return None
@@ -346,7 +346,7 @@ def paper_lineage(conn: sqlite3.Connection, ref: str) -> JsonBody:
 
 def newest_paper_date(conn: sqlite3.Connection) -> str | None:
     """The newest ``published`` date in the catalog: the "now" of trend scores."""
-    value = conn.execute("SELECT max(published) FROM papers").fetchone()[0]
+    value: str | None = conn.execute("SELECT max(published) FROM papers").fetchone()[0]
     return value
 
 

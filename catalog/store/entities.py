@@ -22,7 +22,7 @@ EVALUATION_ORDERINGS = {"best_rank": "e.best_rank IS NULL, e.best_rank",
 
 def _by_id_or_slug(conn: sqlite3.Connection, table: str, columns: str, ref: str, label: str) -> sqlite3.Row:
     text = ref.strip()
-    row = None
+    row: sqlite3.Row | None = None
     if text.isdigit() and len(text) <= 18:
         row = conn.execute(f"SELECT {columns} FROM {table} x WHERE x.id = ?", (int(text),)).fetchone()
     if row is None:
@@ -158,7 +158,7 @@ def dataset_list(conn: sqlite3.Connection, page: Page, *, q: str | None, task: s
 
 def resolve_dataset(conn: sqlite3.Connection, ref: str) -> int:
     """Dataset id for a numeric id or slug (404 ``Benchmark not found``)."""
-    return _by_id_or_slug(conn, "datasets", "x.id", ref, "Benchmark")["id"]
+    return int(_by_id_or_slug(conn, "datasets", "x.id", ref, "Benchmark")["id"])
 
 
 # --- evaluations ----------------------------------------------------------------
