@@ -47,7 +47,7 @@ def _app_keys(path: Path) -> list[tuple[int, str]]:
 
 def test_every_app_key_names_the_class_it_holds() -> None:
     keys = {f"{path.relative_to(ROOT)}:{line}": cls
-            for package in ("gateway", "pwc_mcp_core")
+            for package in ("gateway", "pwc_mcp_core", "catalog")
             for path in sorted((ROOT / package).rglob("*.py"))
             for line, cls in _app_keys(path)}
     assert keys, "no AppKey found: the check is looking in the wrong place"

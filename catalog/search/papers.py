@@ -60,6 +60,7 @@ import numpy as np
 
 from catalog.search import vectors, vocabulary
 from catalog.store.core import (
+    Envelope,
     JsonBody,
     Page,
     StoreError,
@@ -71,8 +72,8 @@ from catalog.store.core import (
 from catalog.store.filters import PaperFilters
 from catalog.store.fts import _WORD, STOP_WORDS, fts_phrase, keyword_parts, searchable
 
-__all__ = ["CANDIDATES", "MODES", "SemanticUnavailable", "cosine_floor", "keyword_parts", "rrf", "search_papers",
-           "searchable"]
+__all__ = ["CANDIDATES", "MODES", "STOP_WORDS", "SemanticUnavailable", "cosine_floor", "keyword_parts", "rrf",
+           "search_papers", "searchable"]
 
 MODES = ("hybrid", "keyword", "semantic")
 CANDIDATES = 500
@@ -286,7 +287,7 @@ def _hybrid(conn: sqlite3.Connection, index: vectors.VectorIndex, query: str,
 
 def search_papers(conn: sqlite3.Connection, query: str, page: Page, *, mode: str,
                   start_date: str | None, end_date: str | None,
-                  has_official_implementation: bool | None, abstracts: bool = False) -> JsonBody:
+                  has_official_implementation: bool | None, abstracts: bool = False) -> Envelope:
     """Run ``papers/search`` and return the list envelope with ``applied_filters``.
 
     ``applied_filters`` echoes exactly the filters applied: ``start_date``,

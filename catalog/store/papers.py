@@ -26,6 +26,7 @@ from catalog.db.schema import normalize_title
 from catalog.store.core import (
     PAPER_COLUMNS,
     Conflict,
+    Envelope,
     Invalid,
     JsonBody,
     NotFound,
@@ -153,7 +154,7 @@ def _text(filters: Mapping[str, str | bool], key: str) -> str | None:
 
 def list_papers(conn: sqlite3.Connection, page: Page, filters: Mapping[str, str | bool], *,
                 order_by: str, order_dir: str, latest_only: bool,
-                authors: list[str]) -> JsonBody:
+                authors: list[str]) -> Envelope:
     """``papers/`` (§2.5, §4.3 #5): filtered, ordered page with ``applied_filters``.
 
     ``filters`` holds the raw strings of task, method, conference, framework,
@@ -231,7 +232,7 @@ def list_papers(conn: sqlite3.Connection, page: Page, filters: Mapping[str, str 
     return envelope(paper_summaries(conn, ids), count, page, applied_filters=applied)
 
 
-def recent_papers(conn: sqlite3.Connection, limit: int) -> JsonBody:
+def recent_papers(conn: sqlite3.Connection, limit: int) -> Envelope:
     """``papers/recent``: the newest latest-version papers, newest first."""
     rows = conn.execute(f"SELECT {PAPER_COLUMNS} FROM papers p WHERE p.is_latest = 1 AND p.published IS NOT NULL "
                         "ORDER BY p.published DESC, p.id DESC LIMIT ?", (limit,)).fetchall()
@@ -240,7 +241,7 @@ def recent_papers(conn: sqlite3.Connection, limit: int) -> JsonBody:
 
 
 def trending_papers(conn: sqlite3.Connection, limit: int, max_age_days: int,
-                    min_velocity: float | None) -> JsonBody:
+                    min_velocity: float | None) -> Envelope:
     """``papers/trending``: papers at most ``max_age_days`` older than the newest, by trend score.
 
     Each row adds ``trend_score`` and ``velocity`` (equal; see module doc).
@@ -263,7 +264,7 @@ def trending_papers(conn: sqlite3.Connection, limit: int, max_age_days: int,
     return envelope(results, len(results), max_age_days=max_age_days, reference_date=newest)
 
 
-def related_papers(conn: sqlite3.Connection, ref: str, limit: int) -> JsonBody:
+def related_papers(conn: sqlite3.Connection, ref: str, limit: int) -> Envelope:
     """``papers/<ref>/related``: papers sharing lineage, tasks or methods.
 
     Score = 3 per lineage link + 1 per shared task + 1 per shared method;
@@ -297,7 +298,7 @@ def related_papers(conn: sqlite3.Connection, ref: str, limit: int) -> JsonBody:
 
 
 def task_papers(conn: sqlite3.Connection, task: str, page: Page, *, order_by: str,
-                order_dir: str) -> JsonBody:
+                order_dir: str) -> Envelope:
     """``tasks/<id>/papers``: a page of the task's papers, each with ``methods``."""
     task_id = resolve_task(conn, task)
     args = {"task": task_id, "newest": newest_paper_date(conn) or "1970-01-01",

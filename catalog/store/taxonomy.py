@@ -16,7 +16,16 @@ from __future__ import annotations
 
 import sqlite3
 
-from catalog.store.core import JsonBody, NotFound, Page, envelope, loads, newest_paper_date, sid
+from catalog.store.core import (
+    Envelope,
+    JsonBody,
+    NotFound,
+    Page,
+    envelope,
+    loads,
+    newest_paper_date,
+    sid,
+)
 from catalog.store.papers import resolve_task
 
 __all__ = ["area_list", "areas_with_task_benchmarks", "areas_with_tasks", "method_detail",
@@ -58,7 +67,7 @@ def task_row(row: sqlite3.Row) -> JsonBody:
             "benchmark_count": row["benchmark_count"], "evaluation_count": row["evaluation_count"]}
 
 
-def area_list(conn: sqlite3.Connection, page: Page, ordering: str) -> JsonBody:
+def area_list(conn: sqlite3.Connection, page: Page, ordering: str) -> Envelope:
     """``areas/``: envelope of ``{id, name, slug}``."""
     count = conn.execute("SELECT count(*) FROM areas").fetchone()[0]
     rows = conn.execute(f"SELECT id, name, slug FROM areas ORDER BY {ordering_sql(ordering, AREA_ORDERINGS, 'id')} "
@@ -121,7 +130,7 @@ def check_area(conn: sqlite3.Connection, area_id: int | None) -> None:
 
 
 def task_list(conn: sqlite3.Connection, page: Page, *, q: str | None, area_id: int | None,
-              level: int | None, visible_only: bool, ordering: str) -> JsonBody:
+              level: int | None, visible_only: bool, ordering: str) -> Envelope:
     """``tasks/``: filtered page of task summaries.
 
     ``q`` matches a case-insensitive substring of name or slug, or the id.
@@ -287,7 +296,7 @@ def _method_summary(row: sqlite3.Row) -> JsonBody:
 
 
 def method_list(conn: sqlite3.Connection, page: Page, *, q: str | None, area_id: int | None,
-                introduced_year: int | None, ordering: str) -> JsonBody:
+                introduced_year: int | None, ordering: str) -> Envelope:
     """``methods/``: page of method summaries; ``q`` = substring of name/full name/slug or the id."""
     check_area(conn, area_id)
     where: list[str] = ["1=1"]
