@@ -18,7 +18,7 @@ Rule (documented for users in the importer docstring):
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 
 from metric_rules import is_size_metric, metric_direction
 
@@ -56,7 +56,7 @@ def metric_value(value: object) -> float | None:
     return None
 
 
-def lookup(metrics: dict, name: str) -> object:
+def lookup(metrics: Mapping[str, object], name: str) -> object:
     """Case-insensitive metric lookup (exact name first)."""
     if name in metrics:
         return metrics[name]
