@@ -8,8 +8,9 @@ unfiltered leaderboard and names the available metrics).
 
 from __future__ import annotations
 
+from metric_rules import metric_number
 from pwc import render
-from pwc.leaderboard import best_first, metric_direction, metric_number, row_parameters, shot_count
+from pwc.leaderboard import best_first, metric_direction, row_parameters, shot_count
 from pwc_mcp_core.protocol.json_types import JsonObject, JsonValue
 
 __all__ = [
