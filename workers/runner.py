@@ -10,11 +10,14 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING
 
 from pwc_mcp_core.mcp_server.local_executor import LocalExecutor
 from pwc_mcp_core.runtime.call import Call
 from pwc_mcp_core.runtime.dispatch import Answer, TooLarge
+
+if TYPE_CHECKING:  # the tool tables load on first use, not on import
+    from pwc_mcp_core.tools.execution import Runtime
 
 __all__ = ["Runner"]
 
@@ -30,7 +33,7 @@ class Runner:
         max_response_bytes: bodies above it are replaced by ``TooLarge.REPLY``.
     """
 
-    def __init__(self, runtime_factory: Callable[[], Any], threads: int, max_response_bytes: int,
+    def __init__(self, runtime_factory: Callable[[], Runtime], threads: int, max_response_bytes: int,
                  clock: Callable[[], float] = time.time) -> None:
         self._executor = LocalExecutor(runtime_factory, max_workers=threads, max_response_bytes=max_response_bytes,
                                        thread_name_prefix="pwc-call", clock=clock)
