@@ -56,7 +56,7 @@ def podman(tmp_path_factory: pytest.TempPathFactory) -> Iterator[PodmanEnv]:
 
 @pytest.fixture(scope="session")
 def image(podman: PodmanEnv) -> str:
-    """The image built from this checkout (the build itself is `test_image_builds`)."""
+    """The image built from this checkout (the build itself is `test_image_builds_non_root_with_a_healthcheck`)."""
     built = podman.build(REPO_ROOT, IMAGE)
     assert built.returncode == 0, built.stdout[-4000:] + built.stderr[-4000:]
     return IMAGE

@@ -1,6 +1,6 @@
 """Leaderboard projections: merged CLI evaluation rows → typed ``Evaluation`` objects.
 
-Spec: docs/tool-contract.md §3.2 (``Evaluation``, ``PaperEvaluation``, ``BenchmarkResult``,
+Spec: docs/tool-contract.md §3.2 (``Evaluation``, ``PaperEvaluation``, benchmark results,
 metric direction), §6 (pagination, merging), docs/cli-contract.md §3.4–§3.7; the seed
 README adds ``metric_note`` (a metric the leaderboard lacks answers with the
 unfiltered leaderboard and names the available metrics).
