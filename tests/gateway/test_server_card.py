@@ -229,8 +229,8 @@ def test_server_json_lists_the_live_tools_and_transports() -> None:
 
 
 def test_server_json_states_the_data_source_and_license() -> None:
-    from catalog.download import DATASETS, LICENSE, LICENSE_URL, NAMESPACE
-    from catalog.provenance import ARCHIVE_LICENSE
+    from catalog.db.provenance import ARCHIVE_LICENSE
+    from catalog.importer.download import DATASETS, LICENSE, LICENSE_URL, NAMESPACE
     from pwc_mcp_core.runtime.core_settings import DEFAULT_API_URL
 
     data = SERVER_JSON["_meta"]["io.modelcontextprotocol.registry/publisher-provided"]["data"]
