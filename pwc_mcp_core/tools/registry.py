@@ -3,7 +3,7 @@
 Every research flag of a command (``pwc.queries.query_options``) becomes a
 parameter: its JSON type, enum, bounds and default are read off the argparse
 action (range-checked integer types are probed for their bounds), renamed per
-``catalogue_tools.PARAM_RENAMES``, and refined by the tool's overrides. The
+``definitions.PARAM_RENAMES``, and refined by the tool's overrides. The
 hand-written facts (titles, descriptions, caps, MCP-only parameters) live in
 :mod:`pwc_mcp_core.tools.definitions`; output schemas in
 :mod:`pwc_mcp_core.tools.output_schemas`. ``tests/core/tools/test_parity.py`` fails when
@@ -76,7 +76,7 @@ class Param:
 class ToolSpec:
     """A generated tool: ``name``, ``title``, ``description``, ``command``, ``input_schema``,
     ``output_schema``, ``annotations`` and the parameter map behind :meth:`to_options`.
-    ``output`` names the result builder (``projections_results``) and output schema."""
+    ``output`` names the result builder (``projections.results.structured``) and output schema."""
 
     name: str
     title: str
@@ -90,7 +90,7 @@ class ToolSpec:
     annotations: dict[str, bool] = field(default_factory=lambda: dict(ANNOTATIONS))
 
     def plan(self, arguments: JsonObject) -> tuple[JsonObject, list[str]]:
-        """Apply the tool's fall-back rules (``catalogue_rules``); returns (arguments, notes)."""
+        """Apply the tool's fall-back rules (``argument_rules``); returns (arguments, notes)."""
         rule = _PLANS.get(self.name)
         return rule(arguments) if rule else (arguments, [])
 
