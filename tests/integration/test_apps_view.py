@@ -1,0 +1,99 @@
+"""The MCP Apps view of get_sota_history drawn by a browser, the way a host shows it (issue 32 item 4).
+
+A gateway serves the sample catalog; the official SDK client finds the view through the tool's
+``_meta.ui.resourceUri``, reads it, and calls the tool. A minimal host page (``apps_host.html``,
+the host side of the ext-apps spec: ``ui/initialize`` answered, then ``tool-input`` and
+``tool-result`` after ``ui/notifications/initialized``) renders the view in a sandboxed iframe in
+headless Chromium. The test reads what the view drew from the host's report and checks the
+screenshot has the chart's ink in it.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import shutil
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import pytest
+from mcp import Client
+from mcp.client.streamable_http import streamable_http_client
+from PIL import Image
+
+from pwc_mcp_core.tools.apps import APP_MIME_TYPE
+from tests.conftest import start_pwc_mcp
+
+pytestmark = pytest.mark.slow
+
+CHROMIUM = shutil.which("chromium") or ("/usr/bin/chromium" if Path("/usr/bin/chromium").exists() else None)
+HOST_PAGE = Path(__file__).with_name("apps_host.html")
+ARGUMENTS = {"benchmark": "ImageNet"}
+
+
+def _script_json(value: object) -> str:
+    """JSON safe inside a <script> element."""
+    return json.dumps(value).replace("<", "\\u003c")
+
+
+async def _view_and_result(catalog_url: str, tmp_path: Path) -> tuple[str, dict[str, Any]]:
+    server = start_pwc_mcp("gateway", env={"PWC_API_URL": catalog_url, "PWC_MCP_REQUEST_LIMIT": "1000"},
+                           log_path=tmp_path / "gateway.log")
+    try:
+        async with Client(streamable_http_client(server.mcp_url), mode="legacy") as client:
+            tool = next(t for t in (await client.list_tools()).tools if t.name == "get_sota_history")
+            assert tool.meta is not None
+            uri = tool.meta["ui"]["resourceUri"]
+            (content,) = (await client.read_resource(uri)).contents
+            result = await client.call_tool("get_sota_history", ARGUMENTS)
+    finally:
+        server.stop()
+    assert content.mime_type == APP_MIME_TYPE and str(content.uri) == uri
+    return content.text, result.model_dump(by_alias=True, exclude_none=True, mode="json")
+
+
+def _chromium(page: Path, tmp_path: Path, *output: str) -> str:
+    assert CHROMIUM is not None
+    return subprocess.run(
+        [CHROMIUM, "--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+         "--disable-component-update", "--disable-sync", "--no-first-run", "--hide-scrollbars",
+         f"--user-data-dir={tmp_path / 'chromium'}", "--window-size=860,1000", "--virtual-time-budget=8000",
+         *output, page.as_uri()],
+        capture_output=True, text=True, timeout=120, check=True, cwd=tmp_path).stdout
+
+
+@pytest.mark.skipif(CHROMIUM is None, reason="chromium is not installed (apt-get install chromium)")
+async def test_a_host_renders_the_chart_and_table_from_the_tool_result(catalog_url: str, tmp_path: Path) -> None:
+    view, result = await _view_and_result(catalog_url, tmp_path)
+    page = tmp_path / "host.html"
+    page.write_text(HOST_PAGE.read_text(encoding="utf-8").replace("__VIEW__", _script_json(view))
+                    .replace("__RESULT__", _script_json(result)).replace("__ARGS__", _script_json(ARGUMENTS)),
+                    encoding="utf-8")
+    dom = _chromium(page, tmp_path, "--dump-dom")
+    report = json.loads(dom.split('<pre id="report">', 1)[1].split("</pre>", 1)[0].replace("&quot;", '"')
+                        .replace("&lt;", "<").replace("&gt;", ">").replace("&amp;", "&"))
+    # The handshake in the spec's order, and nothing from the view before the host answered.
+    assert report["seen"][:2] == ["ui/initialize", "ui/notifications/initialized"] and not report["early"]
+    assert "ui/notifications/size-changed" in report["seen"] and report["height"].endswith("px")
+    assert report["init"]["protocolVersion"] == "2026-01-26" and report["init"]["appInfo"]["name"]
+    assert report["init"]["appCapabilities"] == {"availableDisplayModes": ["inline"]}
+    # The chart and the table of the sample ImageNet board (10 dated results, 3 steps).
+    data = result["structuredContent"]["data"]
+    assert report["hidden"] is False and report["status"] == ""
+    assert report["title"] == "ImageNet: Top 1 Accuracy, state of the art over time"
+    assert "Best 88.55 % by ViT-H/14 since 2020-10-22" in report["summary"]
+    assert (report["dots"], report["marks"], report["lines"]) == (len(data["points"]) + 1, len(data["steps"]), 1)
+    assert [row[:4] for row in report["rows"]] == [["2020-10-22", "ViT-H/14", "88.55", "+4.25"],
+                                                   ["2019-05-28", "EfficientNet-B7", "84.3", "+5.73"],
+                                                   ["2015-12-10", "ResNet-152", "78.57", "first"]]
+    assert report["rows"][0][4] == "An Image is Worth 16x16 Words: Transformers for Image Recognition at Scale"
+    assert report["theme"] == "light"
+
+    _chromium(page, tmp_path, f"--screenshot={tmp_path / 'view.png'}")
+    shot = Image.open(io.BytesIO((tmp_path / "view.png").read_bytes())).convert("RGB")
+    chart = shot.crop((20, 90, 840, 500))  # the iframe's chart area below the title and summary
+    colours = chart.getcolors(maxcolors=1 << 16) or []
+    ink = sum(n for n, (r, g, b) in colours if r + g + b < 200)  # the step line, marks and labels
+    grey = sum(n for n, (r, g, b) in colours if 150 < r < 200 and abs(r - b) < 30)  # the every-result dots
+    assert ink > 2000 and grey > 50, (ink, grey)
