@@ -1,17 +1,25 @@
 """The MCP Apps view of get_sota_history drawn by a browser, the way a host shows it (issue 32 item 4).
 
 A gateway serves the sample catalog; the official SDK client finds the view through the tool's
-``_meta.ui.resourceUri``, reads it, and calls the tool. A minimal host page (``apps_host.html``,
-the host side of the ext-apps spec: ``ui/initialize`` answered, then ``tool-input`` and
-``tool-result`` after ``ui/notifications/initialized``) renders the view in a sandboxed iframe in
-headless Chromium. The test reads what the view drew from the host's report and checks the
-screenshot has the chart's ink in it.
+``_meta.ui.resourceUri``, reads it, and calls the tool. Two hosts render the view in a sandboxed
+iframe in headless Chromium and hand it the result:
+
+* ``apps_host.html``: a minimal host written from the spec (``ui/initialize`` answered, then
+  ``tool-input`` and ``tool-result`` after ``ui/notifications/initialized``);
+* ``apps_sdk_host.html``: the ext-apps SDK's own host side, ``AppBridge`` and
+  ``PostMessageTransport`` from ``@modelcontextprotocol/ext-apps`` (installed from npm into a
+  cache directory on first use and bundled with esbuild), which checks every message the view
+  sends against the SDK's schemas.
+
+The test reads what the view drew from the host's report and checks the screenshot has the
+chart's ink in it.
 """
 
 from __future__ import annotations
 
 import io
 import json
+import os
 import shutil
 import subprocess
 from pathlib import Path
@@ -28,8 +36,30 @@ from tests.conftest import start_pwc_mcp
 pytestmark = pytest.mark.slow
 
 CHROMIUM = shutil.which("chromium") or ("/usr/bin/chromium" if Path("/usr/bin/chromium").exists() else None)
-HOST_PAGE = Path(__file__).with_name("apps_host.html")
+HOSTS = {"spec": Path(__file__).with_name("apps_host.html"), "ext-apps": Path(__file__).with_name("apps_sdk_host.html")}
 ARGUMENTS = {"benchmark": "ImageNet"}
+TOOLBOX = Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "pwc-mcp-tests" / "ext-apps"
+PACKAGES = ("@modelcontextprotocol/ext-apps@2.0.4", "esbuild@0.25")
+BUNDLE_ENTRY = ('import { AppBridge, PostMessageTransport } from "@modelcontextprotocol/ext-apps/app-bridge";\n'
+                "window.McpAppsHost = { AppBridge, PostMessageTransport };\n")
+
+
+def _ext_apps_bundle() -> Path:
+    """``app-bridge.iife.js``: the SDK's host side for a browser page (installed and bundled once)."""
+    bundle = TOOLBOX / "app-bridge.iife.js"
+    if bundle.is_file():
+        return bundle
+    npm = shutil.which("npm")
+    if npm is None:
+        pytest.skip("npm is not installed: the ext-apps SDK host cannot be built")
+    TOOLBOX.mkdir(parents=True, exist_ok=True)
+    subprocess.run([npm, "install", "--prefix", str(TOOLBOX), "--no-audit", "--no-fund", "--silent", *PACKAGES],
+                   check=True, timeout=400)
+    (TOOLBOX / "entry.mjs").write_text(BUNDLE_ENTRY, encoding="utf-8")
+    subprocess.run([str(TOOLBOX / "node_modules" / ".bin" / "esbuild"), "entry.mjs", "--bundle", "--format=iife",
+                    "--platform=browser", "--minify", "--log-level=warning", f"--outfile={bundle.name}"],
+                   cwd=TOOLBOX, check=True, timeout=120)
+    return bundle
 
 
 def _script_json(value: object) -> str:
@@ -64,20 +94,27 @@ def _chromium(page: Path, tmp_path: Path, *output: str) -> str:
 
 
 @pytest.mark.skipif(CHROMIUM is None, reason="chromium is not installed (apt-get install chromium)")
-async def test_a_host_renders_the_chart_and_table_from_the_tool_result(catalog_url: str, tmp_path: Path) -> None:
+@pytest.mark.parametrize("host", list(HOSTS))
+async def test_a_host_renders_the_chart_and_table_from_the_tool_result(catalog_url: str, tmp_path: Path,
+                                                                       host: str) -> None:
+    if host == "ext-apps":
+        shutil.copy(_ext_apps_bundle(), tmp_path / "app-bridge.iife.js")
     view, result = await _view_and_result(catalog_url, tmp_path)
     page = tmp_path / "host.html"
-    page.write_text(HOST_PAGE.read_text(encoding="utf-8").replace("__VIEW__", _script_json(view))
+    page.write_text(HOSTS[host].read_text(encoding="utf-8").replace("__VIEW__", _script_json(view))
                     .replace("__RESULT__", _script_json(result)).replace("__ARGS__", _script_json(ARGUMENTS)),
                     encoding="utf-8")
     dom = _chromium(page, tmp_path, "--dump-dom")
     report = json.loads(dom.split('<pre id="report">', 1)[1].split("</pre>", 1)[0].replace("&quot;", '"')
                         .replace("&lt;", "<").replace("&gt;", ">").replace("&amp;", "&"))
     # The handshake in the spec's order, and nothing from the view before the host answered.
+    assert report.get("failure") is None
     assert report["seen"][:2] == ["ui/initialize", "ui/notifications/initialized"] and not report["early"]
     assert "ui/notifications/size-changed" in report["seen"] and report["height"].endswith("px")
-    assert report["init"]["protocolVersion"] == "2026-01-26" and report["init"]["appInfo"]["name"]
+    assert report["init"]["appInfo"]["name"] == "pwc-sota-history"
     assert report["init"]["appCapabilities"] == {"availableDisplayModes": ["inline"]}
+    if host == "spec":
+        assert report["init"]["protocolVersion"] == "2026-01-26"
     # The chart and the table of the sample ImageNet board (10 dated results, 3 steps).
     data = result["structuredContent"]["data"]
     assert report["hidden"] is False and report["status"] == ""
