@@ -17,6 +17,7 @@ chart's ink in it.
 
 from __future__ import annotations
 
+import html
 import io
 import json
 import os
@@ -30,7 +31,7 @@ from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 from PIL import Image
 
-from pwc_mcp_core.tools.apps import APP_MIME_TYPE
+from pwc_mcp_core.tools.apps import APP_MIME_TYPE, SOTA_HISTORY_URI, view_html
 from tests.conftest import start_pwc_mcp
 
 pytestmark = pytest.mark.slow
@@ -67,6 +68,20 @@ def _script_json(value: object) -> str:
     return json.dumps(value).replace("<", "\\u003c")
 
 
+def _report(dom: str) -> dict[str, Any]:
+    """The host's ``#report`` JSON from Chromium's dumped DOM."""
+    report: dict[str, Any] = json.loads(html.unescape(dom.split('<pre id="report">', 1)[1].split("</pre>", 1)[0]))
+    return report
+
+
+def _host_page(tmp_path: Path, host: str, view: str, result: dict[str, Any], name: str = "host.html") -> Path:
+    page = tmp_path / name
+    page.write_text(HOSTS[host].read_text(encoding="utf-8").replace("__VIEW__", _script_json(view))
+                    .replace("__RESULT__", _script_json(result)).replace("__ARGS__", _script_json(ARGUMENTS)),
+                    encoding="utf-8")
+    return page
+
+
 async def _view_and_result(catalog_url: str, tmp_path: Path) -> tuple[str, dict[str, Any]]:
     server = start_pwc_mcp("gateway", env={"PWC_API_URL": catalog_url, "PWC_MCP_REQUEST_LIMIT": "1000"},
                            log_path=tmp_path / "gateway.log")
@@ -100,13 +115,8 @@ async def test_a_host_renders_the_chart_and_table_from_the_tool_result(catalog_u
     if host == "ext-apps":
         shutil.copy(_ext_apps_bundle(), tmp_path / "app-bridge.iife.js")
     view, result = await _view_and_result(catalog_url, tmp_path)
-    page = tmp_path / "host.html"
-    page.write_text(HOSTS[host].read_text(encoding="utf-8").replace("__VIEW__", _script_json(view))
-                    .replace("__RESULT__", _script_json(result)).replace("__ARGS__", _script_json(ARGUMENTS)),
-                    encoding="utf-8")
-    dom = _chromium(page, tmp_path, "--dump-dom")
-    report = json.loads(dom.split('<pre id="report">', 1)[1].split("</pre>", 1)[0].replace("&quot;", '"')
-                        .replace("&lt;", "<").replace("&gt;", ">").replace("&amp;", "&"))
+    page = _host_page(tmp_path, host, view, result)
+    report = _report(_chromium(page, tmp_path, "--dump-dom"))
     # The handshake in the spec's order, and nothing from the view before the host answered.
     assert report.get("failure") is None
     assert report["seen"][:2] == ["ui/initialize", "ui/notifications/initialized"] and not report["early"]
@@ -134,3 +144,36 @@ async def test_a_host_renders_the_chart_and_table_from_the_tool_result(catalog_u
     ink = sum(n for n, (r, g, b) in colours if r + g + b < 200)  # the step line, marks and labels
     grey = sum(n for n, (r, g, b) in colours if 150 < r < 200 and abs(r - b) < 30)  # the every-result dots
     assert ink > 2000 and grey > 50, (ink, grey)
+
+
+_BOARD: dict[str, Any] = {
+    "benchmark": {"name": "Board"}, "task": None, "metric": "Accuracy", "unit": None, "direction": "higher",
+    "direction_known": True, "metrics": ["Accuracy", "F1"], "left_out": {"without_date": 2},
+    "steps": [{"date": "2020-01-01", "value": 1.5, "model": "<script>alert(1)</script>", "improvement": None,
+               "paper": {"title": "<img src=x onerror=alert(1)>", "arxiv_id": "2001.00001"}}],
+    "points": [["2020-01-01", 1.5], ["2021-06-01", 1.2]],
+    "span": {"first": "2020-01-01", "last": "2021-06-01", "results": 2, "best_held_days": 517},
+}
+
+
+@pytest.mark.skipif(CHROMIUM is None, reason="chromium is not installed (apt-get install chromium)")
+@pytest.mark.parametrize(("case", "result"), [
+    pytest.param("error", {"content": [{"type": "text", "text": "invalid_argument: unknown metric: X"}],
+                           "isError": True}, id="error-result-shows-its-text"),
+    pytest.param("empty", {"content": [], "structuredContent": {"data": {**_BOARD, "steps": [], "points": []}}},
+                 id="board-without-dated-results"),
+    pytest.param("hostile", {"content": [], "structuredContent": {"data": _BOARD}}, id="markup-in-data-is-text"),
+])
+def test_the_view_shows_errors_empty_boards_and_markup_as_text(tmp_path: Path, case: str,
+                                                                result: dict[str, Any]) -> None:
+    page = _host_page(tmp_path, "spec", view_html(SOTA_HISTORY_URI) or "", result)
+    report = _report(_chromium(page, tmp_path, "--dump-dom"))
+    if case == "error":
+        assert report["hidden"] is True and report["status"] == "invalid_argument: unknown metric: X"
+    elif case == "empty":
+        assert report["hidden"] is False and report["dots"] == report["marks"] == 0 and report["rows"] == []
+        assert report["summary"] == "No dated result with a value for Accuracy. Metrics on this board: Accuracy, F1."
+    else:
+        assert report["rows"] == [["2020-01-01", "<script>alert(1)</script>", "1.5", "first",
+                                   "<img src=x onerror=alert(1)>"]]  # a ui/open-link link: the host offers openLinks
+        assert (report["dots"], report["marks"]) == (3, 1) and "held 517 days" in report["summary"]
