@@ -22,6 +22,7 @@ from functools import cache
 
 from pwc_mcp_core.protocol.json_types import JsonObject, JsonValue
 from pwc_mcp_core.tools import argument_rules
+from pwc_mcp_core.tools.apps import tool_meta
 from pwc_mcp_core.tools.definitions import (
     BENCHMARK_PAGE,
     DEFAULT_DESCRIPTIONS,
@@ -110,8 +111,9 @@ class ToolSpec:
         return {param.name: planned.get(param.name, param.default) for param in self.params}
 
     def describe(self) -> JsonObject:
-        """The ``Tool`` object of ``tools/list`` (docs/protocol.md §4.2)."""
-        return {
+        """The ``Tool`` object of ``tools/list`` (docs/protocol.md §4.2), with ``_meta.ui`` for a
+        tool an MCP Apps host renders with a view (`apps.tool_meta`)."""
+        described: JsonObject = {
             "name": self.name,
             "title": self.title,
             "description": self.description,
@@ -119,6 +121,10 @@ class ToolSpec:
             "outputSchema": self.output_schema,
             "annotations": {"title": self.title, **self.annotations},
         }
+        meta = tool_meta(self.name)
+        if meta is not None:
+            described["_meta"] = meta
+        return described
 
 
 def _accepts(parse: Callable[[str], object], value: int) -> bool:
