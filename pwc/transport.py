@@ -51,6 +51,8 @@ logger = logging.getLogger(__name__)
 
 DEFAULT_BASE_URL = "https://paperswithcode.co/api/v1"
 MAX_BYTES = 2 * 1024 * 1024
+"""The 2 MiB bound, defined once: the catalog response cap here, and the MCP server's default
+request and response bound (``pwc_mcp_core.runtime.core_settings.DEFAULT_MAX_BODY_BYTES``)."""
 DETAIL_CHARS = 4096
 HEADERS = {"User-Agent": f"pwc-cli/{__version__}", "Accept": "application/json, text/plain;q=0.9"}
 

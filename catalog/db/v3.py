@@ -11,12 +11,12 @@ addition names the query it serves:
   it from an index instead of computing it for every matching paper.
 * ``papers_list_*``: covering indexes for ``papers/`` and ``tasks/<id>/papers``.
   Each holds the equality filters first (``is_latest``, the default
-  ``latest_only``; ``has_official_implementation`` in ``_official``), then
+  ``latest_only``; ``has_official_implementation`` in ``papers_list_official``), then
   the whole ordering including the ``id`` tie-break, then the other filter
   columns. A page, page 1000 included, is read from the index in order, with
-  no sort and without touching the large paper rows: ``_trend`` and
-  ``_official`` for ``order_by=trending``, ``_date`` for
-  ``order_by=date_published``, ``_citations`` for ``order_by=citation_count``.
+  no sort and without touching the large paper rows: ``papers_list_trend`` and
+  ``papers_list_official`` for ``order_by=trending``, ``papers_list_date`` for
+  ``order_by=date_published``, ``papers_list_citations`` for ``order_by=citation_count``.
   (``catalog.store.papers`` keeps a date range from driving a trend-ordered
   query, which would sort most of the catalog.)
 * ``papers_id_cover``: the same columns keyed by id, for papers reached from

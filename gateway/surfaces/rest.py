@@ -21,7 +21,7 @@ Admission is the ``/mcp`` admission, by calling :class:`gateway.admission.checks
 body bound (413), Host/Origin (421/403), identity, then every limit (a call holds a
 concurrency lease; listing is counted). The call is a ``tools/call`` `Call` run by the same
 `gateway.dispatch.calls.CallDispatch` as ``/mcp`` (Redis → workers, the limits checked in the
-enqueue script); its one `Outcome` becomes the REST answer through `_OUTCOME` below, never
+enqueue script); its one `Outcome` becomes the REST answer through `_outcome` below, never
 by reading a JSON-RPC envelope.
 One content-free line per request goes to ``pwc_mcp.requests`` (tool, status, latency,
 bytes, protocol ``rest``, version).

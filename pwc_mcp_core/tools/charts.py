@@ -13,12 +13,13 @@ import base64
 import hashlib
 import json
 import logging
+import time
 
 from pwc.cache import RECORD_TTL_S
 from pwc.transport import Client
 from pwc_mcp_core.protocol.json_types import JsonObject
 
-__all__ = ["CHART_KEY_PREFIX", "history_chart"]
+__all__ = ["CHART_KEY_PREFIX", "history_chart", "preload"]
 
 CHART_KEY_PREFIX = "CHART:v1:"
 logger = logging.getLogger("pwc_mcp.tools")
@@ -45,3 +46,26 @@ def history_chart(structured: JsonObject, client: Client) -> JsonObject | None:
         logger.warning("chart failed type=%s", type(exc).__name__)
         return None
     return {"type": "image", "mimeType": "image/png", "data": base64.b64encode(png).decode("ascii")}
+
+
+_WARM_PAYLOAD: JsonObject = {
+    "benchmark": {"name": "warm-up"}, "metric": "m", "direction": "higher", "direction_known": True,
+    "points": [["2020-01-01", 1.0], ["2021-01-01", 2.0]],
+    "steps": [{"date": "2020-01-01", "value": 1.0, "model": "a"}, {"date": "2021-01-01", "value": 2.0, "model": "b"}],
+}
+
+
+def preload() -> None:
+    """Import matplotlib and draw one throw-away chart, so a process's first real chart costs what
+    later ones do: the imports, the font files and the first layout make a cold first chart
+    about 2.5–3 s on a shared 2-core host, a chart after them about 0.5 s (BENCHMARKS.md "First chart",
+    ``bench/first_chart.py``). Never raises (logged)."""
+    started = time.perf_counter()
+    try:
+        from pwc.chart import history_png
+
+        history_png(_WARM_PAYLOAD)
+    except Exception as exc:  # noqa: BLE001 - a warm-up; the chart path reports its own failures
+        logger.warning("chart preload failed type=%s", type(exc).__name__)
+        return
+    logger.info("chart preloaded duration_ms=%d", (time.perf_counter() - started) * 1000)

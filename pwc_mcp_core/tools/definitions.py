@@ -53,7 +53,7 @@ class ToolDef:
         name: the MCP tool name (seed list, exact).
         command: the ``pwc.queries.RESEARCH_COMMANDS`` entry it runs.
         title, description: agent-facing prose.
-        output: key into ``catalogue_schemas.OUTPUT_SCHEMAS``.
+        output: key into ``output_schemas.OUTPUT_SCHEMAS``.
         entity: the MCP name of the command's ``--name`` (detail tools), else None.
         overrides: MCP parameter → JSON Schema keywords merged over the generated schema.
         extras: MCP-only parameters (no CLI dest) → schema.

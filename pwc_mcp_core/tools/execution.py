@@ -56,7 +56,7 @@ logger = logging.getLogger(__name__)
 INVALID_PARAMS = -32602
 # Room left under the 2 MiB bound for the caller's `{"jsonrpc":"2.0","id":…,` prefix.
 _ENVELOPE_MARGIN = 4096
-TOO_LARGE = "upstream_error: the result is too large for one response; request fewer rows (smaller limit)"
+RESULT_TOO_LARGE = "upstream_error: the result is too large for one response; request fewer rows (smaller limit)"
 DATA_NOTE = "data omitted: the CLI payload did not fit the 2 MiB response bound; the projections are complete"
 CLI_ROW_LIMIT = 100  # `pwc benchmark --limit` range is 1-100
 _PAPER_TOOLS = frozenset({"get_paper_info", "get_paper_evaluations", "get_related_papers", "get_paper_lineage"})
@@ -182,7 +182,7 @@ def _fit(body: JsonObject, limit: int, call: Call) -> bytes:
         raw = _dump(body)
         if len(raw) <= limit:
             return raw
-    return _dump({"result": _finish(error_result(TOO_LARGE), call)})
+    return _dump({"result": _finish(error_result(RESULT_TOO_LARGE), call)})
 
 
 def run_tool(tool: ToolSpec, arguments: JsonObject, runtime: Runtime) -> tuple[JsonObject, str]:

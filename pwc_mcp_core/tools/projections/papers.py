@@ -113,7 +113,7 @@ def paper_items(payload: object) -> list[JsonObject]:
 
 
 def catalog_reference(item: object) -> JsonObject | None:
-    """``CatalogReference`` ``{id, name, slug}`` of a task/method/area object, else None."""
+    """The catalog reference ``{id, name, slug}`` of a task/method/area object, else None."""
     if not isinstance(item, dict):
         return None
     ref_id = text(item.get("id")) or text(item.get("slug"))
@@ -123,7 +123,7 @@ def catalog_reference(item: object) -> JsonObject | None:
 
 
 def catalog_references(items: object) -> list[JsonValue]:
-    """``CatalogReference`` of every usable object in ``items``."""
+    """The catalog reference of every usable object in ``items``."""
     if not isinstance(items, list):
         return []
     refs: list[JsonValue] = [ref for ref in (catalog_reference(item) for item in items) if ref is not None]
@@ -192,7 +192,8 @@ LINEAGE_NOTE = (
 
 
 def lineage_result(payload: object) -> JsonObject:
-    """``PaperLineageResult`` fields (without envelope keys) of a ``paper lineage list`` payload.
+    """The ``lineage`` output schema's fields (``output_schemas.OUTPUT_SCHEMAS``; without envelope keys) of a
+    ``paper lineage list`` payload.
 
     Raises:
         TypeError: the payload has no ``paper`` object (an unexpected catalog shape, §3.3 #9).

@@ -86,7 +86,7 @@ def shown_slug(item: JsonObject) -> str | None:
 
 
 def references(items: Iterable[JsonObject]) -> str:
-    """``CatalogReference`` list: ``Name (slug, id N); …`` (slug only when not derived from the name)."""
+    """Catalog references: ``Name (slug, id N); …`` (slug only when not derived from the name)."""
     out = []
     for ref in items:
         ident = f"id {ref['id']}" if ref.get("id") not in (None, ref.get("slug")) else None
