@@ -172,7 +172,7 @@ def _entity_line(entity: JsonObject) -> str:
     return line + (f" — narrow with list_papers {pairs}." if pairs else ".")
 
 
-def search_text(fields: JsonObject, total: int | None) -> str:
+def search_text(fields: JsonObject, total: int | None, *, abstract_chars: int | None = None) -> str:
     """Text of ``search_papers``: the count and, when nothing matched well, the note; each entity the
     query named with the ``list_papers`` filter that narrows to it; whether abstracts were cut; the next
     page; the table (weak matches marked when strong ones are on the page too); then the abstracts."""
@@ -182,9 +182,7 @@ def search_text(fields: JsonObject, total: int | None) -> str:
     lines += [_entity_line(entity) for entity in as_objects(fields.get("matched_entities"))]
     cut = fields.get("abstracts_cut")
     if isinstance(cut, int) and cut:
-        data = fields.get("data")
-        budget = data.get("abstract_chars") if isinstance(data, dict) else None
-        within = f" to {budget} characters" if budget else ""
+        within = f" to {abstract_chars} characters" if abstract_chars else ""
         lines.append(f"Abstracts cut{within}, at a sentence end where one fits: {cut} of {len(items)} "
                      "(get_paper_info has each whole).")
     next_page = fields.get("next_page")
