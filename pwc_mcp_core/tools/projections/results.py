@@ -102,12 +102,6 @@ def _next(payload: object, page: int | None, limit: int | None) -> int | None:
     return None
 
 
-def _frameworks(paper: JsonObject) -> dict[str, str]:
-    """Repository URL → framework, from the CLI payload (the projection keeps url and official flag)."""
-    return {str(repo["url"]): str(repo["framework"]) for repo in _list(paper.get("repositories"))
-            if isinstance(repo, dict) and isinstance(repo.get("url"), str) and repo.get("framework")}
-
-
 def paper_page(payload: object, arguments: JsonObject, _notes: list[str]) -> tuple[JsonObject, str]:
     items = paper_items(payload)
     nxt = _next(payload, _opt_int(arguments.get("page", 1)), _opt_int(arguments.get("limit")))
@@ -153,7 +147,7 @@ def paper_info(payload: object, arguments: JsonObject, _notes: list[str]) -> tup
         evaluations = [paper_evaluation(row) for row in rows]
         count = whole(paper["evaluations"].get("count"))
         count = len(rows) if count is None else count
-    rendered = paper_info_text(detail, count, evaluations, _frameworks(paper))
+    rendered = paper_info_text(detail, count, evaluations)
     return _envelope(paper=detail, evaluation_count=count, evaluations=evaluations), rendered
 
 

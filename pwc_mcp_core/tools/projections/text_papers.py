@@ -263,8 +263,10 @@ def evaluations_text(paper: str, count: int, page: int | None, next_page: int | 
 # ---------------------------------------------------------------- paper detail
 
 
-def _repository(repo: JsonObject, frameworks: dict[str, str]) -> str:
-    extra = ", ".join(p for p in ("official" if repo.get("is_official") else None, frameworks.get(str(repo["url"]))) if p)
+def _repository(repo: JsonObject) -> str:
+    found = repo.get("framework")
+    framework = found if isinstance(found, str) else None
+    extra = ", ".join(p for p in ("official" if repo.get("is_official") else None, framework) if p)
     return f"- {repo['url']}" + (f" ({extra})" if extra else "")
 
 
@@ -278,7 +280,7 @@ def _resource_lines(paper: JsonObject) -> list[str]:
 
 
 def paper_info_text(paper: JsonObject, evaluation_count: int | None, evaluations: list[JsonObject] | None,
-                    frameworks: dict[str, str] | None = None, *, in_catalog: bool = True) -> str:
+                    *, in_catalog: bool = True) -> str:
     """Text of ``get_paper_info``: identity and counts, authors, links, tasks, methods, abstract,
     repositories (official flag and framework) and, when requested, the evaluations. Outside the
     catalog (``in_catalog`` false) code facts are unknown and left out."""
@@ -302,7 +304,7 @@ def paper_info_text(paper: JsonObject, evaluation_count: int | None, evaluations
         lines += ["## Abstract", str(paper["abstract"]).replace("\r", "").strip()]
     if repos:
         lines.append(f"## Repositories ({len(repos)} of {code})" if code > len(repos) else f"## Repositories ({code})")
-        lines += [_repository(repo, frameworks or {}) for repo in repos]
+        lines += [_repository(repo) for repo in repos]
     if evaluations is not None:
         lines.append(f"## Evaluations ({of_total(len(evaluations), evaluation_count, 'row')})")
         lines += evaluation_table(evaluations, with_paper=False, with_benchmark=True) if evaluations else ["None."]
