@@ -21,6 +21,7 @@ from pwc.cli import main
 from pwc.transport import Client
 from pwc.trends import share, trends_markdown, trends_payload, year_range
 from tests.pwc.runner import run_pwc
+from tests.pwc.stub import stub_catalog
 
 
 def _trends(url: str, *argv: str) -> dict[str, Any]:
@@ -134,3 +135,22 @@ def test_pure_helpers() -> None:
     payload = trends_payload("task", {"id": 5, "name": "Undated"}, [], total=2, span=(None, None))
     assert payload["entity"] == {"id": "5", "name": "Undated", "slug": None}
     assert trends_markdown(payload)[-1] == "2 papers in the catalog, none with a publication date."
+
+
+@pytest.mark.parametrize("echo", [
+    pytest.param(lambda params: {}, id="no-echo"),
+    # A catalog without the has_code filter echoes the rest and would count every paper as with code.
+    pytest.param(lambda params: {k: v for k, v in params.items() if k in ("dataset", "start_date", "end_date")},
+                 id="has-code-not-echoed"),
+])
+def test_a_catalog_that_does_not_confirm_the_filters_fails_closed(echo: Callable[[dict[str, Any]], Any]) -> None:
+    def papers(params: dict[str, Any]) -> dict[str, Any]:
+        return {"count": 2, "results": [{"id": "1", "published": "2020-05-01"}], "applied_filters": echo(params)}
+
+    routes = {"datasets/": {"count": 1, "results": [{"id": "3", "name": "ImageNet", "slug": "imagenet"}]},
+              "papers/": papers}
+    with stub_catalog(routes) as stub:
+        result = run_pwc(stub.url, "trends", "--benchmark", "ImageNet")
+    assert (result.code, result.out) == (4, "")
+    assert result.err == ("pwc: Papers API did not confirm the trend filters; the catalog must be upgraded before "
+                          "using trends\n")
