@@ -33,7 +33,7 @@ from pwc.names import (
 from pwc.render import Output, result_list, result_total
 from pwc.trends import KINDS, MAX_YEARS, RECENT_YEARS, trends_markdown, trends_payload, year_range
 
-__all__ = ["register", "render_trends", "run_trends"]
+__all__ = ["register", "render_trends", "run_trends", "write_trends_chart"]
 
 FIRST_YEAR, LAST_YEAR = 1900, 2100
 # kind → (list path for the name lookup, match fields, label, the papers/ filter it feeds)
@@ -58,8 +58,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                         help=f"first year (default: the last {RECENT_YEARS} years of its papers)")
     parser.add_argument("--to-year", type=int_range("--to-year", FIRST_YEAR, LAST_YEAR),
                         help="last year (default: the year of its newest paper)")
+    parser.add_argument("--chart", metavar="FILE", help="also write a bar chart of the years as a PNG file")
     add_json_flag(parser)
-    parser.set_defaults(handler=run_trends, renderer=render_trends)
+    parser.set_defaults(handler=run_trends, renderer=render_trends, write_files=write_trends_chart)
 
 
 def _chosen(args: argparse.Namespace) -> tuple[str, str]:
@@ -134,3 +135,17 @@ def run_trends(args: argparse.Namespace, client: Any) -> dict[str, Any]:
 def render_trends(payload: dict[str, Any], args: argparse.Namespace, out: Output) -> None:
     """The trend as Markdown: heading, summary sentence, the year table (``pwc.trends``)."""
     out.lines(trends_markdown(payload))
+
+
+def write_trends_chart(payload: dict[str, Any], args: argparse.Namespace) -> None:
+    """``--chart FILE``: write the bar chart (``pwc.chart.trends_png``); ``UsageError`` when the file
+    cannot be written."""
+    if not args.chart:
+        return
+    from pwc.chart import trends_png
+
+    try:
+        with open(args.chart, "wb") as handle:
+            handle.write(trends_png(payload))
+    except OSError as exc:
+        raise UsageError(f"cannot write --chart {args.chart}: {exc.strerror or exc}") from None

@@ -258,7 +258,8 @@ TOOL_DEFS: tuple[ToolDef, ...] = (
         "get_trends", ("trends",), "Get papers-per-year trends",
         "How research on one task, method or benchmark grew: papers per year, how many have code and the "
         "share. Give exactly one of task, method, benchmark (exact name, slug or ID). Default: the last 10 "
-        "years of its papers; from_year/to_year pick up to 30. Years without papers are 0.",
+        "years of its papers; from_year/to_year pick up to 30. Years without papers are 0. Also returns a bar "
+        "chart as a PNG image.",
         "trends",
         overrides={"task": {"maxLength": 200}, "method": {"maxLength": 200}, "benchmark": {"maxLength": 200}},
     ),

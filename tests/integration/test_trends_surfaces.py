@@ -5,6 +5,7 @@ counts; an unknown task is an error result (a 404 JSON body over REST, exit 4 fr
 from __future__ import annotations
 
 import asyncio
+import base64
 import json
 import os
 import subprocess
@@ -19,6 +20,7 @@ from mcp import Client
 from mcp.client.sse import sse_client
 from mcp.client.streamable_http import streamable_http_client
 
+from pwc.chart import trends_png
 from tests.conftest import REPO_ROOT, start_pwc_mcp
 from tests.core.mcp_server.test_stdio import stdio_params
 
@@ -36,15 +38,17 @@ ENV = {"PWC_MCP_REQUEST_LIMIT": "10000", "PWC_MCP_CONCURRENCY_LIMIT": "64"}
 
 
 async def _session(client: Client) -> dict[str, Any]:
-    """Call get_trends and an unknown task through one SDK session; returns the structured content."""
+    """Call get_trends and an unknown task through one SDK session; returns the structured content
+    with the chart's base64 PNG as ``images``, the way REST carries it."""
     result = await client.call_tool("get_trends", ARGUMENTS)
     assert not result.is_error, result.content
-    assert TABLE in result.content[0].text
+    text, image = result.content
+    assert TABLE in text.text and (image.type, image.mime_type) == ("image", "image/png")
     missing = await client.call_tool("get_trends", UNKNOWN)
     assert missing.is_error and missing.content[0].text.startswith(
         "not_found: Task not found: no-such-task-anywhere")
     assert "give its exact name, slug or ID" in missing.content[0].text
-    return dict(result.structured_content or {})
+    return {**(result.structured_content or {}), "images": [{"mimeType": image.mime_type, "data": image.data}]}
 
 
 def test_mcp_sse_rest_and_openapi(catalog_url: str, tmp_path: Path) -> None:
@@ -89,6 +93,7 @@ def test_stdio_and_the_cli_give_the_same_counts(catalog_url: str) -> None:
 
     structured = asyncio.run(over_stdio())
     assert structured["years"] == YEARS
+    assert base64.b64decode(structured["images"][0]["data"]) == trends_png(structured["data"])
     pwc = [str(Path(sys.executable).parent / "pwc"), "trends", "--task", "Image Classification",
            "--from-year", "2016", "--to-year", "2019"]
     env = {**os.environ, "PWC_API_URL": catalog_url}

@@ -12,11 +12,14 @@ from __future__ import annotations
 import io
 import json
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import pytest
+from PIL import Image
 
 from pwc.cache import TAXONOMY_TTL_S
+from pwc.chart import HEIGHT, WIDTH, trends_png
 from pwc.cli import main
 from pwc.transport import Client
 from pwc.trends import share, trends_markdown, trends_payload, year_range
@@ -154,3 +157,25 @@ def test_a_catalog_that_does_not_confirm_the_filters_fails_closed(echo: Callable
     assert (result.code, result.out) == (4, "")
     assert result.err == ("pwc: Papers API did not confirm the trend filters; the catalog must be upgraded before "
                           "using trends\n")
+
+
+def test_chart_is_a_deterministic_png_of_the_years(catalog_url: str, tmp_path: Path) -> None:
+    path = tmp_path / "trends.png"
+    result = run_pwc(catalog_url, "trends", "--task", "Image Classification", "--chart", str(path))
+    assert (result.code, result.err) == (0, "") and result.out.startswith("# Papers per year")
+    data = _trends(catalog_url, "--task", "Image Classification")
+    png = path.read_bytes()
+    assert png == trends_png(data) == trends_png(json.loads(json.dumps(data)))
+    with Image.open(io.BytesIO(png)) as image:
+        assert (image.size, image.format, image.mode) == ((WIDTH, HEIGHT), "PNG", "P")
+        assert len(image.getcolors() or []) > 2 and not image.info  # drawn, and no metadata chunk
+    assert len(png) < 20 * 1024
+    empty = trends_payload("task", {"id": 5, "name": "Undated"}, [], total=2, span=(None, None))
+    assert trends_png(empty)[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_an_unwritable_chart_file_is_a_usage_error(catalog_url: str, tmp_path: Path) -> None:
+    target = tmp_path / "missing" / "trends.png"
+    result = run_pwc(catalog_url, "trends", "--task", "Image Classification", "--chart", str(target))
+    assert (result.code, result.out) == (2, "")
+    assert result.err == f"pwc: cannot write --chart {target}: No such file or directory\n"

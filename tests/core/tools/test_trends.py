@@ -3,6 +3,7 @@ schema, the year table as text, and every bad input as an ``isError`` result in 
 
 from __future__ import annotations
 
+import base64
 import json
 from collections.abc import Iterator
 from typing import Any
@@ -10,6 +11,7 @@ from typing import Any
 import fastjsonschema
 import pytest
 
+from pwc.chart import trends_png
 from pwc_mcp_core.runtime.caches import MemoryCache
 from pwc_mcp_core.runtime.call import Call
 from pwc_mcp_core.runtime.core_settings import CoreSettings
@@ -31,7 +33,7 @@ def call(runtime: Runtime, arguments: dict[str, Any], era: str = "modern") -> di
 def test_structured_content_and_text(runtime: Runtime) -> None:
     result = call(runtime, {"benchmark": "ImageNet", "from_year": 2019, "to_year": 2021})
     assert not result.get("isError"), result["content"]
-    (text,) = result["content"]
+    text, image = result["content"]
     structured = result["structuredContent"]
     schema = {k: v for k, v in get_tool("get_trends").output_schema.items() if k != "$schema"}
     fastjsonschema.compile(schema)(structured)
@@ -46,7 +48,11 @@ def test_structured_content_and_text(runtime: Runtime) -> None:
     assert structured["data"]["years"] == structured["years"]
     assert text["text"].endswith("Year|Papers|With code|Share\n-|-:|-:|-:\n2019|1|1|100%\n2020|3|3|100%\n"
                                  "2021|3|3|100%")
-    assert len(json.dumps(result).encode()) < 2048  # a small answer
+    assert len(text["text"].encode()) < 512  # a small answer
+    # The bar chart as MCP image content: the same bytes as pwc trends --chart.
+    assert (image["type"], image["mimeType"]) == ("image", "image/png")
+    png = base64.b64decode(image["data"])
+    assert png == trends_png(structured["data"]) and len(png) < 20 * 1024
 
 
 @pytest.mark.parametrize(("arguments", "text"), [
