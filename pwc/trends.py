@@ -17,7 +17,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from pwc.markdown import md_table
-from pwc.render import EM_DASH, md_escape, thousands
+from pwc.render import EM_DASH, counted, md_escape, thousands
 
 __all__ = ["KINDS", "MAX_YEARS", "RECENT_YEARS", "share", "trends_markdown", "trends_payload", "year_range"]
 
@@ -86,13 +86,15 @@ def trends_markdown(payload: Mapping[str, Any]) -> list[str]:
     lines = [f"# Papers per year: {md_escape(name)} ({payload['kind']}{ident})", ""]
     span = payload["span"]
     rows = payload["years"]
-    all_papers = thousands(payload["all_papers"])
+    all_papers = counted(payload["all_papers"], "paper")
     if not rows:
-        return [*lines, f"{all_papers} papers in the catalog, none with a publication date."]
+        return [*lines, f"{all_papers} in the catalog, none with a publication date."]
     totals = payload["totals"]
     known = (f"; its papers span {span['first_year']}-{span['last_year']}" if span["first_year"] is not None
              else "; none of its papers has a publication date")
-    lines.append(f"{thousands(totals['papers'])} papers from {payload['from_year']} to {payload['to_year']}, "
+    years = (f"in {payload['from_year']}" if payload["from_year"] == payload["to_year"]
+             else f"from {payload['from_year']} to {payload['to_year']}")
+    lines.append(f"{counted(totals['papers'], 'paper')} {years}, "
                  f"{thousands(totals['with_code'])} with code ({_percent(totals['share_with_code'])}); "
                  f"{all_papers} in the catalog over all dates{known}.")
     lines.append("")

@@ -55,7 +55,7 @@ def test_text_is_a_heading_a_sentence_and_the_year_table(catalog_url: str) -> No
     assert (result.code, result.err) == (0, "")
     assert result.out == (
         "# Papers per year: Image Classification (task, ID 7)\n\n"
-        "10 papers from 2014 to 2021, 8 with code (80%); 11 in the catalog over all dates; "
+        "10 papers from 2014 to 2021, 8 with code (80%); 11 papers in the catalog over all dates; "
         "its papers span 2014-2021.\n\n"
         "Year|Papers|With code|Share\n-|-:|-:|-:\n"
         "2014|1|0|0%\n2015|2|1|50%\n2016|1|1|100%\n2017|0|0|—\n2018|0|0|—\n2019|1|1|100%\n"
