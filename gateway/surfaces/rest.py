@@ -174,7 +174,8 @@ def _refused(decision: Decision) -> web.Response:
 
 def _with_images(result: JsonObject) -> JsonValue:
     """``structuredContent``, plus ``images`` (``[{"mimeType", "data"}]``, data base64) when the result
-    carries image content (the ``get_sota_history`` and ``get_trends`` charts): REST has no content list to put it in."""
+    carries image content (the ``get_sota_history`` and ``get_trends`` charts): REST has no content
+    list to put it in."""
     structured = result.get("structuredContent")
     content = result.get("content")
     images: list[JsonValue] = [{"mimeType": item.get("mimeType"), "data": item.get("data")}
