@@ -207,6 +207,16 @@ OUTPUT_SCHEMAS: dict[str, JsonObject] = {
         "left_out": _obj({"without_metric": {"type": "integer"}, "unparseable_value": {"type": "integer"},
                           "without_date": {"type": "integer"}}),
     }),
+    "trends": _envelope({
+        "kind": {"enum": ["task", "method", "benchmark"]}, "entity": _obj({"id": _OSTR, "name": _OSTR, "slug": _OSTR}),
+        "from_year": _OINT, "to_year": _OINT,
+        "years": {"type": "array", "items": _obj({
+            "year": {"type": "integer"}, "papers": {"type": "integer"}, "with_code": {"type": "integer"},
+            "share_with_code": {"type": ["number", "null"]}})},
+        "totals": _obj({"papers": {"type": "integer"}, "with_code": {"type": "integer"},
+                        "share_with_code": {"type": ["number", "null"]}}),
+        "all_papers": {"type": "integer"}, "span": _obj({"first_year": _OINT, "last_year": _OINT}),
+    }),
     "find_in_paper": _envelope({
         "paper": _STR, "query": _STR, "content_version": _STR, "total_bytes": {"type": "integer"},
         "expanded_with": _STRS, "trust": _STR, "note": _STR,

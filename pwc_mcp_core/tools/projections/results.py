@@ -282,11 +282,22 @@ def sota_history(payload: object, _arguments: JsonObject, _notes: list[str]) -> 
             "\n".join(history_markdown(data)))
 
 
+def trends(payload: object, _arguments: JsonObject, _notes: list[str]) -> tuple[JsonObject, str]:
+    """get_trends: the counts as they are, and the CLI's text (:func:`pwc.trends.trends_markdown`)."""
+    from pwc.trends import trends_markdown
+
+    data = _payload(payload)
+    projected = {key: data.get(key) for key in ("kind", "entity", "from_year", "to_year", "years", "totals",
+                                                "all_papers", "span")}
+    return _envelope(**projected), "\n".join(trends_markdown(data))
+
+
 _BUILDERS = {
     "paper_page": paper_page, "search_page": search_page, "related_page": paper_page, "paper_info": paper_info,
     "evaluation_page": evaluation_page, "lineage": lineage, "task": task, "method": method,
     "benchmark": benchmark, "benchmark_page": benchmark_page, "query": query,
     "citations": citations, "verification": verification, "sota_history": sota_history,
+    "trends": trends,
 }
 
 

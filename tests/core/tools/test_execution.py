@@ -45,6 +45,7 @@ ARGUMENTS: dict[str, dict[str, Any]] = {
     "cite_papers": {"papers": ["1706.03762"]},
     "verify_references": {"references": ["arXiv:1706.03762"]},
     "get_sota_history": {"benchmark": "squad1-1"},
+    "get_trends": {"method": "Transformer"},
 }
 
 

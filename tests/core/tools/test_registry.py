@@ -17,7 +17,7 @@ SHORT_DESTS = {"minimum_metrics": "min", "maximum_metrics": "max", "sort_metric"
 def test_tools_list_is_deterministic_and_complete() -> None:
     first, second = tool_list_result(), tool_list_result()
     assert first == second
-    assert len(first["tools"]) == 25
+    assert len(first["tools"]) == 26
     assert [tool["name"] for tool in first["tools"]][:3] == ["search_papers", "get_paper_info",
                                                              "get_paper_evaluations"]
 
