@@ -31,10 +31,10 @@ logger = logging.getLogger("pwc_mcp.tools")
 
 
 def chart_content(tool: str, structured: JsonObject, client: Client) -> JsonObject | None:
-    """``{"type": "image", "mimeType": "image/png", "data": base64}`` of ``tool``'s payload in
-    ``structured["data"]``, from the cache when drawn before; None for a tool without a chart, when
+    """``{"type": "image", "mimeType": "image/png", "data": base64}`` of ``tool``'s payload
+    (``structured["data"]``, or the structured content itself for a tool without ``data``), from the cache when drawn before; None for a tool without a chart, when
     there is nothing to draw or drawing failed."""
-    data = structured.get("data")
+    data = structured.get("data", structured)  # typed tools (get_trends) carry their payload as fields
     if tool not in _CHARTS or not isinstance(data, dict):
         return None
     renderer, ttl_s, salt = _CHARTS[tool]
