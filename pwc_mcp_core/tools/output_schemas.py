@@ -8,12 +8,14 @@ which stays open. Paper tools may add the public-metadata fallback keys (``in_ca
 
 ``OUTPUT_SCHEMAS`` are strict: every object forbids unknown keys and requires every key
 it always carries, so a projection cannot drift silently (the tests validate every result
-against them). ``tools/list`` publishes :func:`published` of each: the same envelope, whose
-nested objects list their keys and types without ``required`` and
-``additionalProperties: false`` (every key of a projection is always present, null when
-unknown), and without ``$schema`` (2020-12 is MCP's default dialect, and these schemas mean
-the same under draft-07). Whatever validates against the strict schema validates against
-the published one; it is half the bytes.
+against them). ``tools/list`` publishes :func:`published` of each: the same envelope with
+its keys' types, whose nested objects name their keys and keep their shape (objects, arrays
+of objects) but not the types of scalar values, which every value shows itself; without
+``required`` and ``additionalProperties: false`` below the envelope (every key of a
+projection is always present, null when unknown), and without ``$schema`` (2020-12 is MCP's
+default dialect, and these schemas mean the same under draft-07). Whatever validates
+against the strict schema validates against the published one, at under half the bytes
+(BENCHMARKS.md "Text size").
 """
 
 from __future__ import annotations
@@ -121,7 +123,9 @@ def _with_data(properties: JsonObject, *, optional: tuple[str, ...] = ()) -> Jso
 
 def published(schema: JsonValue, *, nested: bool = False) -> JsonValue:
     """The ``outputSchema`` ``tools/list`` publishes for the strict ``schema`` (module docstring):
-    below the envelope no ``required`` and no ``additionalProperties: false``; no ``$schema``."""
+    the envelope's keys with their types; below it, every object's keys by name, their shapes
+    (objects and arrays) but not the types of their scalar values; no ``required`` and no
+    ``additionalProperties: false`` below the envelope; no ``$schema``."""
     if isinstance(schema, list):
         return [published(item, nested=True) for item in schema]
     if not isinstance(schema, dict):
@@ -131,11 +135,24 @@ def published(schema: JsonValue, *, nested: bool = False) -> JsonValue:
         if key == "$schema" or (nested and (key == "required" or (key == "additionalProperties" and value is False))):
             continue
         if key == "properties" and isinstance(value, dict):
-            out[key] = {name: published(sub, nested=True) for name, sub in value.items()}
+            out[key] = {name: _field(sub, nested=nested) for name, sub in value.items()}
+        elif key == "items" and nested and not _has_shape(value):
+            continue  # an array of scalars: "type": "array" says enough below the envelope
         else:
             out[key] = published(value, nested=True)
     return out
 
+
+def _has_shape(schema: JsonValue) -> bool:
+    """Whether ``schema`` describes an object's keys or an array's items (not a bare scalar)."""
+    return isinstance(schema, dict) and ("properties" in schema or "items" in schema)
+
+
+def _field(schema: JsonValue, *, nested: bool) -> JsonValue:
+    """One property: the envelope's keep their types; nested scalars are named only (``{}``)."""
+    if nested and not _has_shape(schema):
+        return {}
+    return published(schema, nested=True)
 
 # cite_papers / verify_references: one item per reference, in order (pwc.commands.papers_cite).
 _ITEM: JsonObject = {"type": "object", "required": ["reference", "status"],
