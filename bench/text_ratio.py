@@ -124,20 +124,27 @@ VIEW_TOOLS = ("get_task", "list_benchmarks", "get_benchmark", "search_papers")
 def views_table(after: dict[str, Any], before: dict[str, Any] | None) -> str:
     """Per tool: text, ``structuredContent`` and ``outputSchema`` bytes (before → after when
     ``before`` is given), and text ÷ structured; then the sums and ``tools/list``."""
+    # Sums compare the tools both revisions have; a tool added since the baseline is marked new.
+    common = [name for name in after["tools"] if before is None or name in before["tools"]]
+
     def cell(key: str, name: str | None = None) -> str:
-        now = after["tools"][name][key] if name else sum(t[key] for t in after["tools"].values())
+        now = after["tools"][name][key] if name else sum(after["tools"][t][key] for t in common)
         if before is None:
             return f"{now:,}"
-        was = before["tools"][name][key] if name else sum(t[key] for t in before["tools"].values())
+        if name is not None and name not in before["tools"]:
+            return f"{now:,} (new)"
+        was = before["tools"][name][key] if name else sum(before["tools"][t][key] for t in common)
         return f"{was:,} → {now:,} ({now / was:.0%})" if was else f"{now:,}"
 
     def ratio(view: dict[str, Any], name: str | None) -> str:
-        rows = [view["tools"][name]] if name else list(view["tools"].values())
+        rows = [view["tools"][name]] if name else [view["tools"][t] for t in common]
         text, structured = sum(r["text_bytes"] for r in rows), sum(r["structured_bytes"] for r in rows)
         return f"{text / structured:.2f}"
 
     def ratios(name: str | None) -> str:
-        return ratio(after, name) if before is None else f"{ratio(before, name)} → {ratio(after, name)}"
+        if before is None or (name is not None and name not in before["tools"]):
+            return ratio(after, name)
+        return f"{ratio(before, name)} → {ratio(after, name)}"
 
     lines = ["| tool | text bytes | structuredContent bytes | text ÷ structured | outputSchema bytes |",
              "| --- | ---: | ---: | ---: | ---: |"]
@@ -146,12 +153,14 @@ def views_table(after: dict[str, Any], before: dict[str, Any] | None) -> str:
         label = f"**`{name}`**" if name in VIEW_TOOLS else f"`{name}`"
         lines.append(f"| {label} | {cell('text_bytes', name)} | {cell('structured_bytes', name)} | {ratios(name)} | "
                      f"{cell('schema_bytes', name)} |")
-    lines.append(f"| **all tools** | {cell('text_bytes')} | {cell('structured_bytes')} | {ratios(None)} | "
+    label = "all tools" if before is None or len(common) == len(after["tools"]) else "tools in both"
+    lines.append(f"| **{label}** | {cell('text_bytes')} | {cell('structured_bytes')} | {ratios(None)} | "
                  f"{cell('schema_bytes')} |")
     listed = f"{after['tools_list_bytes']:,}"
     if before is not None:
         listed = f"{before['tools_list_bytes']:,} → {listed}"
-    lines += ["", f"`tools/list` result: {listed} bytes."]
+    lines += ["", f"`tools/list` result: {listed} bytes ({len(after['tools'])} tools"
+              + ("" if before is None else f", {len(before['tools'])} before") + ")."]
     return "\n".join(lines)
 
 
