@@ -231,13 +231,16 @@ class Client:
         """The absolute URL of an API ``path`` (relative, e.g. ``papers/search``)."""
         return f"{self.base_url}/{path.lstrip('/')}"
 
-    def get_json(self, path: str, params: Mapping[str, object] | None = None) -> JsonValue:
+    def get_json(self, path: str, params: Mapping[str, object] | None = None, *,
+                 ttl_s: float | None = None) -> JsonValue:
         """GET ``path`` and parse the body as JSON.
 
+        ``ttl_s`` overrides the cache lifetime :func:`pwc.cache.ttl_for_path` gives the path (the
+        per-year paper counts of ``pwc trends`` are kept as long as taxonomy answers).
         Raises the transport errors of the module docstring, and
         ``ResponseError("API returned invalid JSON")``.
         """
-        _, _, body = self._get(path, params)
+        _, _, body = self._get(path, params, ttl_s)
         try:
             value: JsonValue = json.loads(body)
         except (ValueError, UnicodeDecodeError):
@@ -252,10 +255,14 @@ class Client:
         status, headers, body = self._get(path, params)
         return TextResponse(text=body.decode("utf-8", errors="replace"), headers=headers, status=status)
 
-    def _get(self, path: str, params: Mapping[str, object] | None) -> tuple[int, dict[str, str], bytes]:
+    def _get(self, path: str, params: Mapping[str, object] | None,
+             ttl_s: float | None = None) -> tuple[int, dict[str, str], bytes]:
         path = path.lstrip("/")
         pairs = encode_params(params)
-        ttl = MARKDOWN_TTL_S if any(k == "content_version" for k, _ in pairs) else ttl_for_path(path)
+        if ttl_s is not None:
+            ttl = ttl_s
+        else:
+            ttl = MARKDOWN_TTL_S if any(k == "content_version" for k, _ in pairs) else ttl_for_path(path)
         blob = self.cache.fetch(_cache_key(path, pairs), ttl, lambda: _pack(*self._fetch(path, pairs)))
         return _unpack(blob)
 

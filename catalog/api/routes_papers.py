@@ -38,7 +38,7 @@ ORDER_DIR = ("asc", "desc")
 MAX_READ_LIMIT = 16 * 1024 * 1024
 MAX_EXPANSIONS = 10
 _VERSION = re.compile(r"^[0-9a-f]{64}$")
-_FILTERS = ("search", "task", "method", "conference", "framework", "organization")
+_FILTERS = ("search", "task", "method", "dataset", "conference", "framework", "organization")
 
 
 def _ref(request: web.Request) -> str:
@@ -77,6 +77,9 @@ async def papers_list(request: web.Request) -> web.Response:
     official = params.boolean("has_official_implementation", None)
     if official is not None:
         filters["has_official_implementation"] = official
+    has_code = params.boolean("has_code", None)
+    if has_code is not None:
+        filters["has_code"] = has_code
     authors = params.repeated("author")
     order_by = params.choice("order_by", "trending", ORDER_BY)
     order_dir = params.choice("order_dir", "desc", ORDER_DIR)

@@ -139,7 +139,7 @@ def resolve_authors(conn: sqlite3.Connection, refs: list[str]) -> list[JsonBody]
 
 
 _PUBLISHED = "@published@"  # placeholder: the date column term differs between count and page
-_LINKED = ("task", "method", "framework", "organization", "search")
+_LINKED = ("task", "method", "dataset", "framework", "organization", "search")
 # Ordered covering index of each ordering (schema v3) and how much cheaper walking one
 # index entry is than looking up and sorting one matching paper.
 _ORDER_INDEX = {"trending": "papers_list_trend", "date_published": "papers_list_date",
@@ -157,11 +157,13 @@ def list_papers(conn: sqlite3.Connection, page: Page, filters: Mapping[str, str 
                 authors: list[str]) -> Envelope:
     """``papers/`` (§2.5, §4.3 #5): filtered, ordered page with ``applied_filters``.
 
-    ``filters`` holds the raw strings of task, method, conference, framework,
-    organization, search, start_date, end_date, has_official_implementation
-    (absent = not requested). Each one is resolved (404 on an unknown
+    ``filters`` holds the raw strings of task, method, dataset, conference, framework,
+    organization, search, start_date, end_date, and the booleans has_official_implementation
+    and has_code (absent = not requested). Each one is resolved (404 on an unknown
     entity) and echoed verbatim in ``applied_filters``; authors are echoed as
-    ``[{id, name, hf_username}]``.
+    ``[{id, name, hf_username}]``. ``dataset`` keeps the papers with a result on that
+    benchmark (name, full name, slug or id); ``has_code`` the papers with (without) any
+    code repository, official or not.
     """
     where = ["1=1"]
     args: dict[str, object] = {"newest": newest_paper_date(conn) or "1970-01-01"}
@@ -170,6 +172,8 @@ def list_papers(conn: sqlite3.Connection, page: Page, filters: Mapping[str, str 
         "task": ("paper_tasks", "task_id", lambda v: resolve_task(conn, v)),
         "method": ("paper_methods", "method_id",
                    lambda v: _resolve_named(conn, "methods", ("name", "full_name", "slug"), v, "Method")),
+        "dataset": ("evaluations", "dataset_id",
+                    lambda v: _resolve_named(conn, "datasets", ("name", "full_name", "slug"), v, "Dataset")),
         "framework": ("paper_frameworks", "framework_id",
                       lambda v: _resolve_named(conn, "frameworks", ("name", "slug"), v, "Framework")),
         "organization": ("paper_organizations", "organization_id",
@@ -198,6 +202,9 @@ def list_papers(conn: sqlite3.Connection, page: Page, filters: Mapping[str, str 
     where.extend(terms)
     args.update(values)
     applied.update(shared.applied())
+    if filters.get("has_code") is not None:
+        where.append(f"p.code_repository_count {'>' if filters['has_code'] else '='} 0")
+        applied["has_code"] = "true" if filters["has_code"] else "false"
     if authors:
         resolved = resolve_authors(conn, authors)
         for index, author in enumerate(resolved):

@@ -255,6 +255,15 @@ TOOL_DEFS: tuple[ToolDef, ...] = (
         overrides={"metric": {"maxLength": 200}, "task": {"maxLength": 200}},
     ),
     ToolDef(
+        "get_trends", ("trends",), "Get papers-per-year trends",
+        "How research on one task, method or benchmark grew: papers per year, how many have code and the "
+        "share. Give exactly one of task, method, benchmark (exact name, slug or ID). Default: the last 10 "
+        "years of its papers; from_year/to_year pick up to 30. Years without papers are 0. Also returns a bar "
+        "chart as a PNG image.",
+        "trends",
+        overrides={"task": {"maxLength": 200}, "method": {"maxLength": 200}, "benchmark": {"maxLength": 200}},
+    ),
+    ToolDef(
         "find_in_paper", ("paper", "find"), "Find passages in a paper",
         "Find where one paper's full text discusses something: its best-matching paragraphs for a query "
         "(stemmed words, plus the catalog's other names for a method or task), each with section, byte offset "

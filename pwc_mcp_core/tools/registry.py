@@ -31,7 +31,7 @@ from pwc_mcp_core.tools.definitions import (
     TOOL_DEFS,
     ToolDef,
 )
-from pwc_mcp_core.tools.output_schemas import DIALECT, OUTPUT_SCHEMAS
+from pwc_mcp_core.tools.output_schemas import DIALECT, OUTPUT_SCHEMAS, published
 
 __all__ = ["ANNOTATIONS", "Param", "ToolSpec", "get_tool", "tool_list_result", "tools"]
 
@@ -77,7 +77,9 @@ class Param:
 class ToolSpec:
     """A generated tool: ``name``, ``title``, ``description``, ``command``, ``input_schema``,
     ``output_schema``, ``annotations`` and the parameter map behind :meth:`to_options`.
-    ``output`` names the result builder (``projections.results.structured``) and output schema."""
+    ``output`` names the result builder (``projections.results.structured``) and output schema.
+    ``output_schema`` is the strict schema results are tested against; ``tools/list`` publishes
+    :func:`~pwc_mcp_core.tools.output_schemas.published` of it."""
 
     name: str
     title: str
@@ -118,7 +120,7 @@ class ToolSpec:
             "title": self.title,
             "description": self.description,
             "inputSchema": self.input_schema,
-            "outputSchema": self.output_schema,
+            "outputSchema": published(self.output_schema),
             "annotations": {"title": self.title, **self.annotations},
         }
         meta = tool_meta(self.name)

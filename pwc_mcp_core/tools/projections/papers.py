@@ -134,9 +134,11 @@ def _repositories(items: object) -> list[JsonObject]:
     out: list[JsonObject] = []
     for item in items if isinstance(items, list) else []:
         if isinstance(item, str) and item:
-            out.append({"url": item, "is_official": False})
+            out.append({"url": item, "is_official": False, "framework": None})
         elif isinstance(item, dict) and isinstance(item.get("url"), str) and item["url"]:
-            out.append({"url": item["url"], "is_official": item.get("is_official") is True})
+            framework = item.get("framework")
+            out.append({"url": item["url"], "is_official": item.get("is_official") is True,
+                        "framework": framework if isinstance(framework, str) and framework else None})
     # Official first, otherwise stable (docs/tool-contract.md §3.3 #2).
     return sorted(out, key=lambda repo: not repo["is_official"])
 
