@@ -15,7 +15,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 _UNTYPED = {"object", "Any"}
-STRICT = ("pwc_mcp_core", "gateway", "workers", "metric_rules", "paper_passages")
+STRICT = ("pwc_mcp_core", "gateway", "workers", "metric_rules", "paper_passages", "catalog")
 """Packages mypy checks with `strict = true` spelled out and no explicit ``Any``."""
 _STRICT_FLAGS = ("disallow_any_explicit", "disallow_any_generics", "disallow_subclassing_any", "disallow_untyped_calls",
                  "disallow_untyped_defs", "disallow_incomplete_defs", "check_untyped_defs",
@@ -55,7 +55,7 @@ def _app_keys(path: Path) -> list[tuple[int, str]]:
 
 def test_every_app_key_names_the_class_it_holds() -> None:
     keys = {f"{path.relative_to(ROOT)}:{line}": cls
-            for package in ("gateway", "pwc_mcp_core")
+            for package in ("gateway", "pwc_mcp_core", "catalog")
             for path in sorted((ROOT / package).rglob("*.py"))
             for line, cls in _app_keys(path)}
     assert keys, "no AppKey found: the check is looking in the wrong place"

@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping
 from datetime import date
+from typing import Literal, overload
 
 from catalog.store.core import Invalid, Page
 
@@ -37,6 +38,12 @@ class Params:
         value = value.strip()
         return value or None
 
+    @overload
+    def text(self, name: str, *, required: Literal[True], max_len: int = 500) -> str: ...
+
+    @overload
+    def text(self, name: str, *, required: bool = False, max_len: int = 500) -> str | None: ...
+
     def text(self, name: str, *, required: bool = False, max_len: int = 500) -> str | None:
         """A stripped string (None when absent or blank unless ``required``)."""
         value = self._raw(name)
@@ -47,6 +54,12 @@ class Params:
         if len(value) > max_len:
             raise Invalid(f"{name} must be at most {max_len} characters")
         return value
+
+    @overload
+    def integer(self, name: str, default: int, lo: int, hi: int) -> int: ...
+
+    @overload
+    def integer(self, name: str, default: int | None, lo: int, hi: int) -> int | None: ...
 
     def integer(self, name: str, default: int | None, lo: int, hi: int) -> int | None:
         """An integer in ``[lo, hi]`` (``default`` when absent)."""
@@ -121,7 +134,6 @@ class Params:
         """``page`` (1-10000) and ``page_size`` (1-``max_size``)."""
         number = self.integer("page", 1, 1, MAX_PAGE)
         size = self.integer("page_size", default_size, 1, max_size)
-        assert number is not None and size is not None
         return Page(number, size)
 
     def repeated(self, name: str) -> list[str]:

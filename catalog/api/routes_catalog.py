@@ -182,7 +182,7 @@ async def evaluations(request: web.Request) -> web.Response:
 
 def _paper_id(conn: sqlite3.Connection, ref: str) -> int:
     """Catalog id of the paper ``ref`` names (404 when unknown)."""
-    return resolve_paper(conn, ref)["id"]
+    return int(resolve_paper(conn, ref)["id"])
 
 
 async def catalog_info(request: web.Request) -> web.Response:

@@ -64,7 +64,7 @@ async def papers_list(request: web.Request) -> web.Response:
     """``GET papers/`` with catalog filters and ``applied_filters``."""
     params = Params(request.query)
     page = params.page(20)
-    filters: dict[str, object] = {}
+    filters: dict[str, str | bool] = {}
     for name in _FILTERS:
         value = params.text(name)
         if value is not None:

@@ -37,8 +37,8 @@ BULK_TABLES = ("papers", "evaluations", "paper_tasks", "paper_methods", "paper_a
 
 def is_empty(conn: sqlite3.Connection) -> bool:
     """True when the catalog holds no papers and no evaluations (a first import)."""
-    return conn.execute("SELECT NOT EXISTS (SELECT 1 FROM papers) AND "
-                        "NOT EXISTS (SELECT 1 FROM evaluations)").fetchone()[0] == 1
+    return bool(conn.execute("SELECT NOT EXISTS (SELECT 1 FROM papers) AND "
+                             "NOT EXISTS (SELECT 1 FROM evaluations)").fetchone()[0] == 1)
 
 
 class BulkLoad:

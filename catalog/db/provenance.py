@@ -41,7 +41,9 @@ import sqlite3
 from collections.abc import Sequence
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Literal, Protocol, TypedDict
+
+from catalog.db.json_types import JsonObject, JsonValue
 
 
 class Source(Protocol):
@@ -70,8 +72,70 @@ class SourceStats(Protocol):
     @property
     def skipped(self) -> int: ...
 
-__all__ = ["ARCHIVE_DATASETS", "ARCHIVE_LICENSE", "MAX_IMPORTS", "describe", "file_entry", "hub_origin",
-           "mark_sample", "read_record", "record_embedding", "record_import", "render_text", "sha256_file"]
+
+class HubOrigin(TypedDict):
+    """Where a file sits in a hub download (:func:`hub_origin`); unknown values are None."""
+
+    dataset: str | None
+    revision: str | None
+    name: str
+    etag: str | None
+
+
+class FileEntry(TypedDict):
+    """The provenance of one imported file (see the module doc)."""
+
+    name: str
+    kind: str
+    size: int | None
+    sha256: str | None
+    dataset: str | None
+    revision: str | None
+    checksum_verified: bool | None
+    read: int | None
+    inserted: int | None
+    updated: int | None
+    skipped: int | None
+
+
+class ImportEntry(TypedDict):
+    """One import as :func:`record_import` writes it (read back, entries are ``JsonObject``)."""
+
+    imported_at: str
+    origin: str
+    files: list[FileEntry]
+
+
+class DatasetSummary(TypedDict):
+    """One hub dataset as its latest import brought it."""
+
+    id: str
+    revision: JsonValue
+    imported_at: JsonValue
+    files: int
+
+
+class ProvenanceRecord(TypedDict):
+    """What :func:`describe` returns (see the module doc)."""
+
+    provenance: Literal["recorded", "unknown"]
+    kind: str | None
+    title: str | None
+    description: str | None
+    license: str | None
+    license_url: str | None
+    source_url: str | None
+    imported_at: JsonValue
+    latest_paper: str | None
+    counts: dict[str, int | None]
+    datasets: list[DatasetSummary]
+    embedding: JsonObject | None
+    imports: list[JsonObject]
+
+
+__all__ = ["ARCHIVE_DATASETS", "ARCHIVE_LICENSE", "MAX_IMPORTS", "DatasetSummary", "FileEntry", "HubOrigin", "ImportEntry",
+           "ProvenanceRecord", "describe", "file_entry", "hub_origin", "mark_sample", "read_record",
+           "record_embedding", "record_import", "render_text", "sha256_file"]
 
 logger = logging.getLogger(__name__)
 
@@ -155,7 +219,7 @@ def _read_hub_metadata(root: Path, relative: str) -> tuple[str | None, str | Non
     return (commit if _COMMIT.fullmatch(commit) else None), (etag.strip('"') or None)
 
 
-def hub_origin(path: Path) -> dict[str, str | None]:
+def hub_origin(path: Path) -> HubOrigin:
     """Where ``path`` sits in a hub download: ``{"dataset", "revision", "name", "etag"}``.
 
     Recognises a ``--local-dir`` download (an ancestor holding the file's
@@ -164,26 +228,24 @@ def hub_origin(path: Path) -> dict[str, str | None]:
     after one of the archive's datasets (``DIR/<name>/`` or ``DIR/<name>/data/``). ``name`` is the
     file's path inside the dataset (POSIX), else its file name; unknown values are None.
     """
-    found: dict[str, str | None] = {"dataset": None, "revision": None, "name": path.name, "etag": None}
     resolved = path.resolve()
     for ancestor in list(resolved.parents)[:6]:
         parent = ancestor.parent
         if parent.name == "snapshots" and parent.parent.name.startswith("datasets--"):
             owner, _, name = parent.parent.name.removeprefix("datasets--").partition("--")
-            found.update(dataset=f"{owner}/{name}" if owner and name else None,
-                         revision=ancestor.name if _COMMIT.fullmatch(ancestor.name) else None,
-                         name=resolved.relative_to(ancestor).as_posix())
-            return found
+            return {"dataset": f"{owner}/{name}" if owner and name else None,
+                    "revision": ancestor.name if _COMMIT.fullmatch(ancestor.name) else None,
+                    "name": resolved.relative_to(ancestor).as_posix(), "etag": None}
         relative = resolved.relative_to(ancestor).as_posix()
         if (ancestor / ".cache" / "huggingface" / "download" / f"{relative}.metadata").is_file():
             commit, etag = _read_hub_metadata(ancestor, relative)
-            found.update(revision=commit, etag=etag, name=relative,
-                         dataset=f"{ARCHIVE_OWNER}/{ancestor.name}" if ancestor.name in ARCHIVE_DATASETS else None)
-            return found
+            return {"dataset": f"{ARCHIVE_OWNER}/{ancestor.name}" if ancestor.name in ARCHIVE_DATASETS else None,
+                    "revision": commit, "name": relative, "etag": etag}
     folder = resolved.parent.parent if resolved.parent.name == "data" else resolved.parent
     if folder.name in ARCHIVE_DATASETS:
-        found.update(dataset=f"{ARCHIVE_OWNER}/{folder.name}", name=resolved.relative_to(folder).as_posix())
-    return found
+        return {"dataset": f"{ARCHIVE_OWNER}/{folder.name}", "revision": None,
+                "name": resolved.relative_to(folder).as_posix(), "etag": None}
+    return {"dataset": None, "revision": None, "name": path.name, "etag": None}
 
 
 def _is_archive_dump(name: str) -> bool:
@@ -191,7 +253,7 @@ def _is_archive_dump(name: str) -> bool:
     return stem in _ARCHIVE_DUMPS
 
 
-def file_entry(source: Source, stats: SourceStats | None) -> dict[str, Any]:
+def file_entry(source: Source, stats: SourceStats | None) -> FileEntry:
     """The provenance of one imported source: name, size, sha256, hub dataset and row counts."""
     where = hub_origin(source.path)
     is_file = source.path.is_file()
@@ -213,20 +275,21 @@ def file_entry(source: Source, stats: SourceStats | None) -> dict[str, Any]:
     }
 
 
-def _origin_of(files: Sequence[dict[str, Any]]) -> str:
+def _origin_of(files: Sequence[FileEntry]) -> str:
     for entry in files:
-        dataset = entry.get("dataset") or ""
-        if dataset.startswith(f"{ARCHIVE_OWNER}/") or _is_archive_dump(str(entry.get("name", "")).rsplit("/", 1)[-1]):
+        dataset = entry["dataset"] or ""
+        if dataset.startswith(f"{ARCHIVE_OWNER}/") or _is_archive_dump(entry["name"].rsplit("/", 1)[-1]):
             return "archive"
     return "other"
 
 
-def _load_json(conn: sqlite3.Connection, key: str) -> Any:
+def _load_json(conn: sqlite3.Connection, key: str) -> JsonValue:
     row = conn.execute("SELECT value FROM catalog_meta WHERE key = ?", (key,)).fetchone()
     if row is None or row[0] is None:
         return None
     try:
-        return json.loads(row[0])
+        value: JsonValue = json.loads(row[0])
+        return value
     except ValueError:
         logger.warning("catalog_meta.%s is not JSON; ignored", key)
         return None
@@ -237,19 +300,19 @@ def _store_json(conn: sqlite3.Connection, key: str, value: object) -> None:
                  (key, json.dumps(value, separators=(",", ":"), ensure_ascii=False)))
 
 
-def _imports(conn: sqlite3.Connection) -> list[dict[str, Any]]:
+def _imports(conn: sqlite3.Connection) -> list[JsonObject]:
     stored = _load_json(conn, PROVENANCE_KEY)
     imports = stored.get("imports") if isinstance(stored, dict) else None
     return [entry for entry in imports if isinstance(entry, dict)] if isinstance(imports, list) else []
 
 
-def record_import(conn: sqlite3.Connection, sources: Sequence[tuple[Source, SourceStats]]) -> dict[str, Any]:
+def record_import(conn: sqlite3.Connection, sources: Sequence[tuple[Source, SourceStats]]) -> ImportEntry:
     """Append this import's provenance to ``catalog_meta`` (inside the caller's transaction).
 
     Hashes every source file (1 MiB blocks). Returns the import entry written.
     """
     files = [file_entry(source, stats) for source, stats in sources]
-    entry: dict[str, Any] = {"imported_at": _now(), "origin": _origin_of(files), "files": files}
+    entry: ImportEntry = {"imported_at": _now(), "origin": _origin_of(files), "files": files}
     imports = [*_imports(conn), entry][-MAX_IMPORTS:]
     _store_json(conn, PROVENANCE_KEY, {"format": FORMAT, "imports": imports})
     return entry
@@ -280,13 +343,16 @@ def _count(conn: sqlite3.Connection, table: str) -> int | None:
         return None
 
 
-def _datasets(imports: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+def _datasets(imports: Sequence[JsonObject]) -> list[DatasetSummary]:
     """Each hub dataset as its latest import brought it: id, revision, that import's time, file count."""
-    latest: dict[str, dict[str, Any]] = {}
+    latest: dict[str, DatasetSummary] = {}
     for entry in imports:
-        here: dict[str, dict[str, Any]] = {}
-        for file in entry.get("files") or []:
-            dataset = file.get("dataset") if isinstance(file, dict) else None
+        here: dict[str, DatasetSummary] = {}
+        files = entry.get("files") or []
+        for file in files if isinstance(files, list) else []:
+            if not isinstance(file, dict):
+                continue
+            dataset = file.get("dataset")
             if not isinstance(dataset, str) or not dataset:
                 continue
             seen = here.setdefault(dataset, {"id": dataset, "revision": None,
@@ -294,10 +360,10 @@ def _datasets(imports: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
             seen["files"] += 1
             seen["revision"] = seen["revision"] or file.get("revision")
         latest.update(here)
-    return sorted(latest.values(), key=lambda d: str(d["id"]))
+    return sorted(latest.values(), key=lambda d: d["id"])
 
 
-def describe(conn: sqlite3.Connection) -> dict[str, Any]:
+def describe(conn: sqlite3.Connection) -> ProvenanceRecord:
     """The provenance record of the database behind ``conn`` (read-only; see the module doc).
 
     Raises:
@@ -342,7 +408,7 @@ def _number(value: object) -> str:
     return f"{value:,}" if isinstance(value, int) else "-"
 
 
-def render_text(record: dict[str, Any], db: Path) -> str:
+def render_text(record: ProvenanceRecord, db: Path) -> str:
     """The compact human summary ``pwc-catalog info`` prints (``--json`` prints ``record`` whole)."""
     counts = record.get("counts") or {}
     lines = [f"catalog: {db}"]
@@ -367,9 +433,12 @@ def render_text(record: dict[str, Any], db: Path) -> str:
         last = imports[-1]
         more = f"; {len(imports) - 1} earlier in --json" if len(imports) > 1 else ""
         lines.append(f"files of the last import ({last.get('imported_at')}{more}):")
-        for file in last.get("files") or []:
-            digest = file.get("sha256")
-            checked = {True: ", matches the hub", False: ", DIFFERS from the hub"}.get(file.get("checksum_verified"), "")
+        files = last.get("files") or []
+        for file in files if isinstance(files, list) else []:
+            if not isinstance(file, dict):
+                continue
+            digest, verified = file.get("sha256"), file.get("checksum_verified")
+            checked = ", matches the hub" if verified is True else ", DIFFERS from the hub" if verified is False else ""
             lines.append(f"  {file.get('name')} ({file.get('kind')}): {_size(file.get('size'))}, "
                          f"sha256 {digest[:16] + '…' if isinstance(digest, str) else '-'}{checked}; "
                          f"read {_number(file.get('read'))}, inserted {_number(file.get('inserted'))}, "
@@ -383,7 +452,7 @@ def render_text(record: dict[str, Any], db: Path) -> str:
     return "\n".join(lines)
 
 
-def read_record(db: Path) -> dict[str, Any]:
+def read_record(db: Path) -> ProvenanceRecord:
     """Open ``db`` read-only and :func:`describe` it.
 
     Raises:

@@ -54,8 +54,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, TextIO
+from typing import TextIO, TypedDict
 from urllib.parse import urlsplit, urlunsplit
+
+from catalog.db.json_types import JsonObject, JsonValue
 
 __all__ = ["DATASETS", "DEFAULT_DEST", "LICENSE", "MANIFEST", "DownloadError", "parse_only", "run_download"]
 
@@ -94,6 +96,16 @@ class RemoteFile:
         return self.sha256 or self.blob_id
 
 
+class ManifestFile(TypedDict):
+    """One file of a dataset's manifest: where it is, its size and checksums."""
+
+    path: str
+    size: int
+    sha256: str
+    blob_id: str
+    lfs: bool
+
+
 @dataclass
 class Fetched:
     """What one dataset's download did."""
@@ -102,14 +114,14 @@ class Fetched:
     repo_id: str
     folder: Path
     revision: str
-    files: list[dict[str, Any]] = field(default_factory=list)
+    files: list[ManifestFile] = field(default_factory=list)
     downloaded: int = 0
     downloaded_bytes: int = 0
 
     @property
     def total_bytes(self) -> int:
         """Bytes of every file of the dataset now on disk."""
-        return sum(int(f["size"]) for f in self.files)
+        return sum(f["size"] for f in self.files)
 
 
 def parse_only(values: Sequence[str] | None) -> list[str]:
@@ -151,7 +163,7 @@ def _matches(remote: RemoteFile, sha256: str, blob_id: str) -> bool:
     return sha256 == remote.sha256 if remote.sha256 else blob_id == remote.blob_id
 
 
-def _entry(remote: RemoteFile, sha256: str) -> dict[str, Any]:
+def _entry(remote: RemoteFile, sha256: str) -> ManifestFile:
     return {"path": remote.path, "size": remote.size, "sha256": sha256, "blob_id": remote.blob_id,
             "lfs": remote.sha256 is not None}
 
@@ -291,16 +303,19 @@ def _write_manifest(fetched: Fetched, requested: str, endpoint: str) -> None:
     os.replace(temp, path)
 
 
-def _recorded(folder: Path) -> dict[str, dict[str, Any]]:
+def _recorded(folder: Path) -> dict[str, JsonObject]:
     """The files an earlier run recorded in ``folder``'s manifest, by path (empty when none)."""
     try:
-        data = json.loads((folder / MANIFEST).read_text(encoding="utf-8"))
-        return {str(f["path"]): f for f in data["files"]}
-    except (OSError, ValueError, KeyError, TypeError):
+        data: JsonValue = json.loads((folder / MANIFEST).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
         return {}
+    files = data.get("files") if isinstance(data, dict) else None
+    if not isinstance(files, list) or not all(isinstance(f, dict) and "path" in f for f in files):
+        return {}
+    return {str(f["path"]): f for f in files if isinstance(f, dict)}
 
 
-def _in_place(folder: Path, revision: str, remote: RemoteFile, recorded: dict[str, dict[str, Any]]) -> str | None:
+def _in_place(folder: Path, revision: str, remote: RemoteFile, recorded: dict[str, JsonObject]) -> str | None:
     """The sha256 of ``remote``'s local copy when it is complete and current; None otherwise."""
     from huggingface_hub._local_folder import read_download_metadata, write_download_metadata
 
@@ -447,7 +462,7 @@ def run_download(dest: Path, only: Sequence[str] | None = None, *, revision: str
         logging.getLogger("httpx2").setLevel(logging.WARNING)  # a line per request: our own lines say more
         hf_logging.disable_propagation()  # its warnings (a transfer resumed) once, by its own handler
         if quiet:
-            hf_logging.set_verbosity_error()
+            hf_logging.set_verbosity_error()  # type: ignore[no-untyped-call]  # huggingface_hub leaves it unannotated
         isatty = getattr(err, "isatty", None)
         if quiet or not (callable(isatty) and isatty()):
             disable_progress_bars()

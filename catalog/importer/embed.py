@@ -12,7 +12,7 @@ import secrets
 import sqlite3
 import time
 from pathlib import Path
-from typing import Any, TextIO
+from typing import Protocol, TextIO
 
 import numpy as np
 
@@ -52,7 +52,15 @@ class PendingVectors:
             self.db.with_name(str(name)).unlink(missing_ok=True)
 
 
-def _embed_progress(out: TextIO | None, quiet: bool, count: int, name: str) -> Any:
+class _Progress(Protocol):
+    """What the embedding loop calls on a progress bar (tqdm's)."""
+
+    def update(self, n: float = 1) -> bool | None: ...
+
+    def close(self) -> None: ...
+
+
+def _embed_progress(out: TextIO | None, quiet: bool, count: int, name: str) -> _Progress | None:
     """A tqdm bar over papers when ``out`` is a terminal (else None, after a plain stage line)."""
     if out is None or quiet:
         return None

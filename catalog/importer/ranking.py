@@ -18,7 +18,7 @@ Rule (documented for users in the importer docstring):
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 
 from metric_rules import is_size_metric, metric_direction
 from metric_rules import metric_magnitude as metric_value
@@ -40,7 +40,7 @@ def ranking_metric(metrics: Sequence[object]) -> str | None:
     return next((m for m in metrics if isinstance(m, str) and m), None)
 
 
-def lookup(metrics: dict, name: str) -> object:
+def lookup(metrics: Mapping[str, object], name: str) -> object:
     """Case-insensitive metric lookup (exact name first)."""
     if name in metrics:
         return metrics[name]

@@ -14,7 +14,7 @@ import time
 from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, TextIO, cast
+from typing import TYPE_CHECKING, NoReturn, Protocol, TextIO, cast
 
 from catalog.db import provenance, schema
 from catalog.db.bulk import BulkLoad, is_empty
@@ -24,6 +24,9 @@ from catalog.importer.extras import load_extras
 from catalog.importer.stats import SourceStats
 from catalog.importer.writer import Writer
 
+if TYPE_CHECKING:
+    from tqdm import tqdm
+
 logger = logging.getLogger(__name__)
 
 PLAIN_EVERY = 100_000  # records between plain progress lines
@@ -32,13 +35,20 @@ _LOADERS = {"papers": dumps.load_papers, "links": dumps.load_links,
             "evaluations": dumps.load_evaluations, "arxiv": others.load_arxiv}
 
 
+class _Counter(Protocol):
+    """Where a source's reader is: bytes read (a JSON source) or rows read (a parquet shard)."""
+
+    @property
+    def position(self) -> int: ...
+
+
 class _Progress:
     """tqdm bar on a terminal (over source bytes; over rows for a parquet shard, whose row
     count the footer gives, so the bar has a rate and an ETA); plain lines otherwise."""
 
     def __init__(self, out: TextIO, source: srcs.Source) -> None:
         self.out, self.source = out, source
-        self.bar: Any = None
+        self.bar: tqdm[NoReturn] | None = None
         isatty = getattr(out, "isatty", None)
         if callable(isatty) and isatty():
             from tqdm import tqdm
@@ -54,7 +64,7 @@ class _Progress:
             print(f"importing {source.path} ({source.kind}, {source.format}{rows})", file=out,
                   flush=True)
 
-    def track(self, items: Iterator[tuple[int, Any, Any]]) -> Iterator[tuple[int, Any]]:
+    def track(self, items: Iterator[tuple[int, object, _Counter]]) -> Iterator[tuple[int, object]]:
         """Re-yield ``(number, record)`` while updating the progress display."""
         for number, record, counter in items:
             if number % 2000 == 0:
@@ -223,7 +233,10 @@ def _run_import(db: Path, sources: list[Path], out: TextIO, quiet: bool) -> int:
             all_stats.append(stats)
         # The finishing stages take minutes at the archive's size: one line each, so a log
         # (or a terminal, once the bars are gone) shows where the import is.
-        stage = (lambda text: None) if quiet else (lambda text: print(text, file=out, flush=True))
+        def stage(text: str) -> None:
+            if not quiet:
+                print(text, file=out, flush=True)
+
         conn.execute("BEGIN")
         stage("ranking leaderboards")
         writer.rank_new_boards()  # by row id, before the indexes exist: no index upkeep

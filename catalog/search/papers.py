@@ -55,12 +55,13 @@ another database, semantic and hybrid searches are a 503 naming the fix.
 from __future__ import annotations
 
 import sqlite3
-from typing import Any
 
 import numpy as np
 
 from catalog.search import vectors, vocabulary
 from catalog.store.core import (
+    Envelope,
+    JsonBody,
     Page,
     StoreError,
     envelope,
@@ -71,8 +72,8 @@ from catalog.store.core import (
 from catalog.store.filters import PaperFilters
 from catalog.store.fts import _WORD, STOP_WORDS, fts_phrase, keyword_parts, searchable
 
-__all__ = ["CANDIDATES", "MODES", "SemanticUnavailable", "cosine_floor", "keyword_parts", "rrf", "search_papers",
-           "searchable"]
+__all__ = ["CANDIDATES", "MODES", "STOP_WORDS", "SemanticUnavailable", "cosine_floor", "keyword_parts", "rrf",
+           "search_papers", "searchable"]
 
 MODES = ("hybrid", "keyword", "semantic")
 CANDIDATES = 500
@@ -125,7 +126,7 @@ def cosine_floor(hits: list[tuple[int, float]]) -> float:
     return MIN_COSINE if best >= MIN_COSINE or best <= 0 else RELATIVE_FLOOR * best
 
 
-def _filters(filters: PaperFilters) -> tuple[str, list[Any]]:
+def _filters(filters: PaperFilters) -> tuple[str, list[object]]:
     where, args = filters.sql()
     return "".join(f" AND {w}" for w in where), list(args)
 
@@ -141,7 +142,7 @@ def _fts_from(where: str) -> str:
     return "FROM papers_fts WHERE papers_fts MATCH ?"
 
 
-def _match_ids(conn: sqlite3.Connection, match: str, where: str, args: list[Any], limit: int,
+def _match_ids(conn: sqlite3.Connection, match: str, where: str, args: list[object], limit: int,
                offset: int = 0, *, common: bool = False) -> list[int]:
     """Ids by BM25 (ties by id). ``common``: rank only the RANK_WINDOW newest matches, so a
     word in a large part of the catalog costs a bounded number of BM25 evaluations."""
@@ -154,11 +155,11 @@ def _match_ids(conn: sqlite3.Connection, match: str, where: str, args: list[Any]
     return [r[0] for r in conn.execute(sql, [match, *args, limit, offset]).fetchall()]
 
 
-def _match_exists(conn: sqlite3.Connection, match: str, where: str, args: list[Any]) -> bool:
+def _match_exists(conn: sqlite3.Connection, match: str, where: str, args: list[object]) -> bool:
     return conn.execute(f"SELECT 1 {_fts_from(where)} LIMIT 1", [match, *args]).fetchone() is not None
 
 
-def _arxiv_hit(conn: sqlite3.Connection, query: str, where: str, args: list[Any]) -> int | None:
+def _arxiv_hit(conn: sqlite3.Connection, query: str, where: str, args: list[object]) -> int | None:
     arxiv = strip_arxiv_version(query.strip())
     if arxiv is None:
         return None
@@ -166,7 +167,7 @@ def _arxiv_hit(conn: sqlite3.Connection, query: str, where: str, args: list[Any]
     return row[0] if row else None
 
 
-def _keyword_plan(conn: sqlite3.Connection, query: str, where: str, args: list[Any]) -> tuple[str | None, bool]:
+def _keyword_plan(conn: sqlite3.Connection, query: str, where: str, args: list[object]) -> tuple[str | None, bool]:
     """The FTS5 match of ``query`` and whether all its parts occur together (AND) rather than OR-ed."""
     parts = keyword_parts(query)
     if not parts:
@@ -213,7 +214,7 @@ def _bm25_pool(conn: sqlite3.Connection, index: vectors.VectorIndex, match: str,
     return pool[:CANDIDATES]
 
 
-def _count(conn: sqlite3.Connection, match: str, where: str, args: list[Any]) -> int:
+def _count(conn: sqlite3.Connection, match: str, where: str, args: list[object]) -> int:
     # Counting stops at COUNT_CAP: a very common word must not be counted to the end.
     sql = f"SELECT count(*) FROM (SELECT 1 {_fts_from(where)} LIMIT {COUNT_CAP})"
     return int(conn.execute(sql, [match, *args]).fetchone()[0])
@@ -286,7 +287,7 @@ def _hybrid(conn: sqlite3.Connection, index: vectors.VectorIndex, query: str,
 
 def search_papers(conn: sqlite3.Connection, query: str, page: Page, *, mode: str,
                   start_date: str | None, end_date: str | None,
-                  has_official_implementation: bool | None, abstracts: bool = False) -> dict[str, Any]:
+                  has_official_implementation: bool | None, abstracts: bool = False) -> Envelope:
     """Run ``papers/search`` and return the list envelope with ``applied_filters``.
 
     ``applied_filters`` echoes exactly the filters applied: ``start_date``,
@@ -301,7 +302,7 @@ def search_papers(conn: sqlite3.Connection, query: str, page: Page, *, mode: str
     nothing = not searchable(query)
     filters = PaperFilters(start_date, end_date, has_official_implementation)
     where, args = _filters(filters)
-    applied: dict[str, Any] = dict(filters.applied())
+    applied: JsonBody = dict(filters.applied())
     if nothing:  # only stop words: every paper would match and none better than another
         return envelope([], 0, page, applied_filters=applied, mode=mode, matched_entities=[], strong_count=0)
     matches: list[vocabulary.Match] = []

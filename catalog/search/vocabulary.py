@@ -38,13 +38,13 @@ import re
 import sqlite3
 import threading
 from dataclasses import dataclass, field
-from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 
 from catalog.db.schema import normalize_title
 from catalog.search.embeddings import Embedder
+from catalog.store.core import JsonBody
 
 __all__ = ["EMBEDDING_MATCH", "Entity", "Match", "Vocabulary", "get_vocabulary", "match"]
 
@@ -96,9 +96,9 @@ class Match:
         base = self.entity.full_name or self.entity.name
         return _PAREN.sub(" ", base).strip() or base
 
-    def as_json(self) -> dict[str, Any]:
+    def as_json(self) -> JsonBody:
         """The match as the ``matched_entities`` item of ``papers/search``."""
-        item: dict[str, Any] = {"type": self.entity.kind, "id": str(self.entity.id), "slug": self.entity.slug,
+        item: JsonBody = {"type": self.entity.kind, "id": str(self.entity.id), "slug": self.entity.slug,
                                 "name": self.entity.name, "matched": self.text, "via": self.via}
         if self.entity.kind in ("task", "method"):
             item["filter"] = {self.entity.kind: self.entity.slug}

@@ -14,14 +14,14 @@ import asyncio
 import errno
 import logging
 import socket
-from typing import Any, Final
+from typing import Final, TypedDict, Unpack
 
 import orjson
 from aiohttp import web
 from aiohttp.web_protocol import RequestHandler
 from aiohttp.web_request import BaseRequest
 
-__all__ = ["CannotListen", "CatalogRequestHandler", "CatalogRunner", "check_listen"]
+__all__ = ["CannotListen", "CatalogRequestHandler", "CatalogRunner", "ServerOptions", "check_listen"]
 
 logger = logging.getLogger(__name__)
 
@@ -32,6 +32,13 @@ _DETAILS: Final = {
     431: "Request headers too large: send fewer or shorter headers",
 }
 _INTERNAL: Final = "Internal server error"
+
+
+class ServerOptions(TypedDict):
+    """aiohttp server keyword arguments the catalog sets (``web.AppRunner``, the request handler)."""
+
+    access_log: logging.Logger | None
+    max_line_size: int
 
 
 class CannotListen(Exception):
@@ -80,12 +87,14 @@ class CatalogRequestHandler(RequestHandler):
 class _HandlerFactory:
     """The protocol factory a site listens with: aiohttp's server, making catalog handlers."""
 
-    def __init__(self, server: web.Server, handler_kwargs: dict[str, Any]) -> None:
+    def __init__(self, server: web.Server, handler_kwargs: ServerOptions) -> None:
         self._server = server
         self._handler_kwargs = handler_kwargs
 
     def __call__(self) -> CatalogRequestHandler:
-        return CatalogRequestHandler(self._server, loop=asyncio.get_running_loop(), **self._handler_kwargs)
+        # aiohttp annotates access_log as a Logger, but None is its documented "no access log".
+        return CatalogRequestHandler(self._server, loop=asyncio.get_running_loop(),
+                                     **self._handler_kwargs)  # type: ignore[arg-type]
 
     @property
     def requests_count(self) -> int:
@@ -101,7 +110,7 @@ class CatalogRunner(web.AppRunner):
         handler_kwargs: aiohttp's server settings (e.g. ``max_line_size``, ``access_log``).
     """
 
-    def __init__(self, app: web.Application, **handler_kwargs: Any) -> None:
+    def __init__(self, app: web.Application, **handler_kwargs: Unpack[ServerOptions]) -> None:
         super().__init__(app, **handler_kwargs)
         self._handler_kwargs = handler_kwargs
 

@@ -21,13 +21,17 @@ from __future__ import annotations
 import asyncio
 import logging
 import signal
+from collections.abc import Awaitable, Callable, Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 from aiohttp import web
 
 from catalog.api.params import REQUEST_LINE_LIMIT
 from catalog.serve.connection import CatalogRunner, check_listen
+
+if TYPE_CHECKING:
+    from gunicorn.app.base import BaseApplication
 
 __all__ = ["WORKER_CLASS", "bind_address", "run_catalog"]
 
@@ -86,7 +90,7 @@ async def _serve_one(app: web.Application, host: str, port: int) -> None:
         await runner.cleanup()
 
 
-def _gunicorn_app(db: Path, options: dict[str, Any]) -> Any:
+def _gunicorn_app(db: Path, options: Mapping[str, object]) -> BaseApplication:
     from gunicorn.app.base import BaseApplication
 
     class CatalogApplication(BaseApplication):
@@ -96,7 +100,8 @@ def _gunicorn_app(db: Path, options: dict[str, Any]) -> Any:
             for key, value in options.items():
                 self.cfg.set(key, value)
 
-        def load(self) -> Any:
+        # aiohttp's gunicorn worker takes an app factory; the stubs know WSGI and ASGI apps only.
+        def load(self) -> Callable[[], Awaitable[web.AppRunner]]:  # type: ignore[override]
             async def factory() -> web.AppRunner:
                 # A runner, not the bare app: aiohttp's gunicorn worker then serves with the
                 # catalog's own request-line limit (a 10 KB query answers 422, not a text 400).

@@ -21,7 +21,7 @@ import threading
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TypeAlias
+from typing import TypeAlias, TypedDict, Unpack
 from urllib.parse import quote
 
 from catalog.db.schema import SCHEMA_VERSION
@@ -29,6 +29,8 @@ from catalog.db.schema import SCHEMA_VERSION
 __all__ = [
     "PAPER_COLUMNS",
     "Conflict",
+    "Envelope",
+    "EnvelopeExtras",
     "Invalid",
     "JsonBody",
     "NotFound",
@@ -50,6 +52,29 @@ logger = logging.getLogger(__name__)
 
 JsonBody: TypeAlias = dict[str, object]
 """A response body for the JSON encoder: ids, sqlite values, lists and nested bodies."""
+
+
+class EnvelopeExtras(TypedDict, total=False):
+    """What some list envelopes add to the four fields of :class:`Envelope`."""
+
+    applied_filters: JsonBody
+    mode: str
+    matched_entities: list[JsonBody]
+    strong_count: int
+    max_age_days: int
+    reference_date: str
+    parameter_coverage_known: int
+    parameter_coverage_total: int
+
+
+class Envelope(EnvelopeExtras):
+    """The list envelope of ``docs/cli-contract.md`` §4.2 (:func:`envelope`)."""
+
+    count: int
+    next_page: int | None
+    previous_page: int | None
+    results: list[JsonBody]
+
 
 class StoreError(Exception):
     """A client-visible failure: ``status`` (HTTP) and ``detail`` (str or dict)."""
@@ -134,22 +159,16 @@ class Page:
 
 
 def envelope(results: list[JsonBody], count: int, page: Page | None = None,
-             **extra: object) -> JsonBody:
+             **extra: Unpack[EnvelopeExtras]) -> Envelope:
     """Build the list envelope of ``docs/cli-contract.md`` §4.2.
 
     ``next_page`` is ``page + 1`` while rows remain beyond this page, else
     None; ``previous_page`` is ``page - 1`` or None.
     """
-    body: JsonBody = {"count": count}
-    if page is not None:
-        body["next_page"] = page.page + 1 if page.page * page.size < count else None
-        body["previous_page"] = page.page - 1 if page.page > 1 else None
-    else:
-        body["next_page"] = None
-        body["previous_page"] = None
-    body["results"] = results
-    body.update(extra)
-    return body
+    next_page = page.page + 1 if page is not None and page.page * page.size < count else None
+    previous_page = page.page - 1 if page is not None and page.page > 1 else None
+    return {"count": count, "next_page": next_page, "previous_page": previous_page, "results": results,
+            **extra}
 
 
 def sid(value: object) -> str | None:
@@ -246,7 +265,7 @@ def find_by_arxiv(conn: sqlite3.Connection, select: str, arxiv: str, where: str 
     over case variants; the fallback uses ``papers_arxiv_nocase`` (migration 2).
     """
     for compare in ("p.arxiv_id = ?", "p.arxiv_id = ? COLLATE NOCASE"):
-        row = conn.execute(f"{select} {compare}{where}", [arxiv, *args]).fetchone()
+        row: sqlite3.Row | None = conn.execute(f"{select} {compare}{where}", [arxiv, *args]).fetchone()
         if row is not None:
             return row
     return None
@@ -346,7 +365,7 @@ def paper_lineage(conn: sqlite3.Connection, ref: str) -> JsonBody:
 
 def newest_paper_date(conn: sqlite3.Connection) -> str | None:
     """The newest ``published`` date in the catalog: the "now" of trend scores."""
-    value = conn.execute("SELECT max(published) FROM papers").fetchone()[0]
+    value: str | None = conn.execute("SELECT max(published) FROM papers").fetchone()[0]
     return value
 
 

@@ -4,7 +4,16 @@ from __future__ import annotations
 
 import sqlite3
 
-from catalog.store.core import JsonBody, NotFound, Page, envelope, loads, sid
+from catalog.store.core import (
+    Envelope,
+    EnvelopeExtras,
+    JsonBody,
+    NotFound,
+    Page,
+    envelope,
+    loads,
+    sid,
+)
 from catalog.store.papers import resolve_task
 from catalog.store.taxonomy import _descendants, ordering_sql
 
@@ -22,7 +31,7 @@ EVALUATION_ORDERINGS = {"best_rank": "e.best_rank IS NULL, e.best_rank",
 
 def _by_id_or_slug(conn: sqlite3.Connection, table: str, columns: str, ref: str, label: str) -> sqlite3.Row:
     text = ref.strip()
-    row = None
+    row: sqlite3.Row | None = None
     if text.isdigit() and len(text) <= 18:
         row = conn.execute(f"SELECT {columns} FROM {table} x WHERE x.id = ?", (int(text),)).fetchone()
     if row is None:
@@ -38,7 +47,7 @@ _CONF = ("x.id, x.slug, x.name, x.year, x.tier, x.start_date, x.end_date, x.venu
          "x.description, x.url, x.hf_url, (SELECT count(*) FROM papers p WHERE p.conference_id = x.id) AS paper_count")
 
 
-def conference_list(conn: sqlite3.Connection) -> JsonBody:
+def conference_list(conn: sqlite3.Connection) -> Envelope:
     """``conferences/``: every conference, newest year first, as ``{id, slug, name, year, paper_count, location}``."""
     rows = conn.execute(f"SELECT {_CONF} FROM conferences x ORDER BY x.year DESC, x.name COLLATE NOCASE").fetchall()
     results = [{"id": str(r["id"]), "slug": r["slug"], "name": r["name"], "year": r["year"],
@@ -67,7 +76,7 @@ def _org_summary(r: sqlite3.Row) -> JsonBody:
             "is_featured": bool(r["is_featured"]), "trending_rank": r["trending_rank"]}
 
 
-def organization_list(conn: sqlite3.Connection, featured_only: bool) -> JsonBody:
+def organization_list(conn: sqlite3.Connection, featured_only: bool) -> Envelope:
     """``organizations/``: by trending rank (unranked last), then name."""
     where = "WHERE x.is_featured = 1" if featured_only else ""
     rows = conn.execute(f"SELECT {_ORG} FROM organizations x {where} ORDER BY x.trending_rank IS NULL, "
@@ -122,7 +131,7 @@ _DATASET = ("d.id, d.slug, d.name, d.full_name, d.description, d.hf_url, d.featu
 
 def dataset_list(conn: sqlite3.Connection, page: Page, *, q: str | None, task: str | None,
                  include_descendants: bool, min_eval_count: int | None, is_open: bool | None,
-                 ordering: str) -> JsonBody:
+                 ordering: str) -> Envelope:
     """``datasets/``: page of ``{id, name, slug, full_name, description, hf_url, paper_count, evaluation_count}``.
 
     ``q``: substring of name/full name/slug, or the id. ``task``: exact task
@@ -158,7 +167,7 @@ def dataset_list(conn: sqlite3.Connection, page: Page, *, q: str | None, task: s
 
 def resolve_dataset(conn: sqlite3.Connection, ref: str) -> int:
     """Dataset id for a numeric id or slug (404 ``Benchmark not found``)."""
-    return _by_id_or_slug(conn, "datasets", "x.id", ref, "Benchmark")["id"]
+    return int(_by_id_or_slug(conn, "datasets", "x.id", ref, "Benchmark")["id"])
 
 
 # --- evaluations ----------------------------------------------------------------
@@ -211,7 +220,7 @@ def evaluation_row(r: sqlite3.Row, popularity: dict[int, int] | None = None) -> 
 
 def evaluation_list(conn: sqlite3.Connection, page: Page, *, paper_id: int | None, dataset_id: int | None,
                     task_id: int | None, is_open: bool | None, max_parameters_exclusive: int | None,
-                    ordering: str) -> JsonBody:
+                    ordering: str) -> Envelope:
     """``evaluations/`` (§4.3 #3): a filtered page of evaluation rows.
 
     With ``max_parameters_exclusive`` only rows with a known
@@ -227,7 +236,7 @@ def evaluation_list(conn: sqlite3.Connection, page: Page, *, paper_id: int | Non
     if is_open is not None:
         where.append("e.is_open = ?")
         args.append(1 if is_open else 0)
-    extra: JsonBody = {}
+    extra: EnvelopeExtras = {}
     if max_parameters_exclusive is not None:
         base = " AND ".join(where)
         total, known = conn.execute(f"SELECT count(*), count(e.num_parameters) FROM evaluations e WHERE {base}",
@@ -248,7 +257,7 @@ def evaluation_list(conn: sqlite3.Connection, page: Page, *, paper_id: int | Non
 
 
 def dataset_evaluations(conn: sqlite3.Connection, ref: str, page: Page, *, is_open: bool | None,
-                        ordering: str) -> JsonBody:
+                        ordering: str) -> Envelope:
     """``datasets/<id>/evaluations/``: the benchmark's rows (404 for an unknown benchmark)."""
     dataset_id = resolve_dataset(conn, ref)
     return evaluation_list(conn, page, paper_id=None, dataset_id=dataset_id, task_id=None, is_open=is_open,

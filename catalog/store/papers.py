@@ -20,13 +20,15 @@ pages included; an older database falls back to the expression.
 from __future__ import annotations
 
 import sqlite3
-from typing import Any
+from collections.abc import Callable, Mapping
 
 from catalog.db.schema import normalize_title
 from catalog.store.core import (
     PAPER_COLUMNS,
     Conflict,
+    Envelope,
     Invalid,
+    JsonBody,
     NotFound,
     Page,
     envelope,
@@ -67,7 +69,7 @@ def order_clause(order_by: str, order_dir: str, *, stored_trend: bool = False) -
 
 def has_stored_trend(conn: sqlite3.Connection) -> bool:
     """True when the database has the importer-maintained ``papers.trend`` (schema v3+)."""
-    return int(conn.execute("PRAGMA user_version").fetchone()[0]) >= 3
+    return bool(int(conn.execute("PRAGMA user_version").fetchone()[0]) >= 3)
 
 
 def fts_filter(text: str) -> str | None:
@@ -86,12 +88,12 @@ def _resolve_named(conn: sqlite3.Connection, table: str, fields: tuple[str, ...]
     if needle.isdigit() and len(needle) <= 18:
         row = conn.execute(f"SELECT id FROM {table} WHERE id = ?", (int(needle),)).fetchone()
         if row:
-            return row[0]
+            return int(row[0])
     for field in fields:
         row = conn.execute(f"SELECT id FROM {table} WHERE {field} = ? COLLATE NOCASE ORDER BY id LIMIT 1",
                            (needle,)).fetchone()
         if row:
-            return row[0]
+            return int(row[0])
     raise NotFound(f"{label} not found: {value}")
 
 
@@ -100,7 +102,7 @@ def resolve_task(conn: sqlite3.Connection, value: str) -> int:
     return _resolve_named(conn, "tasks", ("name", "slug"), value, "Task")
 
 
-def resolve_authors(conn: sqlite3.Connection, refs: list[str]) -> list[dict[str, Any]]:
+def resolve_authors(conn: sqlite3.Connection, refs: list[str]) -> list[JsonBody]:
     """Resolve ``--author`` references (§3.3) to ``[{id, name, hf_username}]``.
 
     All digits → author id; ``@user`` → HF username; else normalized name.
@@ -113,7 +115,7 @@ def resolve_authors(conn: sqlite3.Connection, refs: list[str]) -> list[dict[str,
     """
     if len(refs) > 10:
         raise Invalid("at most 10 author filters are allowed")
-    out: list[dict[str, Any]] = []
+    out: list[JsonBody] = []
     for ref in refs:
         text = ref.strip()
         if not text or len(text) > 200:
@@ -127,7 +129,7 @@ def resolve_authors(conn: sqlite3.Connection, refs: list[str]) -> list[dict[str,
         else:
             rows = conn.execute("SELECT id, name, hf_username FROM authors WHERE normalized_name = ? "
                                 "ORDER BY id", (normalize_title(text),)).fetchall()
-        candidates = [{"id": str(r[0]), "name": r[1], "hf_username": r[2]} for r in rows]
+        candidates: list[JsonBody] = [{"id": str(r[0]), "name": r[1], "hf_username": r[2]} for r in rows]
         if not candidates:
             raise NotFound(f"Author not found: {text}")
         if len(candidates) > 1:
@@ -145,9 +147,14 @@ _ORDER_INDEX = {"trending": "papers_list_trend", "date_published": "papers_list_
 _WALK_FACTOR = 4
 
 
-def list_papers(conn: sqlite3.Connection, page: Page, filters: dict[str, Any], *,
+def _text(filters: Mapping[str, str | bool], key: str) -> str | None:
+    value = filters.get(key)
+    return value if isinstance(value, str) else None
+
+
+def list_papers(conn: sqlite3.Connection, page: Page, filters: Mapping[str, str | bool], *,
                 order_by: str, order_dir: str, latest_only: bool,
-                authors: list[str]) -> dict[str, Any]:
+                authors: list[str]) -> Envelope:
     """``papers/`` (§2.5, §4.3 #5): filtered, ordered page with ``applied_filters``.
 
     ``filters`` holds the raw strings of task, method, dataset, conference, framework,
@@ -159,9 +166,9 @@ def list_papers(conn: sqlite3.Connection, page: Page, filters: dict[str, Any], *
     code repository, official or not.
     """
     where = ["1=1"]
-    args: dict[str, Any] = {"newest": newest_paper_date(conn) or "1970-01-01"}
-    applied: dict[str, Any] = {}
-    joins = {
+    args: dict[str, object] = {"newest": newest_paper_date(conn) or "1970-01-01"}
+    applied: JsonBody = {}
+    joins: dict[str, tuple[str, str, Callable[[str], int]]] = {
         "task": ("paper_tasks", "task_id", lambda v: resolve_task(conn, v)),
         "method": ("paper_methods", "method_id",
                    lambda v: _resolve_named(conn, "methods", ("name", "full_name", "slug"), v, "Method")),
@@ -173,24 +180,24 @@ def list_papers(conn: sqlite3.Connection, page: Page, filters: dict[str, Any], *
                          lambda v: _resolve_named(conn, "organizations", ("name", "slug"), v, "Organization")),
     }
     for key, (table, column, resolver) in joins.items():
-        if key in filters:
-            ident = resolver(filters[key])
+        if (value := _text(filters, key)) is not None:
+            ident = resolver(value)
             args[key] = ident
             where.append(f"p.id IN (SELECT paper_id FROM {table} WHERE {column} = :{key})")
-            applied[key] = filters[key]
-    if "conference" in filters:
-        args["conference"] = _resolve_named(conn, "conferences", ("name", "slug"), filters["conference"],
-                                            "Conference")
+            applied[key] = value
+    if (conference := _text(filters, "conference")) is not None:
+        args["conference"] = _resolve_named(conn, "conferences", ("name", "slug"), conference, "Conference")
         where.append("p.conference_id = :conference")
-        applied["conference"] = filters["conference"]
-    if "search" in filters:
-        match = fts_filter(filters["search"])
+        applied["conference"] = conference
+    if (search := _text(filters, "search")) is not None:
+        match = fts_filter(search)
         args["search"] = match
         where.append("0" if match is None else
                      "p.id IN (SELECT rowid FROM papers_fts WHERE papers_fts MATCH :search)")
-        applied["search"] = filters["search"]
-    shared = PaperFilters(filters.get("start_date"), filters.get("end_date"),
-                          filters.get("has_official_implementation"))
+        applied["search"] = search
+    official = filters.get("has_official_implementation")
+    shared = PaperFilters(_text(filters, "start_date"), _text(filters, "end_date"),
+                          official if isinstance(official, bool) else None)
     terms, values = shared.named_sql(_PUBLISHED)
     where.extend(terms)
     args.update(values)
@@ -201,7 +208,7 @@ def list_papers(conn: sqlite3.Connection, page: Page, filters: dict[str, Any], *
     if authors:
         resolved = resolve_authors(conn, authors)
         for index, author in enumerate(resolved):
-            args[f"author{index}"] = int(author["id"])
+            args[f"author{index}"] = int(str(author["id"]))
             where.append(f"p.id IN (SELECT paper_id FROM paper_authors WHERE author_id = :author{index})")
         applied["authors"] = resolved
     if latest_only:
@@ -232,7 +239,7 @@ def list_papers(conn: sqlite3.Connection, page: Page, filters: dict[str, Any], *
     return envelope(paper_summaries(conn, ids), count, page, applied_filters=applied)
 
 
-def recent_papers(conn: sqlite3.Connection, limit: int) -> dict[str, Any]:
+def recent_papers(conn: sqlite3.Connection, limit: int) -> Envelope:
     """``papers/recent``: the newest latest-version papers, newest first."""
     rows = conn.execute(f"SELECT {PAPER_COLUMNS} FROM papers p WHERE p.is_latest = 1 AND p.published IS NOT NULL "
                         "ORDER BY p.published DESC, p.id DESC LIMIT ?", (limit,)).fetchall()
@@ -241,7 +248,7 @@ def recent_papers(conn: sqlite3.Connection, limit: int) -> dict[str, Any]:
 
 
 def trending_papers(conn: sqlite3.Connection, limit: int, max_age_days: int,
-                    min_velocity: float | None) -> dict[str, Any]:
+                    min_velocity: float | None) -> Envelope:
     """``papers/trending``: papers at most ``max_age_days`` older than the newest, by trend score.
 
     Each row adds ``trend_score`` and ``velocity`` (equal; see module doc).
@@ -264,7 +271,7 @@ def trending_papers(conn: sqlite3.Connection, limit: int, max_age_days: int,
     return envelope(results, len(results), max_age_days=max_age_days, reference_date=newest)
 
 
-def related_papers(conn: sqlite3.Connection, ref: str, limit: int) -> dict[str, Any]:
+def related_papers(conn: sqlite3.Connection, ref: str, limit: int) -> Envelope:
     """``papers/<ref>/related``: papers sharing lineage, tasks or methods.
 
     Score = 3 per lineage link + 1 per shared task + 1 per shared method;
@@ -298,7 +305,7 @@ def related_papers(conn: sqlite3.Connection, ref: str, limit: int) -> dict[str, 
 
 
 def task_papers(conn: sqlite3.Connection, task: str, page: Page, *, order_by: str,
-                order_dir: str) -> dict[str, Any]:
+                order_dir: str) -> Envelope:
     """``tasks/<id>/papers``: a page of the task's papers, each with ``methods``."""
     task_id = resolve_task(conn, task)
     args = {"task": task_id, "newest": newest_paper_date(conn) or "1970-01-01",

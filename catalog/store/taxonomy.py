@@ -15,9 +15,17 @@ newest paper date in the database:
 from __future__ import annotations
 
 import sqlite3
-from typing import Any
 
-from catalog.store.core import NotFound, Page, envelope, loads, newest_paper_date, sid
+from catalog.store.core import (
+    Envelope,
+    JsonBody,
+    NotFound,
+    Page,
+    envelope,
+    loads,
+    newest_paper_date,
+    sid,
+)
 from catalog.store.papers import resolve_task
 
 __all__ = ["area_list", "areas_with_task_benchmarks", "areas_with_tasks", "method_detail",
@@ -51,7 +59,7 @@ def ordering_sql(ordering: str, table: dict[str, str], tiebreak: str) -> str:
     return f"{column} {direction}, {tiebreak} {direction}"
 
 
-def task_row(row: sqlite3.Row) -> dict[str, Any]:
+def task_row(row: sqlite3.Row) -> JsonBody:
     """A task summary (§4.3 #13)."""
     return {"id": str(row["id"]), "slug": row["slug"], "name": row["name"],
             "area_id": sid(row["area_id"]), "parent_id": sid(row["parent_id"]), "level": row["level"],
@@ -59,7 +67,7 @@ def task_row(row: sqlite3.Row) -> dict[str, Any]:
             "benchmark_count": row["benchmark_count"], "evaluation_count": row["evaluation_count"]}
 
 
-def area_list(conn: sqlite3.Connection, page: Page, ordering: str) -> dict[str, Any]:
+def area_list(conn: sqlite3.Connection, page: Page, ordering: str) -> Envelope:
     """``areas/``: envelope of ``{id, name, slug}``."""
     count = conn.execute("SELECT count(*) FROM areas").fetchone()[0]
     rows = conn.execute(f"SELECT id, name, slug FROM areas ORDER BY {ordering_sql(ordering, AREA_ORDERINGS, 'id')} "
@@ -67,7 +75,7 @@ def area_list(conn: sqlite3.Connection, page: Page, ordering: str) -> dict[str, 
     return envelope([{"id": str(r[0]), "name": r[1], "slug": r[2]} for r in rows], count, page)
 
 
-def areas_with_tasks(conn: sqlite3.Connection) -> dict[str, Any]:
+def areas_with_tasks(conn: sqlite3.Connection) -> JsonBody:
     """``areas/with-tasks/``: every area with its visible tasks (by name)."""
     areas = {r[0]: {"id": str(r[0]), "name": r[1], "slug": r[2], "tasks": []}
              for r in conn.execute("SELECT id, name, slug FROM areas ORDER BY name COLLATE NOCASE, id")}
@@ -87,7 +95,7 @@ def _dataset_eval_counts(conn: sqlite3.Connection, task_id: int) -> list[sqlite3
         (task_id,)).fetchall()
 
 
-def areas_with_task_benchmarks(conn: sqlite3.Connection, per_task: int, min_eval_count: int) -> dict[str, Any]:
+def areas_with_task_benchmarks(conn: sqlite3.Connection, per_task: int, min_eval_count: int) -> JsonBody:
     """``areas/with-task-benchmarks/``: areas → tasks → top ``per_task`` benchmarks.
 
     A benchmark needs ``evaluation_count >= min_eval_count``; benchmarks are
@@ -122,7 +130,7 @@ def check_area(conn: sqlite3.Connection, area_id: int | None) -> None:
 
 
 def task_list(conn: sqlite3.Connection, page: Page, *, q: str | None, area_id: int | None,
-              level: int | None, visible_only: bool, ordering: str) -> dict[str, Any]:
+              level: int | None, visible_only: bool, ordering: str) -> Envelope:
     """``tasks/``: filtered page of task summaries.
 
     ``q`` matches a case-insensitive substring of name or slug, or the id.
@@ -149,17 +157,17 @@ def task_list(conn: sqlite3.Connection, page: Page, *, q: str | None, area_id: i
     return envelope([task_row(r) for r in rows], count, page)
 
 
-def task_summary(conn: sqlite3.Connection, ref: str) -> dict[str, Any]:
+def task_summary(conn: sqlite3.Connection, ref: str) -> JsonBody:
     """``tasks/<id>``: one task summary (id, slug or exact name)."""
     task_id = resolve_task(conn, ref)
     return task_row(conn.execute(f"SELECT {TASK_COLUMNS} FROM tasks t WHERE t.id = ?", (task_id,)).fetchone())
 
 
-def _refs(rows: list[sqlite3.Row]) -> list[dict[str, Any]]:
+def _refs(rows: list[sqlite3.Row]) -> list[JsonBody]:
     return [{"id": str(r["id"]), "slug": r["slug"], "name": r["name"]} for r in rows]
 
 
-def task_page(conn: sqlite3.Connection, ref: str) -> dict[str, Any]:
+def task_page(conn: sqlite3.Connection, ref: str) -> JsonBody:
     """``tasks/<id>/page``: task, parents (nearest first), sisters, children,
     recommended frameworks (top starred repositories of the task's papers),
     benchmarks and subtask benchmarks (§4.3 #15)."""
@@ -218,7 +226,7 @@ def _descendants(conn: sqlite3.Connection, task_id: int) -> list[int]:
 
 
 def trending_benchmarks(conn: sqlite3.Connection, ref: str, *, limit: int, min_recent_papers: int,
-                        include_descendants: bool, is_open: bool | None) -> dict[str, Any]:
+                        include_descendants: bool, is_open: bool | None) -> JsonBody:
     """``tasks/<task>/trending-benchmarks`` (§4.3 #16), ranked as in the module doc."""
     task_id = resolve_task(conn, ref)
     slug = conn.execute("SELECT slug FROM tasks WHERE id = ?", (task_id,)).fetchone()[0]
@@ -281,14 +289,14 @@ METHOD_COLUMNS = ("m.id, m.slug, m.name, m.full_name, m.description, m.area_id, 
                   "(SELECT count(*) FROM paper_methods x WHERE x.method_id = m.id) AS paper_count")
 
 
-def _method_summary(row: sqlite3.Row) -> dict[str, Any]:
+def _method_summary(row: sqlite3.Row) -> JsonBody:
     return {"id": str(row["id"]), "slug": row["slug"], "name": row["name"], "full_name": row["full_name"],
             "area_id": sid(row["area_id"]), "introduced_year": row["introduced_year"],
             "paper_count": row["paper_count"]}
 
 
 def method_list(conn: sqlite3.Connection, page: Page, *, q: str | None, area_id: int | None,
-                introduced_year: int | None, ordering: str) -> dict[str, Any]:
+                introduced_year: int | None, ordering: str) -> Envelope:
     """``methods/``: page of method summaries; ``q`` = substring of name/full name/slug or the id."""
     check_area(conn, area_id)
     where: list[str] = ["1=1"]
@@ -310,7 +318,7 @@ def method_list(conn: sqlite3.Connection, page: Page, *, q: str | None, area_id:
     return envelope([_method_summary(r) for r in rows], count, page)
 
 
-def method_detail(conn: sqlite3.Connection, ref: str) -> dict[str, Any]:
+def method_detail(conn: sqlite3.Connection, ref: str) -> JsonBody:
     """``methods/<id-or-slug>``: summary plus description and source fields."""
     text = ref.strip()
     row = None

@@ -323,6 +323,19 @@ def test_a_fresh_import_counts_rows_first_named_by_papers_as_inserted(tmp_path: 
     assert "methods.json (methods): read 3, inserted 0, updated 3, skipped 0" in output
 
 
+
+def test_a_list_field_that_is_not_a_list_skips_its_record_and_the_import_goes_on(tmp_path: Path) -> None:
+    methods = tmp_path / "methods.json"
+    methods.write_text(json.dumps([{"name": "Adam", "collections": 5}, {"name": "Dropout"}]))
+    tables = tmp_path / "evaluation-tables.json"
+    tables.write_text(json.dumps([{"task": "Machine Translation", "datasets": 5},
+                                  {"task": "Summarization", "datasets": [], "subtasks": []}]))
+    code, output = _import(tmp_path / "c.db", methods, tables)
+    assert code == 0, output
+    assert "methods.json (methods): read 2, inserted 1, updated 0, skipped 1" in output
+    assert "evaluation-tables.json (evaluations): read 2, inserted 1, updated 0, skipped 1" in output
+    assert "'collections' must be a list" in output and "'datasets' must be a list" in output
+
 # -- interruption ------------------------------------------------------------------------------
 def test_sigterm_during_an_import_leaves_no_temporary_file(tmp_path: Path, old_db: Path) -> None:
     dump = tmp_path / "papers-with-abstracts.json"
