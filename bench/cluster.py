@@ -98,6 +98,9 @@ class ProcessGroup:
     log_dir: Path
     procs: list[Proc] = field(default_factory=list)
 
+    def __post_init__(self) -> None:
+        self.log_dir.mkdir(parents=True, exist_ok=True)  # a fresh machine has none of it yet
+
     def __enter__(self) -> ProcessGroup:
         return self
 
@@ -122,7 +125,7 @@ class ProcessGroup:
             raise RuntimeError("redis-server is not installed")
         port = free_port()
         workdir = self.log_dir / "redis"
-        workdir.mkdir(exist_ok=True)
+        workdir.mkdir(parents=True, exist_ok=True)
         proc = self.start("redis", "redis", [binary, "--port", str(port), "--bind", "127.0.0.1", "--save", "",
                                              "--appendonly", "no", "--dir", str(workdir), "--loglevel", "warning"],
                           port=port)

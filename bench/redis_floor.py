@@ -17,6 +17,7 @@ import asyncio
 import multiprocessing
 import statistics
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -61,7 +62,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
     parser.add_argument("--calls", type=int, default=3000)
     args = parser.parse_args(argv)
-    with ProcessGroup(Path("/tmp/pwc-mcp-bench-floor")) as group:
+    with tempfile.TemporaryDirectory(prefix="pwc-floor-") as tmp, ProcessGroup(Path(tmp)) as group:
         url = group.start_redis()
         echo = multiprocessing.Process(target=_echo, args=(url,))
         echo.start()

@@ -11,6 +11,9 @@ digits; a model-size column (``Number of params``, ``Params``, ...) has no direc
 (``unknown``); a word from :data:`LOWER_WORDS`, or ``error``/``perplexity`` anywhere in the
 name ("Top1Error"), means ``lower`` (checked first); a word from :data:`HIGHER_WORDS` means
 ``higher``; otherwise ``unknown``.
+
+What number a metric value stands for has its owner here too: :func:`metric_number` and
+:func:`metric_magnitude` (``metric_rules.values``).
 """
 
 from __future__ import annotations
@@ -18,7 +21,10 @@ from __future__ import annotations
 import re
 from typing import Final, Literal
 
-__all__ = ["HIGHER_WORDS", "LOWER_WORDS", "Direction", "is_size_metric", "metric_direction"]
+from metric_rules.values import metric_magnitude, metric_number
+
+__all__ = ["HIGHER_WORDS", "LOWER_WORDS", "Direction", "is_size_metric", "metric_direction", "metric_magnitude",
+           "metric_number"]
 
 Direction = Literal["higher", "lower", "unknown"]
 

@@ -1,4 +1,5 @@
-"""The SOTA-history chart as PNG bytes, rendered deterministically (docs/cli-contract.md §2.23).
+"""The SOTA-history and papers-per-year charts as PNG bytes, rendered deterministically
+(docs/cli-contract.md §2.23, §2.24).
 
 One picture of a :func:`pwc.history.sota_history` payload: every dated result as a faint point,
 the best-so-far as a dark step line carried to the last result, each step a marked point
@@ -21,7 +22,7 @@ import threading
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-__all__ = ["HEIGHT", "WIDTH", "history_png"]
+__all__ = ["HEIGHT", "WIDTH", "history_png", "trends_png"]
 
 WIDTH, HEIGHT, _DPI = 800, 450, 100
 _LABELLED_STEPS = 12
@@ -73,12 +74,74 @@ def history_png(payload: Mapping[str, Any]) -> bytes:
         return _render(payload)
 
 
+def trends_png(payload: Mapping[str, Any]) -> bytes:
+    """The papers-per-year chart of a :func:`pwc.trends.trends_payload` as PNG bytes (800×450, palette
+    PNG, no metadata): a bar per year, the papers with code dark at the bottom, those without light on top."""
+    with _LOCK:
+        return _render_trends(payload)
+
+
+def _png(fig: Any, canvas: Any) -> bytes:
+    from PIL import Image
+
+    canvas.draw()
+    pixels = Image.frombuffer("RGBA", canvas.get_width_height(), canvas.buffer_rgba(), "raw", "RGBA", 0, 1)
+    # A 64-colour palette keeps the antialiased text and halves the bytes; Pillow writes no text chunk.
+    image = pixels.convert("RGB").quantize(colors=64, method=Image.Quantize.MEDIANCUT, dither=Image.Dither.NONE)
+    out = io.BytesIO()
+    image.save(out, format="PNG", optimize=True)
+    return out.getvalue()
+
+
+def _render_trends(payload: Mapping[str, Any]) -> bytes:
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+    from matplotlib.ticker import MaxNLocator
+
+    font, bold = _fonts()
+    fig = Figure(figsize=(WIDTH / _DPI, HEIGHT / _DPI), dpi=_DPI, facecolor="white")
+    canvas = FigureCanvasAgg(fig)
+    ax = fig.add_axes((0.09, 0.12, 0.88, 0.78))
+    entity = payload.get("entity") or {}
+    ax.set_title(f"{entity.get('name') or entity.get('slug') or '?'} ({payload.get('kind')}): papers per year",
+                 fontproperties=bold, color=_INK, loc="left")
+    for side in ("top", "right"):
+        ax.spines[side].set_visible(False)
+    rows: Sequence[Mapping[str, Any]] = payload.get("years") or []
+    if not rows:
+        ax.text(0.5, 0.5, "No paper with a publication date", transform=ax.transAxes,
+                ha="center", va="center", fontproperties=font, color=_INK)
+        ax.set_xticks([])
+        ax.set_yticks([])
+    else:
+        years = [int(row["year"]) for row in rows]
+        code = [int(row["with_code"]) for row in rows]
+        without = [int(row["papers"]) - int(row["with_code"]) for row in rows]
+        ax.bar(years, code, width=0.7, color=_INK, zorder=3, label="with code")
+        ax.bar(years, without, width=0.7, bottom=code, color=_POINTS, zorder=3, label="without code")
+        top = max(int(row["papers"]) for row in rows)
+        ax.set_ylim(0, max(top, 1) * 1.1)
+        ticks = [t for t in MaxNLocator(nbins=6, integer=True).tick_values(0, max(top, 1)) if 0 <= t <= max(top, 1)]
+        ax.set_yticks(ticks, [f"{t:,.0f}" for t in ticks], fontproperties=font, color=_INK)
+        step = 1
+        while len(years[::step]) > 15:
+            step += 1
+        ax.set_xticks(years[::step], [str(y) for y in years[::step]], fontproperties=font, color=_INK)
+        ax.set_xlim(years[0] - 0.6, years[-1] + 0.6)
+        ax.grid(True, axis="y", color=_GRID, linewidth=0.8, zorder=0)
+        legend = fig.legend(loc="lower right", bbox_to_anchor=(0.99, 0.0), ncol=2, prop=font, frameon=False)
+        for text in legend.get_texts():
+            text.set_color(_INK)
+    ax.set_xlabel("publication year", fontproperties=font, color=_INK)
+    ax.set_ylabel("papers", fontproperties=font, color=_INK)
+    return _png(fig, canvas)
+
+
 def _render(payload: Mapping[str, Any]) -> bytes:
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.dates import date2num
     from matplotlib.figure import Figure
     from matplotlib.ticker import MaxNLocator
-    from PIL import Image
 
     font, bold = _fonts()
     fig = Figure(figsize=(WIDTH / _DPI, HEIGHT / _DPI), dpi=_DPI, facecolor="white")
@@ -137,10 +200,4 @@ def _render(payload: Mapping[str, Any]) -> bytes:
             text.set_color(_INK)
     ax.set_xlabel("publication date", fontproperties=font, color=_INK)
     ax.set_ylabel(_y_label(payload), fontproperties=font, color=_INK)
-    canvas.draw()
-    pixels = Image.frombuffer("RGBA", canvas.get_width_height(), canvas.buffer_rgba(), "raw", "RGBA", 0, 1)
-    # A 64-colour palette keeps the antialiased text and halves the bytes; Pillow writes no text chunk.
-    image = pixels.convert("RGB").quantize(colors=64, method=Image.Quantize.MEDIANCUT, dither=Image.Dither.NONE)
-    out = io.BytesIO()
-    image.save(out, format="PNG", optimize=True)
-    return out.getvalue()
+    return _png(fig, canvas)

@@ -44,7 +44,7 @@ __all__ = ["COMMAND_MODULES", "PwcParser", "RaisingParser", "build_parser", "int
 
 logger = logging.getLogger(__name__)
 
-COMMAND_MODULES = ("search", "papers", "tasks", "methods", "entities", "benchmarks")
+COMMAND_MODULES = ("search", "papers", "tasks", "methods", "entities", "benchmarks", "trends")
 VERSION_LINE = f"pwc {__version__}\tapi {API_CONTRACT_VERSION}"
 
 _UNSET = object()  # marks a shared flag the sub-command line did not give

@@ -23,9 +23,8 @@ from collections import Counter
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from metric_rules import is_size_metric, metric_direction
+from metric_rules import is_size_metric, metric_direction, metric_magnitude
 from pwc.errors import UsageError
-from pwc.leaderboard import metric_magnitude
 from pwc.markdown import md_table
 from pwc.render import EM_DASH, md_escape
 

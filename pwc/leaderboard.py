@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import Any, TypeGuard
 
-from metric_rules import metric_direction
+from metric_rules import metric_direction, metric_magnitude
 from pwc.errors import ResponseError, UsageError
 from pwc.render import EM_DASH, result_list, result_total
 
@@ -34,8 +34,6 @@ __all__ = [
     "fetch_leaderboard",
     "merge_evaluations",
     "metric_direction",
-    "metric_magnitude",
-    "metric_number",
     "metric_summary",
     "metric_value",
     "model_label",
@@ -57,9 +55,6 @@ MAX_PARAMETER_SIZE = 2**63 - 2
 _SHOT_RE = re.compile(r"\b(\d+)\s*[- ]?shot", re.IGNORECASE)
 _SIZE_RE = re.compile(r"(\d+(?:_\d+)*)(?:\.(\d+(?:_\d+)*))?([mb])?", re.IGNORECASE)
 _SIZE_SUFFIX = {"m": 10**6, "b": 10**9}
-# A count with a magnitude suffix as leaderboards report sizes: 632M, 1.2B, 340K, 13B, 1.5T, 4.4G.
-_MAGNITUDE_RE = re.compile(r"(\d+(?:\.\d*)?|\.\d+)\s?([kmbgt])", re.IGNORECASE)
-_MAGNITUDE = {"k": 1e3, "m": 1e6, "b": 1e9, "g": 1e9, "t": 1e12}
 
 
 def _is_int(value: object) -> TypeGuard[int]:
@@ -171,11 +166,9 @@ def _order_key(row: Mapping[str, Any]) -> tuple[float, str, str]:
 
 def metric_value(metrics: object, name: str) -> float | None:
     """The numeric value of metric ``name`` (case-insensitive) in ``metrics``, else None: what
-    selection, thresholds, Pareto and sorting compare (:func:`metric_magnitude`).
-
-    Numbers pass through; strings are stripped, lose ``,`` and one trailing ``%``
-    ("84.4%" → 84.4, "1,234" → 1234.0); a magnitude suffix scales ("632M" → 632000000.0);
-    bools and anything else are None.
+    selection, thresholds, Pareto and sorting compare, parsed by the one parser of metric values,
+    :func:`metric_rules.metric_magnitude` ("84.4%" → 84.4, "1,234" → 1234.0, "632M" →
+    632000000.0; NaN, infinities, bools and anything else are None).
     """
     if not isinstance(metrics, Mapping):
         return None
@@ -184,42 +177,6 @@ def metric_value(metrics: object, name: str) -> float | None:
         if str(key).casefold() == wanted:
             return metric_magnitude(value)
     return None
-
-
-def metric_number(value: object) -> float | None:
-    """The number one metric value stands for, else None (docs/cli-contract.md §3.5).
-
-    The one parser of metric values (the MCP projections use it too): numbers pass
-    through; strings are stripped, lose ``,`` and one trailing ``%`` and must be finite;
-    bools and anything else are None.
-    """
-    if isinstance(value, bool):
-        return None
-    if isinstance(value, (int, float)):
-        return float(value)
-    if isinstance(value, str):
-        text = value.strip().replace(",", "")
-        text = text[:-1] if text.endswith("%") else text
-        try:
-            number = float(text)
-        except ValueError:
-            return None
-        return number if math.isfinite(number) else None
-    return None
-
-
-def metric_magnitude(value: object) -> float | None:
-    """:func:`metric_number`, else a count with a magnitude suffix K, M, B (or G) or T, any case,
-    the way leaderboards report sizes: "632M" → 632e6, "1.2B" → 1.2e9, "340K" → 340e3,
-    "1,500M" → 1.5e9. What rows are compared by; the projections keep such a value as reported."""
-    number = metric_number(value)
-    if number is not None or not isinstance(value, str):
-        return number
-    match = _MAGNITUDE_RE.fullmatch(value.strip().replace(",", ""))
-    if match is None:
-        return None
-    scaled = float(match.group(1)) * _MAGNITUDE[match.group(2).lower()]
-    return scaled if math.isfinite(scaled) else None
 
 
 def parse_metric_list(text: str) -> tuple[str, ...]:

@@ -34,6 +34,7 @@ RESEARCH_COMMANDS: tuple[tuple[str, ...], ...] = (
     ("paper", "find"),
     ("paper", "cite"), ("paper", "verify"),
     ("benchmark", "history"),
+    ("trends",),
 )
 # §1.4: these only shape terminal output; JSON ignores them.
 PRESENTATION_DESTS = frozenset({"json", "implementation_coverage", "flat", "chart"})

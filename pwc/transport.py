@@ -51,6 +51,8 @@ logger = logging.getLogger(__name__)
 
 DEFAULT_BASE_URL = "https://paperswithcode.co/api/v1"
 MAX_BYTES = 2 * 1024 * 1024
+"""The 2 MiB bound, defined once: the catalog response cap here, and the MCP server's default
+request and response bound (``pwc_mcp_core.runtime.core_settings.DEFAULT_MAX_BODY_BYTES``)."""
 DETAIL_CHARS = 4096
 HEADERS = {"User-Agent": f"pwc-cli/{__version__}", "Accept": "application/json, text/plain;q=0.9"}
 
@@ -229,13 +231,16 @@ class Client:
         """The absolute URL of an API ``path`` (relative, e.g. ``papers/search``)."""
         return f"{self.base_url}/{path.lstrip('/')}"
 
-    def get_json(self, path: str, params: Mapping[str, object] | None = None) -> JsonValue:
+    def get_json(self, path: str, params: Mapping[str, object] | None = None, *,
+                 ttl_s: float | None = None) -> JsonValue:
         """GET ``path`` and parse the body as JSON.
 
+        ``ttl_s`` overrides the cache lifetime :func:`pwc.cache.ttl_for_path` gives the path (the
+        per-year paper counts of ``pwc trends`` are kept as long as taxonomy answers).
         Raises the transport errors of the module docstring, and
         ``ResponseError("API returned invalid JSON")``.
         """
-        _, _, body = self._get(path, params)
+        _, _, body = self._get(path, params, ttl_s)
         try:
             value: JsonValue = json.loads(body)
         except (ValueError, UnicodeDecodeError):
@@ -250,10 +255,14 @@ class Client:
         status, headers, body = self._get(path, params)
         return TextResponse(text=body.decode("utf-8", errors="replace"), headers=headers, status=status)
 
-    def _get(self, path: str, params: Mapping[str, object] | None) -> tuple[int, dict[str, str], bytes]:
+    def _get(self, path: str, params: Mapping[str, object] | None,
+             ttl_s: float | None = None) -> tuple[int, dict[str, str], bytes]:
         path = path.lstrip("/")
         pairs = encode_params(params)
-        ttl = MARKDOWN_TTL_S if any(k == "content_version" for k, _ in pairs) else ttl_for_path(path)
+        if ttl_s is not None:
+            ttl = ttl_s
+        else:
+            ttl = MARKDOWN_TTL_S if any(k == "content_version" for k, _ in pairs) else ttl_for_path(path)
         blob = self.cache.fetch(_cache_key(path, pairs), ttl, lambda: _pack(*self._fetch(path, pairs)))
         return _unpack(blob)
 

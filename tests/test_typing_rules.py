@@ -2,16 +2,24 @@
 
 Every aiohttp ``AppKey`` names the class of what it holds: ``AppKey("x", Cls)`` or an
 annotation ``AppKey[Cls]``, never ``object`` or ``Any``, so ``app[KEY]`` is typed where it
-is read. The strict mypy settings themselves live in pyproject.toml (``uv run mypy``).
+is read. The strict mypy settings themselves live in pyproject.toml (``uv run mypy``); the
+packages in :data:`STRICT` keep them (every ``strict`` flag plus ``disallow_any_explicit``) and
+import no ``Any``.
 """
 
 from __future__ import annotations
 
 import ast
+import tomllib
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 _UNTYPED = {"object", "Any"}
+STRICT = ("pwc_mcp_core", "gateway", "workers", "metric_rules", "paper_passages", "catalog")
+"""Packages mypy checks with `strict = true` spelled out and no explicit ``Any``."""
+_STRICT_FLAGS = ("disallow_any_explicit", "disallow_any_generics", "disallow_subclassing_any", "disallow_untyped_calls",
+                 "disallow_untyped_defs", "disallow_incomplete_defs", "check_untyped_defs",
+                 "disallow_untyped_decorators", "warn_return_any", "no_implicit_reexport", "extra_checks")
 
 
 def _name(node: ast.expr | None) -> str:
@@ -47,8 +55,34 @@ def _app_keys(path: Path) -> list[tuple[int, str]]:
 
 def test_every_app_key_names_the_class_it_holds() -> None:
     keys = {f"{path.relative_to(ROOT)}:{line}": cls
-            for package in ("gateway", "pwc_mcp_core")
+            for package in ("gateway", "pwc_mcp_core", "catalog")
             for path in sorted((ROOT / package).rglob("*.py"))
             for line, cls in _app_keys(path)}
     assert keys, "no AppKey found: the check is looking in the wrong place"
     assert {where: cls for where, cls in keys.items() if not cls or cls in _UNTYPED} == {}
+
+
+def test_the_strict_packages_keep_every_strict_flag() -> None:
+    config = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["tool"]["mypy"]
+    flags: dict[str, set[str]] = {}
+    for override in config.get("overrides", []):
+        modules = override["module"] if isinstance(override["module"], list) else [override["module"]]
+        for module in modules:
+            flags.setdefault(module, set()).update(flag for flag in _STRICT_FLAGS if override.get(flag) is True)
+    assert {package: sorted(set(_STRICT_FLAGS) - flags.get(f"{package}.*", set())) for package in STRICT} \
+        == {package: [] for package in STRICT}
+    assert all(package in config["files"] for package in STRICT)
+
+
+def test_the_strict_packages_import_no_any() -> None:
+    """``disallow_any_explicit`` flags ``Any`` in annotations; this also catches it imported for later."""
+    offenders = []
+    for package in STRICT:
+        for path in sorted((ROOT / package).rglob("*.py")):
+            for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+                imported = isinstance(node, ast.ImportFrom) and node.module in {"typing", "typing_extensions"} \
+                    and any(alias.name == "Any" for alias in node.names)
+                spelled = isinstance(node, ast.Attribute) and node.attr == "Any" and _name(node.value) == "typing"
+                if imported or spelled:
+                    offenders.append(f"{path.relative_to(ROOT)}:{getattr(node, 'lineno', 0)}")
+    assert offenders == []

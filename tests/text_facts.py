@@ -90,6 +90,10 @@ def expected_facts(tool: str, structured: dict[str, Any]) -> list[str]:
             _references(facts, entity.get("parents"))
             for bench in entity.get("benchmarks") or []:
                 _add(facts, bench.get("id"), bench.get("name"), bench.get("paper_count"), bench.get("best_model"))
+    if tool == "get_trends":
+        entity = structured["entity"]
+        _add(facts, entity.get("name"), f"ID {entity.get('id')}", structured["all_papers"])
+        facts += [f"{row['year']}|{row['papers']:,}|{row['with_code']:,}|" for row in structured["years"]]
     if tool == "read_paper":
         _add(facts, structured.get("markdown"), structured.get("next_cursor"))
         if isinstance(structured.get("total_bytes"), int):

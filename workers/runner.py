@@ -10,12 +10,14 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING
 
-from pwc_mcp_core.cluster import queue
 from pwc_mcp_core.mcp_server.local_executor import LocalExecutor
 from pwc_mcp_core.runtime.call import Call
 from pwc_mcp_core.runtime.dispatch import Answer, TooLarge
+
+if TYPE_CHECKING:  # the tool tables load on first use, not on import
+    from pwc_mcp_core.tools.execution import Runtime
 
 __all__ = ["Runner"]
 
@@ -28,10 +30,10 @@ class Runner:
     Args:
         runtime_factory: builds the process-wide execution runtime (cached transport, cursor codec).
         threads: the consumer threads, i.e. calls that run at once.
-        max_response_bytes: bodies above it are replaced by ``queue.TOO_LARGE``.
+        max_response_bytes: bodies above it are replaced by ``TooLarge.REPLY``.
     """
 
-    def __init__(self, runtime_factory: Callable[[], Any], threads: int, max_response_bytes: int,
+    def __init__(self, runtime_factory: Callable[[], Runtime], threads: int, max_response_bytes: int,
                  clock: Callable[[], float] = time.time) -> None:
         self._executor = LocalExecutor(runtime_factory, max_workers=threads, max_response_bytes=max_response_bytes,
                                        thread_name_prefix="pwc-call", clock=clock)
@@ -51,7 +53,7 @@ class Runner:
         outcome = self._executor.run_here(call)
         if isinstance(outcome, TooLarge):
             logger.warning("response over the bound replaced")
-            return queue.TOO_LARGE
+            return TooLarge.REPLY
         if not isinstance(outcome, Answer):  # past its deadline, or the executor is closing
             return None
         return outcome.body if self._clock() <= call.deadline else None

@@ -4,7 +4,8 @@ Lifecycle: build the per-process tables and the runtime (``Runner.warm``), then
 register a heartbeat under this start's own consumer name (``<worker id>#<incarnation>``)
 before reading anything, claim whatever an earlier start under the same worker id left
 pending (a crash restarted by systemd within its heartbeat TTL), then start ``threads``
-consumer threads. Each one blocks in ``XREADGROUP`` on a synchronous connection of its
+consumer threads, and one thread that draws a throw-away chart (`charts.preload`) so the first
+``get_sota_history`` call does not pay matplotlib's import. Each one blocks in ``XREADGROUP`` on a synchronous connection of its
 own, runs the call it got right there and sends the reply from the same thread, with
 its next ``XREADGROUP`` in the same write: no event-loop or thread-pool hand-off lies on
 a call's path, and a call costs the worker one round trip. The event loop keeps the
@@ -38,6 +39,7 @@ from pwc_mcp_core.cluster.redis_backoff import REDIS_BACKOFF
 from pwc_mcp_core.cluster.redis_pipe import SyncPipe
 from pwc_mcp_core.runtime.call import Call
 from pwc_mcp_core.runtime.gc_tuning import settle_after_startup
+from pwc_mcp_core.tools import charts
 from workers.runner import Runner
 from workers.settings import WorkerSettings
 
@@ -173,6 +175,8 @@ class Worker:
             thread = threading.Thread(target=self._consume_in_thread, name=f"pwc-consumer-{n}", daemon=True)
             thread.start()
             self._consumers.append(thread)
+        # After ready, not before: readiness stays fast; a chart call that comes first waits on the import lock.
+        threading.Thread(target=charts.preload, name="pwc-chart-preload", daemon=True).start()
 
     def _consume_in_thread(self) -> None:
         """One consumer thread: run a handed-over call, else read one, run it here, answer it; until halted.

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 
 from catalog.importer import ranking
 
@@ -33,9 +33,9 @@ class _Memo:
         self.metric: str | None = None
         self.ids: list[int] = []
         self.values: list[float | None] = []
-        self.early: list[dict] = []  # metrics of rows seen before the board's metric was known
+        self.early: list[Mapping[str, object]] = []  # metrics of rows seen before the board's metric was known
 
-    def add(self, rid: int, metrics: dict | None, best_metric: str | None) -> None:
+    def add(self, rid: int, metrics: Mapping[str, object] | None, best_metric: str | None) -> None:
         if self.metric is None and best_metric:
             self.metric = best_metric
             self.values = [_value(m, best_metric) for m in self.early]
@@ -47,7 +47,7 @@ class _Memo:
             self.values.append(_value(metrics or {}, self.metric))
 
 
-def _value(metrics: dict, metric: str) -> float | None:
+def _value(metrics: Mapping[str, object], metric: str) -> float | None:
     return ranking.metric_value(ranking.lookup(metrics, metric))
 
 
@@ -62,7 +62,7 @@ class Boards:
         self._memo: dict[Board, _Memo] = {}
         self._stale: set[Board] = set()
 
-    def inserted(self, board: Board, rid: int, metrics: dict | None, best_metric: str | None) -> None:
+    def inserted(self, board: Board, rid: int, metrics: Mapping[str, object] | None, best_metric: str | None) -> None:
         """Record a new row (ids must grow within a board, as the Writer assigns them)."""
         if board in self._stale:
             return

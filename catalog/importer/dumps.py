@@ -12,14 +12,20 @@ in the source's ``cut`` counter, with the record number among the reasons.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-from typing import Any, Literal, overload
+from collections.abc import Callable, Iterable, Mapping
+from typing import Literal, TypeAlias, TypeVar, overload
 
 from catalog.importer import keys, limits, ranking
 from catalog.importer.stats import SourceStats
 from catalog.importer.writer import Writer
 
-Records = Iterable[tuple[int, Any]]
+Record: TypeAlias = dict[str, object]
+"""One decoded record: untrusted, so every field is narrowed with ``isinstance`` before use."""
+Records: TypeAlias = Iterable[tuple[int, object]]
+"""``(number, record)`` pairs; a record may be any decoded value, or the error that replaced it."""
+
+
+T = TypeVar("T")
 
 
 class BadRecord(ValueError):
@@ -51,7 +57,7 @@ def clip(key: str, value: str) -> str | None:
     return None if url else value[:limit]
 
 
-def clip_value(key: str, value: Any) -> Any:
+def clip_value(key: str, value: object) -> object:
     """:func:`clip` for any field value: strings, and lists (at most ``MAX_LIST_ITEMS``)
     of strings or of ``{"url": ...}`` objects; other values unchanged."""
     if isinstance(value, str):
@@ -63,14 +69,14 @@ def clip_value(key: str, value: Any) -> Any:
     return value
 
 
-def _cut_list(key: str, value: list) -> list:
+def _cut_list(key: str, value: list[T]) -> list[T]:
     if CONTEXT.stats is not None:
         CONTEXT.stats.cut_field(f"record {CONTEXT.number}", f"{key!r} has {len(value)} items, "
                                 f"cut to {limits.MAX_LIST_ITEMS}")
     return value[:limits.MAX_LIST_ITEMS]
 
 
-def clip_metrics(metrics: dict) -> dict:
+def clip_metrics(metrics: dict[str, object]) -> dict[str, object]:
     """A leaderboard row's metrics within bounds: at most ``MAX_METRICS`` names, names and
     string values at most ``SHORT_TEXT`` characters (longer ones cut, counted)."""
     if len(metrics) <= limits.MAX_METRICS:
@@ -83,7 +89,7 @@ def clip_metrics(metrics: dict) -> dict:
     if len(metrics) > limits.MAX_METRICS and CONTEXT.stats is not None:
         CONTEXT.stats.cut_field(f"record {CONTEXT.number}", f"'metrics' has {len(metrics)} "
                                 f"names, cut to {limits.MAX_METRICS}")
-    out: dict = {}
+    out: dict[str, object] = {}
     for name, value in list(metrics.items())[:limits.MAX_METRICS]:
         name = clip("metric", name) or ""
         out[name] = clip("metric", value) if isinstance(value, str) else value
@@ -91,10 +97,10 @@ def clip_metrics(metrics: dict) -> dict:
 
 
 @overload
-def text(record: dict, key: str, *, required: Literal[True]) -> str: ...
+def text(record: Mapping[str, object], key: str, *, required: Literal[True]) -> str: ...
 @overload
-def text(record: dict, key: str, *, required: bool = False) -> str | None: ...
-def text(record: dict, key: str, *, required: bool = False) -> str | None:
+def text(record: Mapping[str, object], key: str, *, required: bool = False) -> str | None: ...
+def text(record: Mapping[str, object], key: str, *, required: bool = False) -> str | None:
     """A stripped string field; None when absent/empty; BadRecord when required or mistyped."""
     value = record.get(key)
     if value is None or (isinstance(value, str) and not value.strip()):
@@ -112,14 +118,22 @@ def text(record: dict, key: str, *, required: bool = False) -> str | None:
     return value
 
 
-def iso_date(value: Any) -> str | None:
+def items(record: Mapping[str, object], key: str) -> Iterable[object]:
+    """The items of a list field (none when absent or empty); BadRecord when it cannot be iterated."""
+    value = record.get(key) or []
+    if not isinstance(value, Iterable):
+        raise BadRecord(f"{key!r} must be a list")
+    return value
+
+
+def iso_date(value: object) -> str | None:
     """``YYYY-MM-DD`` prefix of a date string, else None."""
     if isinstance(value, str) and len(value) >= 10 and value[4] == "-" and value[7] == "-":
         return value[:10]
     return None
 
 
-def str_list(record: dict, key: str) -> list[str]:
+def str_list(record: Mapping[str, object], key: str) -> list[str]:
     """A list of non-empty strings (other items dropped); BadRecord if not a list."""
     value = record.get(key)
     if value is None:
@@ -170,7 +184,7 @@ def ensure_conference(writer: Writer, name: str) -> int:
                             {"name": name, "year": keys.conference_year(name)})
 
 
-def run(records: Records, stats: SourceStats, handler: Any) -> None:
+def run(records: Records, stats: SourceStats, handler: Callable[[Record], bool | None]) -> None:
     """Drive ``handler(record) -> created`` over records, counting and skipping bad ones."""
     CONTEXT.stats = stats
     for number, record in records:
@@ -193,7 +207,7 @@ def run(records: Records, stats: SourceStats, handler: Any) -> None:
 def load_papers(writer: Writer, records: Records, stats: SourceStats) -> None:
     """papers-with-abstracts: paper_url, arxiv_id, title, abstract, url_abs, url_pdf,
     proceeding, authors, tasks, date, methods."""
-    def handle(rec: dict) -> bool:
+    def handle(rec: Record) -> bool:
         title = text(rec, "title", required=True)
         arxiv_id = keys.normalize_arxiv_id(text(rec, "arxiv_id"))
         slug = keys.pwc_paper_slug(text(rec, "paper_url")) or keys.slugify(title or "")
@@ -206,7 +220,7 @@ def load_papers(writer: Writer, records: Records, stats: SourceStats) -> None:
         })
         for task in str_list(rec, "tasks"):
             writer.link("paper_tasks", "paper_id", "task_id", paper_id, ensure_task(writer, task))
-        methods = rec.get("methods") or []
+        methods = items(rec, "methods")
         if isinstance(methods, list) and len(methods) > limits.MAX_LIST_ITEMS:
             methods = _cut_list("methods", methods)
         for method in methods:
@@ -217,8 +231,9 @@ def load_papers(writer: Writer, records: Records, stats: SourceStats) -> None:
     run(records, stats, handle)
 
 
-def _ensure_method(writer: Writer, method: dict) -> int:
-    cached = writer.by_name.get(("methods", method["name"]))
+def _ensure_method(writer: Writer, method: Record) -> int:
+    raw_name = str(method["name"])  # the caller checked it is a string
+    cached = writer.by_name.get(("methods", raw_name))
     if cached is not None:
         return cached
     name = text(method, "name", required=True)
@@ -230,7 +245,7 @@ def _ensure_method(writer: Writer, method: dict) -> int:
             "description": text(method, "description"),
             "introduced_year": method.get("introduced_year") if isinstance(
                 method.get("introduced_year"), int) else None})
-    writer.by_name[("methods", method["name"])] = rid
+    writer.by_name[("methods", raw_name)] = rid
     return rid
 
 
@@ -238,7 +253,7 @@ def _ensure_method(writer: Writer, method: dict) -> int:
 def load_links(writer: Writer, records: Records, stats: SourceStats) -> None:
     """links-between-papers-and-code: paper_url, paper_title, paper_arxiv_id,
     paper_url_abs, paper_url_pdf, repo_url, is_official, framework."""
-    def handle(rec: dict) -> bool:
+    def handle(rec: Record) -> bool:
         repo = text(rec, "repo_url", required=True)
         arxiv_id = keys.normalize_arxiv_id(text(rec, "paper_arxiv_id"))
         slug = keys.pwc_paper_slug(text(rec, "paper_url"))
@@ -253,9 +268,9 @@ def load_links(writer: Writer, records: Records, stats: SourceStats) -> None:
                 stub=True)
         framework = (text(rec, "framework") or "").lower() or None
         framework = None if framework == "none" else framework
+        stars = rec.get("stars")
         return writer.upsert_repository(paper_id, repo, rec.get("is_official") is True,
-                                        framework, rec.get("stars") if isinstance(
-                                            rec.get("stars"), int) else None)
+                                        framework, stars if isinstance(stars, int) else None)
     run(records, stats, handle)
 
 
@@ -263,16 +278,17 @@ def load_links(writer: Writer, records: Records, stats: SourceStats) -> None:
 def load_methods(writer: Writer, records: Records, stats: SourceStats) -> None:
     """methods: url, name, full_name, description, paper{title,url}, introduced_year,
     source_url, source_title, collections[{collection, area}]."""
-    def handle(rec: dict) -> bool:
+    def handle(rec: Record) -> bool:
         name = text(rec, "name", required=True) or ""
         slug = keys.slug_from_url(text(rec, "url")) or keys.slugify(name)
         area_id = None
-        for collection in rec.get("collections") or []:
+        for collection in items(rec, "collections"):
             area = text(collection, "area") if isinstance(collection, dict) else None
             if area:
                 area_id = writer.area(area, keys.slugify(area))
                 break
-        paper = rec["paper"] if isinstance(rec.get("paper"), dict) else {}
+        raw_paper = rec.get("paper")
+        paper = raw_paper if isinstance(raw_paper, dict) else {}
         source_paper = writer.find_paper(keys.arxiv_id_from_url(rec.get("source_url")),
                                          keys.pwc_paper_slug(paper.get("url")))
         year = rec.get("introduced_year")
@@ -289,7 +305,7 @@ def load_methods(writer: Writer, records: Records, stats: SourceStats) -> None:
 def load_datasets(writer: Writer, records: Records, stats: SourceStats) -> None:
     """datasets: url, name, full_name, homepage, description, tasks[{task, url}], variants
     (other names of the dataset, stored as its aliases)."""
-    def handle(rec: dict) -> bool:
+    def handle(rec: Record) -> bool:
         name = text(rec, "name", required=True) or ""
         slug = keys.slug_from_url(text(rec, "url")) or keys.slugify(name)
         variants = None if rec.get("variants") is None else str_list(rec, "variants")
@@ -298,7 +314,7 @@ def load_datasets(writer: Writer, records: Records, stats: SourceStats) -> None:
             "description": text(rec, "description")})
         if variants is not None:
             writer.set_aliases("dataset", dataset_id, variants)
-        tasks = rec.get("tasks") or []
+        tasks = items(rec, "tasks")
         if isinstance(tasks, list) and len(tasks) > limits.MAX_LIST_ITEMS:
             tasks = _cut_list("tasks", tasks)
         for task in tasks:
@@ -320,12 +336,12 @@ def load_evaluations(writer: Writer, records: Records, stats: SourceStats) -> No
     ``"<parent> (<subdataset>)"`` linked to the same task. A malformed row is
     skipped alone; a malformed task skips that task.
     """
-    def handle(rec: dict) -> bool:
+    def handle(rec: Record) -> bool:
         return _task(writer, rec, None, stats)
     run(records, stats, handle)
 
 
-def _task(writer: Writer, rec: dict, parent_id: int | None, stats: SourceStats) -> bool:
+def _task(writer: Writer, rec: Record, parent_id: int | None, stats: SourceStats) -> bool:
     name = text(rec, "task", required=True) or ""
     slug = keys.slugify(name)
     if not slug:
@@ -337,9 +353,9 @@ def _task(writer: Writer, rec: dict, parent_id: int | None, stats: SourceStats) 
                                           area_id=area_id, parent_id=parent_id)
     if synonyms is not None:
         writer.set_aliases("task", task_id, synonyms)
-    for dataset in rec.get("datasets") or []:
+    for dataset in items(rec, "datasets"):
         _dataset(writer, dataset, task_id, None, stats)
-    for sub in rec.get("subtasks") or []:
+    for sub in items(rec, "subtasks"):
         stats.read += 1
         try:
             if not isinstance(sub, dict):
@@ -350,7 +366,7 @@ def _task(writer: Writer, rec: dict, parent_id: int | None, stats: SourceStats) 
     return created
 
 
-def _dataset(writer: Writer, rec: Any, task_id: int, parent: str | None,
+def _dataset(writer: Writer, rec: object, task_id: int, parent: str | None,
              stats: SourceStats) -> None:
     stats.read += 1
     try:
@@ -381,7 +397,7 @@ def _dataset(writer: Writer, rec: Any, task_id: int, parent: str | None,
         _dataset(writer, sub, task_id, name, stats)
 
 
-def _row(writer: Writer, row: Any, task_id: int, dataset_id: int, board_metric: str | None) -> bool:
+def _row(writer: Writer, row: object, task_id: int, dataset_id: int, board_metric: str | None) -> bool:
     if not isinstance(row, dict):
         raise BadRecord("row is not a JSON object")
     model = text(row, "model_name", required=True)

@@ -7,7 +7,7 @@ from email.utils import parsedate_to_datetime
 from pathlib import Path
 
 from catalog.importer import keys, limits
-from catalog.importer.dumps import BadRecord, Records, clip_items, iso_date, run, text
+from catalog.importer.dumps import BadRecord, Record, Records, clip_items, iso_date, run, text
 from catalog.importer.stats import SourceStats
 from catalog.importer.writer import Writer
 
@@ -82,7 +82,7 @@ def load_markdown(writer: Writer, folder: Path, stats: SourceStats) -> None:
         stats.wrote(writer.upsert_markdown(paper_id, body))
 
 
-def _oai_date(rec: dict) -> str | None:
+def _oai_date(rec: Record) -> str | None:
     versions = rec.get("versions")
     if isinstance(versions, list) and versions and isinstance(versions[0], dict):
         created = versions[0].get("created")
@@ -94,7 +94,7 @@ def _oai_date(rec: dict) -> str | None:
     return iso_date(rec.get("update_date"))
 
 
-def _oai_authors(rec: dict) -> list[str]:
+def _oai_authors(rec: Record) -> list[str]:
     parsed = rec.get("authors_parsed")
     if isinstance(parsed, list) and parsed:
         names = []
@@ -118,7 +118,7 @@ def load_arxiv(writer: Writer, records: Records, stats: SourceStats) -> None:
     ``authors``/``authors_parsed``, ``abstract``, ``doi`` (lower-cased),
     ``versions[0].created`` (RFC 2822 date → published; else ``update_date``).
     """
-    def handle(rec: dict) -> bool:
+    def handle(rec: Record) -> bool:
         arxiv_id = keys.normalize_arxiv_id(text(rec, "id", required=True))
         if not arxiv_id:
             raise BadRecord("'id' is not an arXiv id")

@@ -39,12 +39,13 @@ import itertools
 import json
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any
+from typing import cast
 
 import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
+from catalog.db.json_types import JsonValue
 from catalog.importer import limits
 from catalog.importer.sources import Source, SourceError
 from catalog.importer.stats import SourceStats
@@ -202,17 +203,18 @@ def detect(path: Path) -> Source:
 
 
 # -- value conversion -------------------------------------------------------------------------
-def _json(value: str) -> Any:
+def _json(value: str) -> JsonValue:
     try:
         limits.check_json(value.encode("utf-8"))  # json.loads recurses: bound the depth first
-        return json.loads(value)
+        decoded: JsonValue = json.loads(value)
+        return decoded
     except limits.LimitError as exc:
         raise _BadValue(f"JSON text refused ({exc})") from None
     except ValueError as exc:
         raise _BadValue(f"invalid JSON text ({exc})") from None
 
 
-def _plain(value: Any) -> Any:
+def _plain(value: object) -> object:
     """A deep field as the JSON dump has it: JSON text decoded, key/value lists as dicts."""
     if isinstance(value, str):
         stripped = value.lstrip()
@@ -229,7 +231,7 @@ def _plain(value: Any) -> Any:
     return value
 
 
-def _as_list(value: Any) -> Any:
+def _as_list(value: object) -> object:
     if isinstance(value, str):
         return _json(value)
     return value
@@ -238,7 +240,7 @@ def _as_list(value: Any) -> Any:
 _EPOCH = dt.datetime(1970, 1, 1, tzinfo=dt.UTC)
 
 
-def date_text(value: Any) -> Any:
+def date_text(value: object) -> object:
     """``YYYY-MM-DD`` of a date given as date/datetime or epoch number; strings as they are."""
     if isinstance(value, dt.datetime | dt.date):
         return value.isoformat()[:10]
@@ -255,7 +257,7 @@ def date_text(value: Any) -> Any:
     return value
 
 
-def _int(value: Any) -> Any:
+def _int(value: object) -> object:
     if isinstance(value, float) and value.is_integer():
         return int(value)
     if isinstance(value, str) and value.strip().lstrip("-").isdigit():
@@ -263,7 +265,7 @@ def _int(value: Any) -> Any:
     return value
 
 
-def _bool(value: Any) -> Any:
+def _bool(value: object) -> object:
     if isinstance(value, str):
         return {"true": True, "false": False}.get(value.strip().lower(), value)
     return value
@@ -285,34 +287,34 @@ def _project(arr: pa.Array, keep: tuple[str, ...]) -> pa.Array:
         return arr
 
 
-def _py(arr: pa.Array) -> list[Any]:
+def _py(arr: pa.Array) -> list[object]:
     """``arr.to_pylist()``, several times faster for strings, lists and structs (whose
     children are converted whole, then cut by offsets), the shapes the big shards hold."""
     t = arr.type
     if pa.types.is_string(t) or pa.types.is_large_string(t):
-        return arr.to_numpy(zero_copy_only=False).tolist()
+        return cast("list[object]", arr.to_numpy(zero_copy_only=False).tolist())
     if pa.types.is_list(t) or pa.types.is_large_list(t):
         offsets = arr.offsets.to_numpy().tolist()  # absolute positions in arr.values
         values = _py(arr.values)
-        out: list[Any] = [values[a:b] for a, b in itertools.pairwise(offsets)]
+        out: list[object] = [values[a:b] for a, b in itertools.pairwise(offsets)]
     elif pa.types.is_struct(t) and arr.offset == 0 and t.num_fields:
         names = t.names
         out = [dict(zip(names, row, strict=True))
                for row in zip(*(_py(arr.field(i)) for i in range(t.num_fields)), strict=True)]
     else:
-        return arr.to_pylist(maps_as_pydicts="lossy")
+        return cast("list[object]", arr.to_pylist(maps_as_pydicts="lossy"))
     if arr.null_count:
         for position in pc.indices_nonzero(arr.is_null()).to_pylist():
             out[position] = None
     return out
 
 
-def _column(kind: str, name: str, arr: pa.Array) -> list[Any]:
+def _column(kind: str, name: str, arr: pa.Array) -> list[object]:
     """One batch column as Python values in the JSON dump's shape."""
     shape = COLUMNS[kind][name]
     t = arr.type
     if shape == _DATE and (pa.types.is_timestamp(t) or pa.types.is_date(t)):
-        return pc.strftime(arr, format="%Y-%m-%d").to_pylist()
+        return cast("list[object]", pc.strftime(arr, format="%Y-%m-%d").to_pylist())
     if (kind, name) in _KEEP_FIELDS:
         arr = _project(arr, _KEEP_FIELDS[(kind, name)])
     if kind == "evaluations" and name in ("datasets", "subtasks") and _is_list(t):
@@ -325,7 +327,8 @@ def _column(kind: str, name: str, arr: pa.Array) -> list[Any]:
     if shape == _BOOL and _is_text(t):
         return [_bool(v) for v in values]
     if shape in (_LIST, _OBJECT) and _is_text(t):
-        return [_Deferred(v) if v is not None else None for v in values]
+        texts = cast("list[str | None]", values)  # a text column: strings and nulls
+        return [_Deferred(v) if v is not None else None for v in texts]
     return values
 
 
@@ -339,7 +342,7 @@ class _Deferred:
 
 
 # -- leaderboards: wide metric structs, read column by column ---------------------------------
-class _StructMetrics(dict):
+class _StructMetrics(dict[str, object]):
     """Metrics read from a struct: field order is the file's, re-ordered by the table."""
 
 
@@ -387,9 +390,9 @@ def _rows_at(arr: pa.Array, path: tuple[str, ...]) -> pa.Array:
     return arr
 
 
-def _struct_dicts(arr: pa.StructArray) -> list[Any]:
+def _struct_dicts(arr: pa.StructArray) -> list[_StructMetrics | None]:
     """Per element: the non-null fields of a struct as a dict (None for a null struct)."""
-    out: list[Any] = [_StructMetrics() for _ in range(len(arr))]
+    out: list[_StructMetrics | None] = [_StructMetrics() for _ in range(len(arr))]
     for index, field in enumerate(arr.type):
         child = arr.field(index)
         if child.null_count == len(child):
@@ -406,10 +409,10 @@ def _struct_dicts(arr: pa.StructArray) -> list[Any]:
     return out
 
 
-def _attach(value: Any, t: pa.DataType, path: tuple[str, ...], metrics: Iterator[Any]) -> None:
+def _attach(value: object, t: pa.DataType, path: tuple[str, ...], metrics: Iterator[object]) -> None:
     """Give the row dicts at ``path`` (in Arrow's flattening order) their metrics back."""
     if _is_list(t):
-        for item in value or ():
+        for item in value if isinstance(value, list) else ():  # a list, or None for a null list
             _attach(item, t.value_type, path, metrics)
         return
     if not path:
@@ -421,7 +424,7 @@ def _attach(value: Any, t: pa.DataType, path: tuple[str, ...], metrics: Iterator
         _attach(value.get(path[0]), t.field(path[0]).type, path[1:], metrics)
 
 
-def _leaderboards(arr: pa.Array) -> list[Any]:
+def _leaderboards(arr: pa.Array) -> list[object]:
     paths = _row_paths(arr.type)
     if not paths:
         return _py(arr)
@@ -437,7 +440,7 @@ def _leaderboards(arr: pa.Array) -> list[Any]:
 
 
 # -- evaluation-tables records: the deep fields in the dump's shape ---------------------------
-def _metrics(value: Any, names: list[Any]) -> Any:
+def _metrics(value: object, names: list[object]) -> object:
     if isinstance(value, _StructMetrics):
         ordered = {name: value[name] for name in names if isinstance(name, str) and name in value}
         ordered.update(value)
@@ -445,7 +448,7 @@ def _metrics(value: Any, names: list[Any]) -> Any:
     return _plain(value)
 
 
-def _dataset(rec: Any) -> Any:
+def _dataset(rec: object) -> object:
     rec = _plain(rec)
     if not isinstance(rec, dict):
         return rec
@@ -468,7 +471,7 @@ def _dataset(rec: Any) -> Any:
     return rec
 
 
-def _task(rec: Any) -> Any:
+def _task(rec: object) -> object:
     rec = _plain(rec)
     if not isinstance(rec, dict):
         return rec
@@ -481,7 +484,7 @@ def _task(rec: Any) -> Any:
     return rec
 
 
-def _finish(kind: str, record: dict) -> Any:
+def _finish(kind: str, record: dict[str, object]) -> object:
     for key, value in record.items():
         if isinstance(value, _Deferred):
             record[key] = _json(value.text)
@@ -508,7 +511,7 @@ def _failing_column(path: Path, columns: list[str]) -> str | None:
     return None
 
 
-def iter_records(source: Source, stats: SourceStats) -> Iterator[tuple[int, Any, _RowCounter]]:
+def iter_records(source: Source, stats: SourceStats) -> Iterator[tuple[int, object, _RowCounter]]:
     """Yield ``(row_number, record, counter)`` for each row of a parquet shard.
 
     A row whose deep field is not valid JSON text is yielded as a :class:`ValueError`
@@ -541,10 +544,11 @@ def iter_records(source: Source, stats: SourceStats) -> Iterator[tuple[int, Any,
             for row in zip(*values, strict=True):
                 number += 1
                 counter.position = number
-                record: Any = dict(zip(columns, row, strict=True))
+                fields: dict[str, object] = dict(zip(columns, row, strict=True))
+                record: object = fields
                 if finish:
                     try:
-                        record = _finish(kind, record)
+                        record = _finish(kind, fields)
                     except _BadValue as exc:
                         record = ValueError(str(exc))
                 yield number, record, counter

@@ -9,18 +9,19 @@ Rule (documented for users in the importer docstring):
 * Direction: :func:`metric_rules.metric_direction`, the one rule the MCP layer
   reports too; **lower is better** when it says ``lower``, otherwise (``higher``
   or ``unknown``) **higher is better**.
-* Values are parsed like the CLI does (docs/cli-contract.md §3.5): strip, drop ``,``
-  and a trailing ``%``, then float. Rows without a numeric value get
-  ``best_rank = NULL``.
+* Values are parsed by the CLI's parser, :func:`metric_rules.metric_magnitude`
+  (docs/cli-contract.md §3.5): strip, drop ``,`` and a trailing ``%``, then a finite
+  float, or a count with a K/M/B/G/T suffix. Rows without a value get ``best_rank = NULL``.
 * Ranks are "competition" ranks: equal values share a rank and the next rank
   skips (1, 1, 3).
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 
 from metric_rules import is_size_metric, metric_direction
+from metric_rules import metric_magnitude as metric_value
 
 __all__ = ["competition_ranks", "is_size_metric", "lookup", "lower_is_better", "metric_value",
            "ranking_metric"]
@@ -39,24 +40,7 @@ def ranking_metric(metrics: Sequence[object]) -> str | None:
     return next((m for m in metrics if isinstance(m, str) and m), None)
 
 
-def metric_value(value: object) -> float | None:
-    """Numeric value of a metric as given (number or numeric string), else None."""
-    if isinstance(value, bool):
-        return None
-    if isinstance(value, (int, float)):
-        return float(value)
-    if isinstance(value, str):
-        text = value.strip().replace(",", "")
-        if text.endswith("%"):
-            text = text[:-1]
-        try:
-            return float(text)
-        except ValueError:
-            return None
-    return None
-
-
-def lookup(metrics: dict, name: str) -> object:
+def lookup(metrics: Mapping[str, object], name: str) -> object:
     """Case-insensitive metric lookup (exact name first)."""
     if name in metrics:
         return metrics[name]

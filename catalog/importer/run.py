@@ -14,15 +14,18 @@ import time
 from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, TextIO, cast
+from typing import TYPE_CHECKING, NoReturn, Protocol, TextIO, cast
 
-from catalog import provenance, schema, vectors
-from catalog.importer import dumps, others
+from catalog.db import provenance, schema
+from catalog.db.bulk import BulkLoad, is_empty
+from catalog.importer import dumps, embed, others
 from catalog.importer import sources as srcs
 from catalog.importer.extras import load_extras
 from catalog.importer.stats import SourceStats
 from catalog.importer.writer import Writer
-from catalog.schema_bulk import BulkLoad, is_empty
+
+if TYPE_CHECKING:
+    from tqdm import tqdm
 
 logger = logging.getLogger(__name__)
 
@@ -32,13 +35,20 @@ _LOADERS = {"papers": dumps.load_papers, "links": dumps.load_links,
             "evaluations": dumps.load_evaluations, "arxiv": others.load_arxiv}
 
 
+class _Counter(Protocol):
+    """Where a source's reader is: bytes read (a JSON source) or rows read (a parquet shard)."""
+
+    @property
+    def position(self) -> int: ...
+
+
 class _Progress:
     """tqdm bar on a terminal (over source bytes; over rows for a parquet shard, whose row
     count the footer gives, so the bar has a rate and an ETA); plain lines otherwise."""
 
     def __init__(self, out: TextIO, source: srcs.Source) -> None:
         self.out, self.source = out, source
-        self.bar: Any = None
+        self.bar: tqdm[NoReturn] | None = None
         isatty = getattr(out, "isatty", None)
         if callable(isatty) and isatty():
             from tqdm import tqdm
@@ -54,7 +64,7 @@ class _Progress:
             print(f"importing {source.path} ({source.kind}, {source.format}{rows})", file=out,
                   flush=True)
 
-    def track(self, items: Iterator[tuple[int, Any, Any]]) -> Iterator[tuple[int, Any]]:
+    def track(self, items: Iterator[tuple[int, object, _Counter]]) -> Iterator[tuple[int, object]]:
         """Re-yield ``(number, record)`` while updating the progress display."""
         for number, record, counter in items:
             if number % 2000 == 0:
@@ -157,7 +167,7 @@ def run_import(db: Path, sources: list[Path], *, out: TextIO, quiet: bool = Fals
     Sources are imported in dependency order (papers, methods, datasets,
     evaluation tables, links, arXiv metadata, Markdown, extras), each in one
     transaction, into a temporary copy that replaces ``db`` atomically.
-    The copy is loaded in the bulk-load mode of :mod:`catalog.schema_bulk`
+    The copy is loaded in the bulk-load mode of :mod:`catalog.db.bulk`
     (no FTS triggers; on a first import no secondary indexes either); indexes,
     ``papers_fts`` and the triggers are rebuilt in the last transaction,
     before the swap. Progress (a bar on a terminal, a line per stage otherwise)
@@ -192,7 +202,7 @@ def _run_import(db: Path, sources: list[Path], out: TextIO, quiet: bool) -> int:
     started = time.perf_counter()
     temp: Path | None = None
     conn: sqlite3.Connection | None = None
-    pending: vectors.PendingVectors | None = None
+    pending: embed.PendingVectors | None = None
     try:
         paths = [found for p in sources for found in srcs.expand(Path(p))]
         detected = sorted(map(_detect, paths), key=lambda s: srcs.KIND_ORDER[s.kind])
@@ -208,7 +218,7 @@ def _run_import(db: Path, sources: list[Path], out: TextIO, quiet: bool) -> int:
         conn.execute("PRAGMA foreign_keys=OFF")  # ids are assigned and checked by the Writer
         conn.execute("PRAGMA cache_size=-65536")
         schema.migrate(conn)
-        # Bulk-load mode (catalog.schema_bulk): no FTS trigger per paper row and, on a
+        # Bulk-load mode (catalog.db.bulk): no FTS trigger per paper row and, on a
         # first import, no index updates per row; rebuilt once at the end instead.
         # Safe because only this process sees the temp copy until the atomic swap.
         bulk = BulkLoad(conn)
@@ -223,7 +233,10 @@ def _run_import(db: Path, sources: list[Path], out: TextIO, quiet: bool) -> int:
             all_stats.append(stats)
         # The finishing stages take minutes at the archive's size: one line each, so a log
         # (or a terminal, once the bars are gone) shows where the import is.
-        stage = (lambda text: None) if quiet else (lambda text: print(text, file=out, flush=True))
+        def stage(text: str) -> None:
+            if not quiet:
+                print(text, file=out, flush=True)
+
         conn.execute("BEGIN")
         stage("ranking leaderboards")
         writer.rank_new_boards()  # by row id, before the indexes exist: no index upkeep
@@ -236,7 +249,7 @@ def _run_import(db: Path, sources: list[Path], out: TextIO, quiet: bool) -> int:
         stage(f"recording provenance (sha256 of {len(detected)} sources)")
         provenance.record_import(conn, list(zip(detected, all_stats, strict=True)))
         conn.execute("COMMIT")
-        pending = vectors.build_vectors(conn, db, out=out, quiet=quiet)  # semantic index, stamped into the copy
+        pending = embed.build_vectors(conn, db, out=out, quiet=quiet)  # semantic index, stamped into the copy
         conn.execute("PRAGMA journal_mode=DELETE")
         conn.close()
         conn = None

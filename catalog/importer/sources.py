@@ -30,12 +30,16 @@ import zlib
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, TYPE_CHECKING
 
 import ijson
 
+from catalog.db.json_types import JsonObject, JsonValue
 from catalog.importer import limits
 from catalog.importer.limits import JsonGuard, LimitError, check_json
+
+if TYPE_CHECKING:
+    from _typeshed import WriteableBuffer
 
 KINDS = ("papers", "methods", "datasets", "evaluations", "links", "arxiv", "markdown", "extras")
 # Import order: entities referenced by later kinds come first.
@@ -95,9 +99,10 @@ class CountingReader(io.RawIOBase):
     def readable(self) -> bool:
         return True
 
-    def readinto(self, buffer: Any) -> int:
-        data = self._raw.read(len(buffer))
-        buffer[: len(data)] = data
+    def readinto(self, buffer: WriteableBuffer) -> int:
+        view = memoryview(buffer)
+        data = self._raw.read(len(view))
+        view[: len(data)] = data
         self.position += len(data)
         return len(data)
 
@@ -159,7 +164,7 @@ def _fail(path: Path, counter: CountingReader, record: int, exc: BaseException) 
         f"{path}: invalid data at byte {counter.position} (record {record}): {reason}")
 
 
-def iter_array(path: Path) -> Iterator[tuple[int, Any, CountingReader]]:
+def iter_array(path: Path) -> Iterator[tuple[int, object, CountingReader]]:
     """Yield ``(record_number, record, counter)`` for each element of a JSON array file.
 
     Raises:
@@ -185,7 +190,7 @@ def iter_array(path: Path) -> Iterator[tuple[int, Any, CountingReader]]:
         raise _fail(path, counter, number + 1, exc) from None
 
 
-def iter_lines(path: Path) -> Iterator[tuple[int, Any, CountingReader]]:
+def iter_lines(path: Path) -> Iterator[tuple[int, object, CountingReader]]:
     """Yield ``(line_number, parsed_or_error, counter)`` for a JSON-lines file.
 
     A line that is not valid JSON yields a :class:`ValueError` instance as the
@@ -222,7 +227,7 @@ def iter_lines(path: Path) -> Iterator[tuple[int, Any, CountingReader]]:
         raise _fail(path, counter, number + 1, exc) from None
 
 
-def load_object(path: Path) -> dict:
+def load_object(path: Path) -> JsonObject:
     """Parse a small whole-JSON-object file (catalog-extras.json).
 
     Raises:
@@ -237,7 +242,7 @@ def load_object(path: Path) -> dict:
                 raise LimitError(f"the file is larger than {limits.MAX_OBJECT_BYTES} bytes",
                                  limits.MAX_OBJECT_BYTES)
             check_json(raw)
-            data = json.loads(raw.decode("utf-8"))
+            data: JsonValue = json.loads(raw.decode("utf-8"))
     except LimitError as exc:
         raise _refuse(path, exc, exc.offset, 1) from None
     except json.JSONDecodeError as exc:
@@ -256,7 +261,7 @@ def _first_byte(stream: IO[bytes]) -> bytes:
     return stripped[:1]
 
 
-def _kind_of_record(record: Any) -> str | None:
+def _kind_of_record(record: object) -> str | None:
     if not isinstance(record, dict):
         return None
     keys = set(record)

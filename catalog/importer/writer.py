@@ -18,12 +18,12 @@ import json
 import logging
 import operator
 import sqlite3
-from collections.abc import Iterable, Sequence
-from typing import Any
+from collections.abc import Iterable, Mapping, Sequence
+from typing import TypeAlias
 
 import orjson
 
-from catalog import schema
+from catalog.db import schema
 from catalog.importer.boards import Boards
 from catalog.importer.derived import update_derived
 
@@ -50,7 +50,18 @@ _EVAL_PARAMS = operator.itemgetter(*EVAL_COLS)
 _EVAL_DEFAULTS = dict.fromkeys(EVAL_COLS)
 
 
-def _dumps(value: Any) -> str:
+Fields: TypeAlias = Mapping[str, object]
+"""Column -> value of one row a loader hands over (values go to SQLite; lists and dicts as JSON)."""
+EvalKey: TypeAlias = tuple[int, int, str, str, str, str, str, str]
+"""The natural key of an evaluation row (:func:`eval_key`)."""
+
+
+def _text(value: object) -> str | None:
+    """``value`` when it is a string (the loaders hand over strings or None), else None."""
+    return value if isinstance(value, str) else None
+
+
+def _dumps(value: object) -> str:
     """Compact JSON text (non-ASCII kept), as ``json.dumps(separators=(",", ":"))`` gives."""
     try:
         return orjson.dumps(value).decode()  # several times faster than the stdlib encoder
@@ -73,7 +84,7 @@ _EVAL_INSERT = _insert_sql("evaluations", ("task_id", "dataset_id") + EVAL_COLS)
 
 def eval_key(task_id: int, dataset_id: int, model_name: str, paper_url: str | None,
              paper_title: str | None, harness: str | None, split: str | None,
-             methodology: str | None) -> tuple:
+             methodology: str | None) -> EvalKey:
     """Natural key of an evaluation row (stable across re-imports)."""
     return (task_id, dataset_id, model_name.strip().casefold(), paper_url or "",
             "" if paper_url else (paper_title or "").strip().casefold(),
@@ -85,7 +96,7 @@ class Writer:
 
     def __init__(self, conn: sqlite3.Connection) -> None:
         self.conn = conn
-        self._pending: dict[str, list[tuple]] = {}
+        self._pending: dict[str, list[tuple[object, ...]]] = {}
         self._pending_count = 0
         # True once a paper's title, abstract or authors may have changed: the import
         # runs without the FTS triggers and must then rebuild papers_fts (run.py).
@@ -100,9 +111,9 @@ class Writer:
     def _slug_map(self, table: str) -> dict[str, int]:
         return {slug: rid for rid, slug in self.conn.execute(f"SELECT id, slug FROM {table}")}
 
-    def _next_id(self, table: str) -> itertools.count:
+    def _next_id(self, table: str) -> itertools.count[int]:
         top = self.conn.execute(f"SELECT coalesce(max(id), 0) FROM {table}").fetchone()[0]
-        return itertools.count(top + 1)
+        return itertools.count(int(top) + 1)
 
     def _load_keys(self) -> None:
         c = self.conn
@@ -132,14 +143,14 @@ class Writer:
             "SELECT id, arxiv_id FROM external_metadata WHERE source = 'arxiv'")}
         # A dump may hold several rows with one natural key (e.g. one model on two data
         # variants); they are told apart by their order of appearance in the source.
-        self.evaluations: dict[tuple, list[int]] = {}
+        self.evaluations: dict[EvalKey, list[int]] = {}
         for row in c.execute("SELECT id, task_id, dataset_id, model_name, paper_url, paper_title, "
                              "harness, split, methodology FROM evaluations ORDER BY id"):
             self.evaluations.setdefault(eval_key(*row[1:]), []).append(row[0])
         self.boards = Boards(key[:2] for key in self.evaluations)
         # (entity_type, entity_id) with aliases stored before this import: replaced, not merged
         self._stored_aliases = set(c.execute("SELECT DISTINCT entity_type, entity_id FROM entity_aliases"))
-        self._seen: dict[tuple, int] = {}
+        self._seen: dict[EvalKey, int] = {}
         self._linked: set[tuple[str, int, int]] = set()
         # (table, raw name) -> id for names loaders resolve over and over (tasks, methods)
         self.by_name: dict[tuple[str, str], int] = {}
@@ -153,7 +164,7 @@ class Writer:
         self._seen = {}
 
     # -- statement queue ------------------------------------------------------
-    def queue(self, sql: str, params: tuple) -> None:
+    def queue(self, sql: str, params: tuple[object, ...]) -> None:
         """Queue one statement; equal statements run together as one executemany."""
         self._pending.setdefault(sql, []).append(params)
         self._pending_count += 1
@@ -182,9 +193,10 @@ class Writer:
             return True
         return False
 
-    def reference(self, table: str, slug: str, fields: dict[str, Any]) -> int:
+    def reference(self, table: str, slug: str, fields: Fields) -> int:
         """Id of the slug-keyed row ``slug``; created as a stub from ``fields`` when missing."""
-        rid = getattr(self, table).get(slug)
+        mapping: dict[str, int] = getattr(self, table)
+        rid = mapping.get(slug)
         if rid is not None:
             return rid
         rid, _ = self.upsert_simple(table, slug, fields)
@@ -192,7 +204,7 @@ class Writer:
         return rid
 
     # -- simple slug entities -------------------------------------------------
-    def upsert_simple(self, table: str, slug: str, fields: dict[str, Any]) -> tuple[int, bool]:
+    def upsert_simple(self, table: str, slug: str, fields: Fields) -> tuple[int, bool]:
         """Upsert a slug-keyed row (areas, conferences, datasets, methods, organizations,
         frameworks); ``fields`` maps column → value (None keeps the stored value).
         Returns (id, created); created is also true for a stub of this import filled now."""
@@ -276,14 +288,14 @@ class Writer:
             return rid
         return None
 
-    def upsert_paper(self, fields: dict[str, Any], *, stub: bool = False) -> tuple[int, bool]:
+    def upsert_paper(self, fields: Fields, *, stub: bool = False) -> tuple[int, bool]:
         """Upsert a paper keyed by ``arxiv_id``, else ``slug``.
 
         ``fields`` uses the papers column names (``authors`` a list). A ``stub``
         (a paper only named by a leaderboard row or a link) never overwrites an
         existing paper. Returns (id, created).
         """
-        arxiv_id, slug = fields.get("arxiv_id"), fields.get("slug")
+        arxiv_id, slug = _text(fields.get("arxiv_id")), _text(fields.get("slug"))
         rid = self.find_paper(arxiv_id, slug)
         if rid is None and arxiv_id and slug and slug in self.papers_by_slug:
             self.kept_apart += 1  # a new paper beside the slug's, which has another arXiv id
@@ -314,13 +326,13 @@ class Writer:
         if arxiv_id:
             self.papers_by_arxiv[arxiv_id] = rid
             self._mark_arxiv(rid)
-        if fields.get("slug"):
-            self.papers_by_slug.setdefault(fields["slug"], rid)
-        if authors:
+        if slug:
+            self.papers_by_slug.setdefault(slug, rid)
+        if authors and isinstance(authors, list):
             self._link_authors(rid, authors, replace=not new_row)
         return rid, created
 
-    def update_paper(self, paper_id: int, fields: dict[str, Any]) -> None:
+    def update_paper(self, paper_id: int, fields: Fields) -> None:
         """Update some columns of an existing paper (None values keep the stored ones)."""
         cols = tuple(c for c in sorted(fields) if fields[c] is not None)
         if _FTS_COLS.intersection(cols):
@@ -398,12 +410,13 @@ class Writer:
                    "VALUES (?, ?, ?)", (paper_id, markdown, schema.content_version(markdown)))
         return created
 
-    def upsert_external(self, fields: dict[str, Any]) -> bool:
+    def upsert_external(self, fields: Fields) -> bool:
         """Upsert an arXiv external-metadata record keyed by arxiv_id; returns created."""
         cols = ("source", "arxiv_id", "doi", "hf_id", "title", "normalized_title", "title_prefix",
                 "authors", "abstract", "published", "links")
-        row = dict(fields, source="arxiv", normalized_title=schema.normalize_title(fields["title"]),
-                   title_prefix=schema.title_prefix(fields["title"]),
+        title = str(fields["title"])
+        row = dict(fields, source="arxiv", normalized_title=schema.normalize_title(title),
+                   title_prefix=schema.title_prefix(title),
                    authors=_dumps(fields.get("authors") or []),
                    links=_dumps(fields.get("links") or []))
         values = tuple(row.get(c) for c in cols)
@@ -417,13 +430,13 @@ class Writer:
         return False
 
     # -- evaluations ----------------------------------------------------------
-    def upsert_evaluation(self, task_id: int, dataset_id: int, row: dict[str, Any]) -> bool:
+    def upsert_evaluation(self, task_id: int, dataset_id: int, row: Fields) -> bool:
         """Upsert one leaderboard row (``row`` uses evaluations column names; ``metrics`` a
         dict). Returns created. The (task, dataset) board is re-ranked in :meth:`finish`."""
-        key = eval_key(task_id, dataset_id, row["model_name"], row.get("paper_url"),
-                       row.get("paper_title"), row.get("harness"), row.get("split"),
-                       row.get("methodology"))
-        params = list(_EVAL_PARAMS(_EVAL_DEFAULTS | row))  # hot path: C-level column pick
+        key = eval_key(task_id, dataset_id, str(row["model_name"]), _text(row.get("paper_url")),
+                       _text(row.get("paper_title")), _text(row.get("harness")), _text(row.get("split")),
+                       _text(row.get("methodology")))
+        params = list(_EVAL_PARAMS({**_EVAL_DEFAULTS, **row}))  # hot path: C-level column pick
         if params[_METRICS] is not None:
             params[_METRICS] = _dumps(params[_METRICS])
         for index in _FLAGS:
@@ -439,7 +452,9 @@ class Writer:
             return False
         rid = next(self.ids["evaluations"])
         stored.append(rid)
-        self.boards.inserted((task_id, dataset_id), rid, row.get("metrics"), row.get("best_metric"))
+        metrics = row.get("metrics")
+        self.boards.inserted((task_id, dataset_id), rid, metrics if isinstance(metrics, dict) else None,
+                             _text(row.get("best_metric")))
         if params[_METRICS] is None:
             params[_METRICS] = "{}"
         self.queue(_EVAL_INSERT, (rid, task_id, dataset_id, *params))

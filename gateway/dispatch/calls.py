@@ -13,7 +13,7 @@ Admission is one of two values, never both:
   lease an admitted call holds is given back when the dispatcher returns.
 
 Every refusal and every answer over the response bound is counted in
-``pwc_mcp_rejections_total`` here.
+``pwc_mcp_limit_rejections_total`` here.
 """
 
 from __future__ import annotations

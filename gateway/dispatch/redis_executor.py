@@ -21,7 +21,7 @@ Outcomes (`pwc_mcp_core.runtime.dispatch`; each surface maps them to its wire sh
   again within ``HEARTBEAT_INTERVAL_S``), then `Unavailable`; at most ``max_backlog`` calls
   wait so;
 * no reply before ``call.deadline`` → `TimedOut`;
-* a reply over ``max_response_bytes`` (or the worker's ``queue.TOO_LARGE``) → `TooLarge`;
+* a reply over ``max_response_bytes`` (or the worker's ``TooLarge.REPLY``) → `TooLarge`;
 * the call's Stream entry vanished without a reply (Redis lost data: ``FLUSHALL``, a
   restart without persistence, a failover to a lagging replica) → queued again, up to
   ``_MAX_REQUEUES`` times (every tool is read-only and idempotent), then `Unavailable`
@@ -71,6 +71,7 @@ from pwc_mcp_core.runtime.dispatch import (
     Outcome,
     PoolState,
     Refused,
+    TooLarge,
     Unavailable,
     bounded,
 )
@@ -250,7 +251,7 @@ class RedisExecutor:
         # A reply: the worker released the lease in the same round trip.
         if self._observe is not None:
             self._observe(time.monotonic() - started)
-        return TOO_LARGE if answered == queue.TOO_LARGE else bounded(answered, self._max_response_bytes)
+        return TOO_LARGE if answered == TooLarge.REPLY else bounded(answered, self._max_response_bytes)
 
     async def _wait_for_worker(self, deadline: float) -> bool:
         """Whether a worker is live, waiting up to ``deadline`` (unix s) for one to register

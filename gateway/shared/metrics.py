@@ -35,6 +35,7 @@ from prometheus_client import (
 )
 
 import pwc_mcp_core.runtime.cache_metrics  # noqa: F401  (registers the cache and upstream counters)
+from pwc_mcp_core.runtime.core_settings import DEFAULT_MAX_BODY_BYTES
 
 __all__ = ["CONTENT_TYPE", "observe_call", "observe_queue_wait", "observe_request", "record_rejection", "render",
            "set_busy_workers", "set_live_workers", "set_queue_depth", "set_worker_threads"]
@@ -46,7 +47,7 @@ REQUESTS = Counter("pwc_mcp_requests", "POST /mcp requests by classified tool, H
 REQUEST_SECONDS = Histogram("pwc_mcp_request_seconds", "POST /mcp latency in seconds", ["tool"],
                             buckets=(0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 25, 60))
 RESPONSE_BYTES = Histogram("pwc_mcp_response_bytes", "POST /mcp response body size in bytes",
-                           buckets=(256, 1024, 4096, 16384, 65536, 262144, 1048576, 2097152))
+                           buckets=(256, 1024, 4096, 16384, 65536, 262144, 1048576, DEFAULT_MAX_BODY_BYTES))
 LIMIT_REJECTIONS = Counter("pwc_mcp_limit_rejections", "Requests refused by admission, by kind",
                            ["kind"])
 QUEUE_WAIT_SECONDS = Histogram("pwc_mcp_executor_queue_wait_seconds",

@@ -3,7 +3,9 @@
 Sections: endpoint, the data the catalog serves, copy-paste configurations (Streamable HTTP, stdio, Claude Desktop,
 VS Code, MCP Inspector, curl), protocol versions, limits, resources, resource templates
 and prompts, the other surfaces (REST JSON with its OpenAPI document, legacy HTTP+SSE),
-then every tool with a parameter table, one example call and its schemas.
+an example leaderboard chart (what ``get_sota_history`` returns for the sample ImageNet board,
+inlined as a ``data:`` image from ``gateway/static``), then every tool with a parameter table,
+one example call and its schemas.
 
 The page is the Jinja2 template ``templates/docs.html.j2`` rendered with autoescape on:
 every value from the document is HTML-escaped, in text and in attributes alike; literal
@@ -12,13 +14,18 @@ markup lives only in the template. The page has no script.
 
 from __future__ import annotations
 
+import base64
+import functools
 import json
 from collections.abc import Mapping, Sequence
+from importlib import resources
 from typing import Final
 
 import jinja2
 
-__all__ = ["parameter_rows", "render_html"]
+from pwc_mcp_core.tools.apps import TOOL_VIEWS
+
+__all__ = ["EXAMPLE_CHART_CALL", "example_chart", "parameter_rows", "render_html"]
 
 _LIMIT_LABELS: Final[Mapping[str, str]] = {
     "requests_per_minute": "Requests per client per minute",
@@ -120,6 +127,17 @@ _ENVIRONMENT.globals.update(curl=_curl, example_call=_example_call, parameter_ro
 _TEMPLATE: Final = _ENVIRONMENT.get_template("docs.html.j2")
 
 
+EXAMPLE_CHART_CALL: Final[tuple[str, Mapping[str, str]]] = ("get_sota_history", {"benchmark": "ImageNet"})
+"""The call whose chart ``static/sota-history-imagenet.png`` is, on the bundled sample catalog."""
+
+
+@functools.cache
+def example_chart() -> str:
+    """The example chart as a ``data:`` URI, so the page stays one self-contained document."""
+    png = resources.files("gateway").joinpath("static", "sota-history-imagenet.png").read_bytes()
+    return "data:image/png;base64," + base64.b64encode(png).decode("ascii")
+
+
 def render_html(doc: Mapping[str, object]) -> str:
     """The whole page for a docs document (`docs.docs_document` plus the per-request fields)."""
     endpoint_url = str(doc.get("endpoint_url") or doc.get("endpoint", "/mcp"))
@@ -141,4 +159,7 @@ def render_html(doc: Mapping[str, object]) -> str:
         resource_templates=_sequence(doc.get("resource_templates")),
         prompts=_sequence(doc.get("prompts")),
         tools=_sequence(doc.get("tools")),
+        chart_src=example_chart(),
+        chart_call={"name": EXAMPLE_CHART_CALL[0], "arguments": dict(EXAMPLE_CHART_CALL[1])},
+        apps_view=TOOL_VIEWS.get(EXAMPLE_CHART_CALL[0], ""),
     )

@@ -10,7 +10,7 @@
 
 A call answers 200 with the tool's ``structuredContent`` (plus ``images``, each
 ``{"mimeType", "data"}`` with base64 data, when the result has image content: the
-``get_sota_history`` chart). A failure answers
+``get_sota_history`` and ``get_trends`` charts). A failure answers
 ``{"error": "<prefix>: <what was wrong and what to do>"}`` with the tool error prefixes
 of ``/mcp`` and a fitting status (:func:`status_for`): invalid_argument/ambiguous 422,
 a body that is not a JSON object 400, not_found (and an unknown tool) 404,
@@ -21,7 +21,7 @@ Admission is the ``/mcp`` admission, by calling :class:`gateway.admission.checks
 body bound (413), Host/Origin (421/403), identity, then every limit (a call holds a
 concurrency lease; listing is counted). The call is a ``tools/call`` `Call` run by the same
 `gateway.dispatch.calls.CallDispatch` as ``/mcp`` (Redis → workers, the limits checked in the
-enqueue script); its one `Outcome` becomes the REST answer through `_OUTCOME` below, never
+enqueue script); its one `Outcome` becomes the REST answer through `_outcome` below, never
 by reading a JSON-RPC envelope.
 One content-free line per request goes to ``pwc_mcp.requests`` (tool, status, latency,
 bytes, protocol ``rest``, version).
@@ -174,7 +174,8 @@ def _refused(decision: Decision) -> web.Response:
 
 def _with_images(result: JsonObject) -> JsonValue:
     """``structuredContent``, plus ``images`` (``[{"mimeType", "data"}]``, data base64) when the result
-    carries image content (``get_sota_history``'s chart): REST has no content list to put it in."""
+    carries image content (the ``get_sota_history`` and ``get_trends`` charts): REST has no content
+    list to put it in."""
     structured = result.get("structuredContent")
     content = result.get("content")
     images: list[JsonValue] = [{"mimeType": item.get("mimeType"), "data": item.get("data")}

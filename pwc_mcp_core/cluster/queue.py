@@ -45,7 +45,6 @@ from pwc_mcp_core.cluster.redis_pipe import RedisPipe, Reply, ScriptRunner, Sync
 __all__ = [
     "ADMITTED_BACKLOG_FULL",
     "GROUP",
-    "TOO_LARGE",
     "Job",
     "Liveness",
     "QueueFull",
@@ -80,9 +79,6 @@ Command: TypeAlias = tuple[str | bytes | int | float, ...]
 """One Redis command with its arguments, as `RedisPipe.execute_many` sends it."""
 StreamEntry: TypeAlias = tuple[bytes, dict[bytes, bytes] | None]
 """One Stream entry: its id and its fields (None or empty once deleted while pending)."""
-# Sent by a worker instead of a body over the 2 MiB response bound, so the oversized
-# body never crosses Redis; the gateway turns it into 503 ``response_too_large``.
-TOO_LARGE = b"!response-too-large"
 # admit_enqueue.lua's reply when the call was admitted (and counted) but the backlog is full.
 ADMITTED_BACKLOG_FULL = 501
 

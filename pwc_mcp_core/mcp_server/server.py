@@ -83,6 +83,7 @@ from pwc_mcp_core.protocol.versions import (
     LATEST_LEGACY_VERSION,
     MODERN_VERSIONS,
     PROTOCOL_VERSION_META_KEY,
+    RESOURCE_READ_TTL_MS,
     SUPPORTED_VERSIONS,
 )
 from pwc_mcp_core.runtime.call import Call
@@ -98,6 +99,7 @@ from pwc_mcp_core.runtime.dispatch import (
     refusal_of,
 )
 from pwc_mcp_core.tools import completion, prompts
+from pwc_mcp_core.tools.apps import TOOL_VIEWS, view_contents
 from pwc_mcp_core.tools.data_source import DataSource
 from pwc_mcp_core.tools.instructions import server_instructions
 
@@ -163,6 +165,7 @@ class McpServer:
             "legacy": legacy_static_bodies(tools_result),
             "modern": modern_static_bodies(tools_result),
         }
+        self._views = _view_bodies()
         self.data_source: DataSource | None = None
 
     def set_data_source(self, source: DataSource | None) -> None:
@@ -285,6 +288,10 @@ class McpServer:
             if method in _LIST_METHODS and params.get("cursor") is not None:
                 raise ProtocolError(INVALID_PARAMS, "Invalid cursor: every list fits one page")
             return Reply(200, splice_id(id_json, static), _JSON)
+        if method == "resources/read":
+            view = self._views[era].get(uri) if isinstance(uri := params.get("uri"), str) else None
+            if view is not None:  # an MCP Apps page: static, answered here without a worker
+                return Reply(200, splice_id(id_json, view), _JSON)
         if method in _EXECUTED:
             return Pending(self._call(era, method, params, protocol), id_json)
         if era == "legacy":
@@ -383,6 +390,17 @@ class McpServer:
         body = refusal_body(  # TooLarge
             "response_too_large", id_json=id_json, limit_bytes=self._settings.max_body_bytes)
         return Reply(REFUSALS["response_too_large"].status, body, _JSON)
+
+
+def _view_bodies() -> dict[str, dict[str, bytes]]:
+    """Era → ``ui://`` URI → the serialized ``resources/read`` result of that MCP Apps view."""
+    bodies: dict[str, dict[str, bytes]] = {"legacy": {}, "modern": {}}
+    for uri in set(TOOL_VIEWS.values()):
+        contents = view_contents(uri)
+        assert contents is not None  # every TOOL_VIEWS URI names a shipped page
+        bodies["legacy"][uri] = result_body(contents)
+        bodies["modern"][uri] = result_body(modern_result(contents, ttl_ms=RESOURCE_READ_TTL_MS))
+    return bodies
 
 
 def _arguments(message: object) -> object:

@@ -15,6 +15,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, fields, replace
 from typing import Final
 
+from pwc.transport import MAX_BYTES
 from pwc_mcp_core.cluster import redis_keys
 from pwc_mcp_core.cluster.redis_connect import RedisTarget, SentinelTarget, target_from_env
 from pwc_mcp_core.errors import ConfigError
@@ -44,14 +45,15 @@ _LOG_LEVELS: Final = ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")
 _HOST_PATTERN: Final = re.compile(r"^(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9](?:[A-Za-z0-9.-]*[A-Za-z0-9])?)(?::([0-9]{1,5}|\*))?$")
 _ORIGIN_PATTERN: Final = re.compile(r"^https?://(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9.-]+)(?::[0-9]{1,5})?$")
 _SECRET_FIELDS: Final = frozenset({"cursor_keys", "redis_url", "redis_sentinel"})
-DEFAULT_MAX_BODY_BYTES: Final = 2 * 1024 * 1024
 MIN_CURSOR_KEY_CHARS: Final = 32
 """Shortest cursor key accepted (README: ``openssl rand -hex 32`` gives 64 characters)."""
 DEFAULT_CHUNK_BYTES: Final = 8192
 """``read_paper``'s chunk: the least context an agent spends before it reaches a fact, each chunk
 within 8k tokens even in dense tables (BENCHMARKS.md "Reading agent"); read_paper caps any setting at 64 KiB."""
+DEFAULT_MAX_BODY_BYTES: Final = MAX_BYTES
 """The 2 MiB bound on request bodies, catalog responses and serialized MCP responses (seed
-"Safety and operations"); ``PWC_MCP_MAX_BODY_BYTES`` overrides it."""
+"Safety and operations"); ``PWC_MCP_MAX_BODY_BYTES`` overrides it. Defined once, as the CLI's
+catalog response cap ``pwc.transport.MAX_BYTES``."""
 Network = ipaddress.IPv4Network | ipaddress.IPv6Network
 
 

@@ -27,7 +27,7 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import Final, Protocol
+from typing import ClassVar, Final, Protocol
 
 from pwc_mcp_core.cluster.admission import AdmissionScript, Decision
 from pwc_mcp_core.runtime.call import Call
@@ -75,7 +75,11 @@ class TimedOut:
 
 @dataclass(frozen=True, slots=True)
 class TooLarge:
-    """The serialized answer exceeds the response bound (``max_body_bytes``)."""
+    """The serialized answer exceeds the response bound (``max_body_bytes``); `TOO_LARGE` is the one instance."""
+
+    REPLY: ClassVar[bytes] = b"!response-too-large"
+    """What a worker puts on the reply stream in place of a body over the bound, so the oversized
+    body never crosses Redis; the gateway reads it back as `TOO_LARGE`."""
 
 
 Outcome = Answer | Refused | Unavailable | TimedOut | TooLarge
@@ -83,6 +87,7 @@ Outcome = Answer | Refused | Unavailable | TimedOut | TooLarge
 
 TIMED_OUT: Final = TimedOut()
 TOO_LARGE: Final = TooLarge()
+"""The `TooLarge` outcome (a value without fields: one object serves every call)."""
 
 
 def refusal_of(decision: Decision) -> tuple[str, int]:

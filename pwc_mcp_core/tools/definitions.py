@@ -53,7 +53,7 @@ class ToolDef:
         name: the MCP tool name (seed list, exact).
         command: the ``pwc.queries.RESEARCH_COMMANDS`` entry it runs.
         title, description: agent-facing prose.
-        output: key into ``catalogue_schemas.OUTPUT_SCHEMAS``.
+        output: key into ``output_schemas.OUTPUT_SCHEMAS``.
         entity: the MCP name of the command's ``--name`` (detail tools), else None.
         overrides: MCP parameter → JSON Schema keywords merged over the generated schema.
         extras: MCP-only parameters (no CLI dest) → schema.
@@ -253,6 +253,15 @@ TOOL_DEFS: tuple[ToolDef, ...] = (
         "image. An unknown metric names the board's metrics.",
         "sota_history", entity="benchmark",
         overrides={"metric": {"maxLength": 200}, "task": {"maxLength": 200}},
+    ),
+    ToolDef(
+        "get_trends", ("trends",), "Get papers-per-year trends",
+        "How research on one task, method or benchmark grew: papers per year, how many have code and the "
+        "share. Give exactly one of task, method, benchmark (exact name, slug or ID). Default: the last 10 "
+        "years of its papers; from_year/to_year pick up to 30. Years without papers are 0. Also returns a bar "
+        "chart as a PNG image.",
+        "trends",
+        overrides={"task": {"maxLength": 200}, "method": {"maxLength": 200}, "benchmark": {"maxLength": 200}},
     ),
     ToolDef(
         "find_in_paper", ("paper", "find"), "Find passages in a paper",

@@ -37,6 +37,7 @@ EXAMPLE_CALLS: Final[Mapping[str, JsonObject]] = MappingProxyType({
     "get_benchmark": {"benchmark": "ImageNet", "limit": 5},
     "list_benchmarks": {"limit": 5},
     "get_sota_history": {"benchmark": "ImageNet"},
+    "get_trends": {"task": "Image Classification"},
     "find_in_paper": {"paper": "1706.03762", "query": "label smoothing", "limit": 3},
     "cite_papers": {"papers": ["1706.03762", "Deep Residual Learning for Image Recognition"]},
     "verify_references": {"references": ["Vaswani et al. (2017). Attention is all you need. NeurIPS",

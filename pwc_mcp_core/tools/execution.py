@@ -31,6 +31,7 @@ from pwc_mcp_core.runtime.cache_metrics import InstrumentedCache
 from pwc_mcp_core.runtime.caches import ChunkCache
 from pwc_mcp_core.runtime.call import Call
 from pwc_mcp_core.runtime.core_settings import CoreSettings
+from pwc_mcp_core.tools.charts import CHARTED_TOOLS, chart_content
 from pwc_mcp_core.tools.cursors import CursorCodec
 from pwc_mcp_core.tools.error_texts import INTERNAL_ERROR, error_result, tool_error_text
 from pwc_mcp_core.tools.projections.leaderboards import (
@@ -56,7 +57,7 @@ logger = logging.getLogger(__name__)
 INVALID_PARAMS = -32602
 # Room left under the 2 MiB bound for the caller's `{"jsonrpc":"2.0","id":…,` prefix.
 _ENVELOPE_MARGIN = 4096
-TOO_LARGE = "upstream_error: the result is too large for one response; request fewer rows (smaller limit)"
+RESULT_TOO_LARGE = "upstream_error: the result is too large for one response; request fewer rows (smaller limit)"
 DATA_NOTE = "data omitted: the CLI payload did not fit the 2 MiB response bound; the projections are complete"
 CLI_ROW_LIMIT = 100  # `pwc benchmark --limit` range is 1-100
 _PAPER_TOOLS = frozenset({"get_paper_info", "get_paper_evaluations", "get_related_papers", "get_paper_lineage"})
@@ -159,10 +160,8 @@ def _tool_body(call: Call, runtime: Runtime) -> JsonObject:
         arguments = validate_arguments(tool, call.arguments)
         content, text = run_tool(tool, arguments, runtime)
         items: list[JsonValue] = [{"type": "text", "text": text}]
-        if tool.name == "get_sota_history":
-            from pwc_mcp_core.tools.charts import history_chart
-
-            image = history_chart(content, runtime.client)
+        if tool.name in CHARTED_TOOLS:
+            image = chart_content(tool.name, content, runtime.client)
             items += [image] if image is not None else []
         result: JsonObject = {"content": items, "structuredContent": content}
     except Exception as exc:  # noqa: BLE001 - every failure becomes an isError result
@@ -182,7 +181,7 @@ def _fit(body: JsonObject, limit: int, call: Call) -> bytes:
         raw = _dump(body)
         if len(raw) <= limit:
             return raw
-    return _dump({"result": _finish(error_result(TOO_LARGE), call)})
+    return _dump({"result": _finish(error_result(RESULT_TOO_LARGE), call)})
 
 
 def run_tool(tool: ToolSpec, arguments: JsonObject, runtime: Runtime) -> tuple[JsonObject, str]:

@@ -81,8 +81,7 @@ def find_in_paper(arguments: Mapping[str, JsonValue], options: dict[str, object]
                          "score": passage["score"], "matched": passage["matched"], "cursor": cursor})
     result: JsonObject = {"schema_version": "v1", "paper": reference, "query": payload["query"],
                           "content_version": version, "total_bytes": payload["total_bytes"],
-                          "expanded_with": payload["expanded_with"], "passages": passages, "trust": TRUST,
-                          "data": None}
+                          "expanded_with": payload["expanded_with"], "passages": passages, "trust": TRUST}
     if not passages:
         result["note"] = NOTHING
     return result

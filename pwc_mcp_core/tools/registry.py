@@ -3,7 +3,7 @@
 Every research flag of a command (``pwc.queries.query_options``) becomes a
 parameter: its JSON type, enum, bounds and default are read off the argparse
 action (range-checked integer types are probed for their bounds), renamed per
-``catalogue_tools.PARAM_RENAMES``, and refined by the tool's overrides. The
+``definitions.PARAM_RENAMES``, and refined by the tool's overrides. The
 hand-written facts (titles, descriptions, caps, MCP-only parameters) live in
 :mod:`pwc_mcp_core.tools.definitions`; output schemas in
 :mod:`pwc_mcp_core.tools.output_schemas`. ``tests/core/tools/test_parity.py`` fails when
@@ -22,6 +22,7 @@ from functools import cache
 
 from pwc_mcp_core.protocol.json_types import JsonObject, JsonValue
 from pwc_mcp_core.tools import argument_rules
+from pwc_mcp_core.tools.apps import tool_meta
 from pwc_mcp_core.tools.definitions import (
     BENCHMARK_PAGE,
     DEFAULT_DESCRIPTIONS,
@@ -30,7 +31,7 @@ from pwc_mcp_core.tools.definitions import (
     TOOL_DEFS,
     ToolDef,
 )
-from pwc_mcp_core.tools.output_schemas import DIALECT, OUTPUT_SCHEMAS
+from pwc_mcp_core.tools.output_schemas import DIALECT, OUTPUT_SCHEMAS, published
 
 __all__ = ["ANNOTATIONS", "Param", "ToolSpec", "get_tool", "tool_list_result", "tools"]
 
@@ -76,7 +77,9 @@ class Param:
 class ToolSpec:
     """A generated tool: ``name``, ``title``, ``description``, ``command``, ``input_schema``,
     ``output_schema``, ``annotations`` and the parameter map behind :meth:`to_options`.
-    ``output`` names the result builder (``projections_results``) and output schema."""
+    ``output`` names the result builder (``projections.results.structured``) and output schema.
+    ``output_schema`` is the strict schema results are tested against; ``tools/list`` publishes
+    :func:`~pwc_mcp_core.tools.output_schemas.published` of it."""
 
     name: str
     title: str
@@ -90,7 +93,7 @@ class ToolSpec:
     annotations: dict[str, bool] = field(default_factory=lambda: dict(ANNOTATIONS))
 
     def plan(self, arguments: JsonObject) -> tuple[JsonObject, list[str]]:
-        """Apply the tool's fall-back rules (``catalogue_rules``); returns (arguments, notes)."""
+        """Apply the tool's fall-back rules (``argument_rules``); returns (arguments, notes)."""
         rule = _PLANS.get(self.name)
         return rule(arguments) if rule else (arguments, [])
 
@@ -110,15 +113,20 @@ class ToolSpec:
         return {param.name: planned.get(param.name, param.default) for param in self.params}
 
     def describe(self) -> JsonObject:
-        """The ``Tool`` object of ``tools/list`` (docs/protocol.md §4.2)."""
-        return {
+        """The ``Tool`` object of ``tools/list`` (docs/protocol.md §4.2), with ``_meta.ui`` for a
+        tool an MCP Apps host renders with a view (`apps.tool_meta`)."""
+        described: JsonObject = {
             "name": self.name,
             "title": self.title,
             "description": self.description,
             "inputSchema": self.input_schema,
-            "outputSchema": self.output_schema,
+            "outputSchema": published(self.output_schema),
             "annotations": {"title": self.title, **self.annotations},
         }
+        meta = tool_meta(self.name)
+        if meta is not None:
+            described["_meta"] = meta
+        return described
 
 
 def _accepts(parse: Callable[[str], object], value: int) -> bool:

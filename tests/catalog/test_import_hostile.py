@@ -17,9 +17,9 @@ from pathlib import Path
 
 import pytest
 
-from catalog.embeddings import ABSTRACT_CHARS, TITLE_CHARS, document_text
 from catalog.importer import limits, run_import
 from catalog.importer.limits import JsonGuard, LimitError
+from catalog.search.embeddings import ABSTRACT_CHARS, TITLE_CHARS, document_text
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 HEADROOM = 768 << 20  # address space allowed above the interpreter's, after its imports
@@ -29,8 +29,8 @@ HEADROOM = 768 << 20  # address space allowed above the interpreter's, after its
 # with the file (22 GB for 200 KB of brackets before the bound) dies, a bounded one not.
 _BOUNDED = """
 import resource, sys
-import catalog.cli, catalog.importer.run, catalog.embeddings
-catalog.embeddings.get_embedder()
+import catalog.cli, catalog.importer.run, catalog.search.embeddings
+catalog.search.embeddings.get_embedder()
 size = next(int(l.split()[1]) for l in open("/proc/self/status") if l.startswith("VmSize:"))
 limit = size * 1024 + int(sys.argv[1])
 resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
@@ -322,6 +322,19 @@ def test_a_fresh_import_counts_rows_first_named_by_papers_as_inserted(tmp_path: 
     code, output = _import(db, dump, methods, tables)
     assert "methods.json (methods): read 3, inserted 0, updated 3, skipped 0" in output
 
+
+
+def test_a_list_field_that_is_not_a_list_skips_its_record_and_the_import_goes_on(tmp_path: Path) -> None:
+    methods = tmp_path / "methods.json"
+    methods.write_text(json.dumps([{"name": "Adam", "collections": 5}, {"name": "Dropout"}]))
+    tables = tmp_path / "evaluation-tables.json"
+    tables.write_text(json.dumps([{"task": "Machine Translation", "datasets": 5},
+                                  {"task": "Summarization", "datasets": [], "subtasks": []}]))
+    code, output = _import(tmp_path / "c.db", methods, tables)
+    assert code == 0, output
+    assert "methods.json (methods): read 2, inserted 1, updated 0, skipped 1" in output
+    assert "evaluation-tables.json (evaluations): read 2, inserted 1, updated 0, skipped 1" in output
+    assert "'collections' must be a list" in output and "'datasets' must be a list" in output
 
 # -- interruption ------------------------------------------------------------------------------
 def test_sigterm_during_an_import_leaves_no_temporary_file(tmp_path: Path, old_db: Path) -> None:

@@ -6,6 +6,7 @@ from a running ``pwc-mcp gateway`` and the test reads the DOM it dumps.
 
 from __future__ import annotations
 
+import base64
 import shutil
 import subprocess
 from html.parser import HTMLParser
@@ -21,13 +22,20 @@ from mcp.client.streamable_http import streamable_http_client
 
 from gateway.admission.security import SecurityPolicy
 from gateway.surfaces.docs import DocsPage, docs_document
-from gateway.surfaces.docs_html import parameter_rows, render_html
+from gateway.surfaces.docs_html import (
+    EXAMPLE_CHART_CALL,
+    example_chart,
+    parameter_rows,
+    render_html,
+)
 from gateway.surfaces.public_url import PublicUrl
 from pwc_mcp_core.runtime.core_settings import CoreSettings
 from pwc_mcp_core.tools import registry
 from pwc_mcp_core.tools.examples import EXAMPLE_CALLS
 from tests.conftest import start_pwc_mcp
 
+REPO = Path(__file__).resolve().parents[2]
+GATEWAY_CHART = (REPO / "gateway" / "static" / "sota-history-imagenet.png").read_bytes()
 CHROMIUM = shutil.which("chromium") or ("/usr/bin/chromium" if Path("/usr/bin/chromium").exists() else None)
 TOOLS = registry.tool_list_result()["tools"]
 
@@ -125,7 +133,8 @@ def test_hostile_text_is_escaped_everywhere() -> None:
     from gateway.surfaces.docs import configurations
 
     page = render_html({**doc, "configurations": configurations(doc["endpoint_url"])})
-    assert "<script" not in page and "<img" not in page and 'onerror=alert(1)>' not in page
+    # The one <img> is the example chart (a data: URI); hostile text never makes another.
+    assert "<script" not in page and page.count("<img") == 1 and 'onerror=alert(1)>' not in page
     assert "&lt;script&gt;" in page
 
 
@@ -186,6 +195,28 @@ def test_headless_chromium_renders_the_docs_with_tool_tables(gateway, tmp_path: 
     assert parsed.tables["resource-templates"] == parsed.tables["prompts"] == parsed.tables["limits"] == 1
     assert "2025-11-25" in dom and "2026-07-28" in dom and "<code>77</code>" in dom
     assert "<script" not in dom
+    assert {"example-chart", "example-chart-image"} <= parsed.ids and 'src="data:image/png;base64,' in dom
+
+
+def test_the_page_shows_the_example_chart_and_the_call_that_makes_it() -> None:
+    """Issue 32 item 5: the chart inlined from gateway/static, captioned with its tool and arguments."""
+    page = render_html({**docs_document(TOOLS), "endpoint_url": "http://h/mcp"})
+    section = page.split('<section id="example-chart">', 1)[1].split("</section>", 1)[0]
+    src = section.split('src="', 1)[1].split('"', 1)[0]
+    assert src == example_chart() and base64.b64decode(src.removeprefix("data:image/png;base64,")) == GATEWAY_CHART
+    assert ("get_sota_history", EXAMPLE_CALLS["get_sota_history"]) == EXAMPLE_CHART_CALL
+    assert "<code>get_sota_history</code>" in section and "&#34;benchmark&#34;: &#34;ImageNet&#34;" in section
+    assert "<figcaption>" in section and "ui://pwc/sota-history.html" in section
+
+
+def test_the_example_chart_is_what_the_tool_draws_on_the_sample_catalog(catalog_url: str, tmp_path: Path) -> None:
+    """The gateway's copy, the README's copy and a fresh render of the same call are one PNG."""
+    from tests.pwc.runner import run_pwc
+
+    target = tmp_path / "chart.png"
+    result = run_pwc(catalog_url, "benchmark", "history", "--name", "ImageNet", "--chart", str(target))
+    assert result.code == 0, result.err
+    assert target.read_bytes() == GATEWAY_CHART == (REPO / "docs" / "sota-history-imagenet.png").read_bytes()
 
 
 def test_well_known_and_docs_json_point_at_this_server(gateway) -> None:

@@ -95,10 +95,10 @@ async def test_tool_failures_are_error_results_not_protocol_errors(server_url: s
         assert invalid.content[0].text.startswith("invalid_argument:")
 
 
-async def test_search_results_carry_the_cli_payload_as_data(server_url: str) -> None:
+async def test_search_results_carry_the_projections_not_the_cli_payload(server_url: str) -> None:
     async with client_for(server_url, "legacy") as client:
         result = await client.call_tool("search_papers", {"query": "transformer", "mode": "keyword", "limit": 2})
-        data = result.structured_content["data"]
-        assert isinstance(data["results"], list)
-        assert len(result.structured_content["items"]) == len(data["results"])
+        structured = result.structured_content
+        assert "data" not in structured  # the CLI payload stays with `pwc search --json`
+        assert len(structured["items"]) == 2 and structured["total"] >= 2
         assert result.content[0].text.strip()

@@ -27,7 +27,7 @@ pytestmark = [pytest.mark.slow, pytest.mark.timeout(180)]
 @pytest.fixture
 def empty_catalog(tmp_path: Path) -> Iterator[CatalogServer]:
     """A catalog service with no data at all (a fresh database)."""
-    from catalog.schema import create_db
+    from catalog.db.schema import create_db
 
     path = tmp_path / "empty.db"
     create_db(path).close()

@@ -28,7 +28,7 @@ def _leaves(parser: argparse.ArgumentParser, prefix: tuple[str, ...] = ()) -> li
 
 
 def test_research_commands_are_every_runnable_command_but_version():
-    assert len(RESEARCH_COMMANDS) == 25
+    assert len(RESEARCH_COMMANDS) == 26
     assert sorted(RESEARCH_COMMANDS) == sorted(c for c in _leaves(build_parser()) if c != ("version",))
 
 

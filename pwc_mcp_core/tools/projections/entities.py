@@ -92,14 +92,16 @@ def benchmark_items(payload: object, *, grouped: bool) -> list[JsonObject]:
 
 def task_detail(payload: object, *, benchmark_limit: int) -> JsonObject:
     """``TaskDetail`` of a ``task --name`` payload: ``{id, name, slug, description, paper_count, area,
-    parents, children, benchmarks}`` (first ``benchmark_limit`` ranked benchmarks)."""
+    parents, children, benchmarks, benchmark_count}`` (first ``benchmark_limit`` ranked benchmarks;
+    ``benchmark_count`` is how many the task has)."""
     data = _object(payload)
     task = _object(data.get("task"))
     area = data.get("area")
     paper_count = whole(task.get("paper_count"))
     if paper_count is None:
         paper_count = whole(data.get("paper_count"))
-    benchmarks: list[JsonValue] = [benchmark_summary(b) for b in _items(data.get("benchmarks"))[:benchmark_limit]]
+    every = _items(data.get("benchmarks"))
+    benchmarks: list[JsonValue] = [benchmark_summary(b) for b in every[:benchmark_limit]]
     return {
         "id": text(task.get("id")),
         "name": text(task.get("name")) or text(task.get("slug")) or "Unnamed task",
@@ -110,6 +112,7 @@ def task_detail(payload: object, *, benchmark_limit: int) -> JsonObject:
         "parents": catalog_references(data.get("parents")),
         "children": catalog_references(data.get("children")),
         "benchmarks": benchmarks,
+        "benchmark_count": len(every) if isinstance(data.get("benchmarks"), list) else None,
     }
 
 

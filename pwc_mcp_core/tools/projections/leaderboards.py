@@ -1,6 +1,6 @@
 """Leaderboard projections: merged CLI evaluation rows → typed ``Evaluation`` objects.
 
-Spec: docs/tool-contract.md §3.2 (``Evaluation``, ``PaperEvaluation``, ``BenchmarkResult``,
+Spec: docs/tool-contract.md §3.2 (``Evaluation``, ``PaperEvaluation``, benchmark results,
 metric direction), §6 (pagination, merging), docs/cli-contract.md §3.4–§3.7; the seed
 README adds ``metric_note`` (a metric the leaderboard lacks answers with the
 unfiltered leaderboard and names the available metrics).
@@ -8,8 +8,9 @@ unfiltered leaderboard and names the available metrics).
 
 from __future__ import annotations
 
+from metric_rules import metric_number
 from pwc import render
-from pwc.leaderboard import best_first, metric_direction, metric_number, row_parameters, shot_count
+from pwc.leaderboard import best_first, metric_direction, row_parameters, shot_count
 from pwc_mcp_core.protocol.json_types import JsonObject, JsonValue
 
 __all__ = [

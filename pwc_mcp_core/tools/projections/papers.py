@@ -113,7 +113,7 @@ def paper_items(payload: object) -> list[JsonObject]:
 
 
 def catalog_reference(item: object) -> JsonObject | None:
-    """``CatalogReference`` ``{id, name, slug}`` of a task/method/area object, else None."""
+    """The catalog reference ``{id, name, slug}`` of a task/method/area object, else None."""
     if not isinstance(item, dict):
         return None
     ref_id = text(item.get("id")) or text(item.get("slug"))
@@ -123,7 +123,7 @@ def catalog_reference(item: object) -> JsonObject | None:
 
 
 def catalog_references(items: object) -> list[JsonValue]:
-    """``CatalogReference`` of every usable object in ``items``."""
+    """The catalog reference of every usable object in ``items``."""
     if not isinstance(items, list):
         return []
     refs: list[JsonValue] = [ref for ref in (catalog_reference(item) for item in items) if ref is not None]
@@ -134,9 +134,11 @@ def _repositories(items: object) -> list[JsonObject]:
     out: list[JsonObject] = []
     for item in items if isinstance(items, list) else []:
         if isinstance(item, str) and item:
-            out.append({"url": item, "is_official": False})
+            out.append({"url": item, "is_official": False, "framework": None})
         elif isinstance(item, dict) and isinstance(item.get("url"), str) and item["url"]:
-            out.append({"url": item["url"], "is_official": item.get("is_official") is True})
+            framework = item.get("framework")
+            out.append({"url": item["url"], "is_official": item.get("is_official") is True,
+                        "framework": framework if isinstance(framework, str) and framework else None})
     # Official first, otherwise stable (docs/tool-contract.md §3.3 #2).
     return sorted(out, key=lambda repo: not repo["is_official"])
 
@@ -192,7 +194,8 @@ LINEAGE_NOTE = (
 
 
 def lineage_result(payload: object) -> JsonObject:
-    """``PaperLineageResult`` fields (without envelope keys) of a ``paper lineage list`` payload.
+    """The ``lineage`` output schema's fields (``output_schemas.OUTPUT_SCHEMAS``; without envelope keys) of a
+    ``paper lineage list`` payload.
 
     Raises:
         TypeError: the payload has no ``paper`` object (an unexpected catalog shape, §3.3 #9).

@@ -1,9 +1,11 @@
 """Whole tool results: ``structuredContent`` (envelope + projections) and the text that carries its facts.
 
 ``structured(output, payload, arguments, ...)`` returns ``(structured, text)``
-for one CLI payload. Envelope: ``{"schema_version": "v1", "data": <payload>,
-...projections}`` (seed: every result carries the CLI payload as ``data``);
-the text is a compact Markdown rendering of the projections' facts.
+for one CLI payload. A tool with typed projections answers ``{"schema_version": "v1",
+...projections}``: the projections are its structured view, and the CLI's whole payload
+stays with ``pwc ... --json`` (it was 5-20x the text). A tool whose result is the payload
+itself (or that keeps what its projections leave out: the citation text, a history's
+points) adds it as ``data``. The text is a compact Markdown rendering of the projections' facts.
 """
 
 from __future__ import annotations
@@ -58,8 +60,13 @@ __all__ = ["public_paper_result", "structured"]
 _ROW_FILTERS = ("require_metrics", "minimum_metrics", "maximum_metrics", "pareto", "sort_metric")
 
 
-def _envelope(payload: object, **projections: object) -> JsonObject:
-    # JSON by construction: the CLI payload is parsed JSON and the projections are built from it.
+def _envelope(**projections: object) -> JsonObject:
+    # JSON by construction: the projections are built from the parsed CLI payload.
+    return cast(JsonObject, {"schema_version": "v1", **projections})
+
+
+def _with_data(payload: object, **projections: object) -> JsonObject:
+    """The envelope plus the CLI payload as ``data`` (tools whose payload is the result)."""
     return cast(JsonObject, {"schema_version": "v1", **projections, "data": payload})
 
 
@@ -95,16 +102,11 @@ def _next(payload: object, page: int | None, limit: int | None) -> int | None:
     return None
 
 
-def _frameworks(paper: JsonObject) -> dict[str, str]:
-    """Repository URL → framework, from the CLI payload (the projection keeps url and official flag)."""
-    return {str(repo["url"]): str(repo["framework"]) for repo in _list(paper.get("repositories"))
-            if isinstance(repo, dict) and isinstance(repo.get("url"), str) and repo.get("framework")}
-
-
 def paper_page(payload: object, arguments: JsonObject, _notes: list[str]) -> tuple[JsonObject, str]:
     items = paper_items(payload)
     nxt = _next(payload, _opt_int(arguments.get("page", 1)), _opt_int(arguments.get("limit")))
-    return _envelope(payload, items=items, next_page=nxt), paper_list_text(items, nxt, total=_count(payload))
+    total = _count(payload)
+    return _envelope(items=items, next_page=nxt, total=total), paper_list_text(items, nxt, total=total)
 
 
 NO_STRONG_MATCH = ("No strong match: no result holds all the query's words, is close in meaning or is tagged with "
@@ -124,9 +126,10 @@ def search_page(payload: object, arguments: JsonObject, _notes: list[str]) -> tu
     cut = whole(data.get("abstracts_cut"))
     if cut is not None:
         extra["abstracts_cut"] = cut
-    result = _envelope(payload, items=items, next_page=nxt, strong_count=strong,
+    total = _count(payload)
+    result = _envelope(items=items, next_page=nxt, total=total, strong_count=strong,
                        matched_entities=matched_entities(payload), **extra)
-    return result, search_text(result, _count(payload))
+    return result, search_text(result, total, abstract_chars=whole(data.get("abstract_chars")))
 
 
 def _count(payload: object) -> int | None:
@@ -144,8 +147,8 @@ def paper_info(payload: object, arguments: JsonObject, _notes: list[str]) -> tup
         evaluations = [paper_evaluation(row) for row in rows]
         count = whole(paper["evaluations"].get("count"))
         count = len(rows) if count is None else count
-    rendered = paper_info_text(detail, count, evaluations, _frameworks(paper))
-    return _envelope(payload, paper=detail, evaluation_count=count, evaluations=evaluations), rendered
+    rendered = paper_info_text(detail, count, evaluations)
+    return _envelope(paper=detail, evaluation_count=count, evaluations=evaluations), rendered
 
 
 def public_paper_result(reference: str, record: JsonObject) -> tuple[JsonObject, str]:
@@ -154,7 +157,7 @@ def public_paper_result(reference: str, record: JsonObject) -> tuple[JsonObject,
                           include_resources=False, repo_limit=5)
     note = str(record.get("note") or "This paper is not in the Papers With Code catalog.")
     links = [link for link in _list(record.get("available_at")) if isinstance(link, dict) and link.get("url")]
-    result = _envelope(record, paper=detail, evaluation_count=None, evaluations=None, in_catalog=False,
+    result = _envelope(paper=detail, evaluation_count=None, evaluations=None, in_catalog=False,
                        note=note, available_at=links)
     return result, public_paper_text(detail, note, links)
 
@@ -167,25 +170,24 @@ def evaluation_page(payload: object, arguments: JsonObject, _notes: list[str]) -
     page = whole(data.get("page")) or _opt_int(arguments.get("page", 1))
     nxt = _next(data, page, _opt_int(arguments.get("limit")))
     paper = str(arguments.get("paper", "")).strip()
-    result = _envelope(payload, paper=paper, evaluation_count=count, page=page, next_page=nxt, evaluations=rows)
+    result = _envelope(paper=paper, evaluation_count=count, page=page, next_page=nxt, evaluations=rows)
     return result, evaluations_text(paper, count, page, nxt, rows)
 
 
 def lineage(payload: object, _arguments: JsonObject, _notes: list[str]) -> tuple[JsonObject, str]:
     fields = lineage_result(payload)
-    return _envelope(payload, **fields), lineage_text(fields)
+    return _envelope(**fields), lineage_text(fields)
 
 
 def task(payload: object, arguments: JsonObject, _notes: list[str]) -> tuple[JsonObject, str]:
     detail = task_detail(payload, benchmark_limit=_as_int(arguments.get("benchmark_limit", 10)))
-    benchmarks = payload.get("benchmarks") if isinstance(payload, dict) else None
-    total = len(benchmarks) if isinstance(benchmarks, list) else None
-    return _envelope(payload, task=detail), task_text(detail, benchmark_total=total)
+    total = detail.get("benchmark_count")
+    return _envelope(task=detail), task_text(detail, benchmark_total=total if isinstance(total, int) else None)
 
 
 def method(payload: object, _arguments: JsonObject, _notes: list[str]) -> tuple[JsonObject, str]:
     detail = method_detail(payload)
-    return _envelope(payload, method=detail), method_text(detail)
+    return _envelope(method=detail), method_text(detail)
 
 
 def benchmark(payload: object, arguments: JsonObject, notes: list[str]) -> tuple[JsonObject, str]:
@@ -196,7 +198,7 @@ def benchmark(payload: object, arguments: JsonObject, notes: list[str]) -> tuple
     nxt = next_page(data, page, limit, scanned=scanned)
     summary = benchmark_summary(data.get("benchmark"))
     count = whole(data.get("count"))
-    result = _envelope(payload, benchmark=summary, evaluation_count=count,
+    result = _envelope(benchmark=summary, evaluation_count=count,
                        matched_count=whole(data.get("matched_count")), evaluations=rows,
                        metric_directions=metric_directions(rows), page=page, next_page=nxt,
                        ranking_note=RANKING_NOTE)
@@ -217,10 +219,11 @@ def benchmark_page(payload: object, arguments: JsonObject, notes: list[str]) -> 
     if not is_grouped(payload):
         items = benchmark_items(payload, grouped=False)
         nxt = _next(payload, _opt_int(arguments.get("page", 1)), _opt_int(arguments.get("limit")))
-        result = _envelope(payload, items=items, next_page=nxt)
+        total = _count(payload)
+        result = _envelope(items=items, next_page=nxt, total=total)
         if notes:
             result["notes"] = list(notes)
-        return result, benchmark_list_text(items, nxt, list(notes), total=_count(payload))
+        return result, benchmark_list_text(items, nxt, list(notes), total=total)
     every = grouped_benchmarks(payload)
     limit, page = whole(arguments.get("limit")), whole(arguments.get("page")) or 1
     shown = every if limit is None else every[(page - 1) * limit: page * limit]
@@ -229,13 +232,13 @@ def benchmark_page(payload: object, arguments: JsonObject, notes: list[str]) -> 
     grouping = (f"grouped by area: benchmarks with at least {arguments.get('minimum_evaluations') or 2} evaluations, "
                 "each once with its area and tasks; the flat list (no group_by_area) has them all")
     shown_notes = [*notes, grouping]
-    result = _envelope(payload, items=items, next_page=nxt, notes=shown_notes)
+    result = _envelope(items=items, next_page=nxt, total=len(every), notes=shown_notes)
     places = {str(item["id"]): "; ".join(where) for item, (_bench, where) in zip(items, shown, strict=True)}
     return result, benchmark_list_text(items, nxt, shown_notes, total=len(every), places=places)
 
 
 def query(payload: object, arguments: JsonObject, _notes: list[str], tool: str = "") -> tuple[JsonObject, str]:
-    return _envelope(payload), query_text(tool, payload)
+    return _with_data(payload), query_text(tool, payload)
 
 
 def _payload(payload: object) -> JsonObject:
@@ -255,7 +258,7 @@ def citations(payload: object, _arguments: JsonObject, _notes: list[str]) -> tup
     failed = cite_failures(data) if data.get("format") != "bibtex" else []
     if failed:
         text = (text + "\n" if text else "") + "Not cited:\n" + "\n".join(failed) + "\n"
-    return _envelope(payload, format=data.get("format"), cited=data.get("cited"), items=items), text
+    return _with_data(payload, format=data.get("format"), cited=data.get("cited"), items=items), text
 
 
 def verification(payload: object, _arguments: JsonObject, _notes: list[str]) -> tuple[JsonObject, str]:
@@ -263,7 +266,7 @@ def verification(payload: object, _arguments: JsonObject, _notes: list[str]) -> 
     from pwc.commands.papers_cite import verify_lines
 
     data = _payload(payload)
-    return (_envelope(payload, summary=data.get("summary"), items=_list(data.get("items"))),
+    return (_with_data(payload, summary=data.get("summary"), items=_list(data.get("items"))),
             "\n".join(verify_lines(data)))
 
 
@@ -275,8 +278,18 @@ def sota_history(payload: object, _arguments: JsonObject, _notes: list[str]) -> 
     data = _payload(payload)
     projected = {key: data.get(key) for key in ("task", "tasks", "metric", "unit", "direction", "direction_known",
                                                 "metrics", "steps", "span", "left_out")}
-    return (_envelope(payload, benchmark=benchmark_summary(data.get("benchmark")), **projected),
+    return (_with_data(payload, benchmark=benchmark_summary(data.get("benchmark")), **projected),
             "\n".join(history_markdown(data)))
+
+
+def trends(payload: object, _arguments: JsonObject, _notes: list[str]) -> tuple[JsonObject, str]:
+    """get_trends: the counts as they are, and the CLI's text (:func:`pwc.trends.trends_markdown`)."""
+    from pwc.trends import trends_markdown
+
+    data = _payload(payload)
+    projected = {key: data.get(key) for key in ("kind", "entity", "from_year", "to_year", "years", "totals",
+                                                "all_papers", "span")}
+    return _envelope(**projected), "\n".join(trends_markdown(data))
 
 
 _BUILDERS = {
@@ -284,6 +297,7 @@ _BUILDERS = {
     "evaluation_page": evaluation_page, "lineage": lineage, "task": task, "method": method,
     "benchmark": benchmark, "benchmark_page": benchmark_page, "query": query,
     "citations": citations, "verification": verification, "sota_history": sota_history,
+    "trends": trends,
 }
 
 

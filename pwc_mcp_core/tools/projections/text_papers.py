@@ -86,7 +86,7 @@ def shown_slug(item: JsonObject) -> str | None:
 
 
 def references(items: Iterable[JsonObject]) -> str:
-    """``CatalogReference`` list: ``Name (slug, id N); …`` (slug only when not derived from the name)."""
+    """Catalog references: ``Name (slug, id N); …`` (slug only when not derived from the name)."""
     out = []
     for ref in items:
         ident = f"id {ref['id']}" if ref.get("id") not in (None, ref.get("slug")) else None
@@ -172,7 +172,7 @@ def _entity_line(entity: JsonObject) -> str:
     return line + (f" — narrow with list_papers {pairs}." if pairs else ".")
 
 
-def search_text(fields: JsonObject, total: int | None) -> str:
+def search_text(fields: JsonObject, total: int | None, *, abstract_chars: int | None = None) -> str:
     """Text of ``search_papers``: the count and, when nothing matched well, the note; each entity the
     query named with the ``list_papers`` filter that narrows to it; whether abstracts were cut; the next
     page; the table (weak matches marked when strong ones are on the page too); then the abstracts."""
@@ -182,9 +182,7 @@ def search_text(fields: JsonObject, total: int | None) -> str:
     lines += [_entity_line(entity) for entity in as_objects(fields.get("matched_entities"))]
     cut = fields.get("abstracts_cut")
     if isinstance(cut, int) and cut:
-        data = fields.get("data")
-        budget = data.get("abstract_chars") if isinstance(data, dict) else None
-        within = f" to {budget} characters" if budget else ""
+        within = f" to {abstract_chars} characters" if abstract_chars else ""
         lines.append(f"Abstracts cut{within}, at a sentence end where one fits: {cut} of {len(items)} "
                      "(get_paper_info has each whole).")
     next_page = fields.get("next_page")
@@ -265,8 +263,10 @@ def evaluations_text(paper: str, count: int, page: int | None, next_page: int | 
 # ---------------------------------------------------------------- paper detail
 
 
-def _repository(repo: JsonObject, frameworks: dict[str, str]) -> str:
-    extra = ", ".join(p for p in ("official" if repo.get("is_official") else None, frameworks.get(str(repo["url"]))) if p)
+def _repository(repo: JsonObject) -> str:
+    found = repo.get("framework")
+    framework = found if isinstance(found, str) else None
+    extra = ", ".join(p for p in ("official" if repo.get("is_official") else None, framework) if p)
     return f"- {repo['url']}" + (f" ({extra})" if extra else "")
 
 
@@ -280,7 +280,7 @@ def _resource_lines(paper: JsonObject) -> list[str]:
 
 
 def paper_info_text(paper: JsonObject, evaluation_count: int | None, evaluations: list[JsonObject] | None,
-                    frameworks: dict[str, str] | None = None, *, in_catalog: bool = True) -> str:
+                    *, in_catalog: bool = True) -> str:
     """Text of ``get_paper_info``: identity and counts, authors, links, tasks, methods, abstract,
     repositories (official flag and framework) and, when requested, the evaluations. Outside the
     catalog (``in_catalog`` false) code facts are unknown and left out."""
@@ -304,7 +304,7 @@ def paper_info_text(paper: JsonObject, evaluation_count: int | None, evaluations
         lines += ["## Abstract", str(paper["abstract"]).replace("\r", "").strip()]
     if repos:
         lines.append(f"## Repositories ({len(repos)} of {code})" if code > len(repos) else f"## Repositories ({code})")
-        lines += [_repository(repo, frameworks or {}) for repo in repos]
+        lines += [_repository(repo) for repo in repos]
     if evaluations is not None:
         lines.append(f"## Evaluations ({of_total(len(evaluations), evaluation_count, 'row')})")
         lines += evaluation_table(evaluations, with_paper=False, with_benchmark=True) if evaluations else ["None."]

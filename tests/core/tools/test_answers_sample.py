@@ -73,7 +73,7 @@ def test_read_paper_ends_a_chunk_at_a_line_break_and_states_the_total(runtime: R
 def test_a_list_header_states_the_total_not_only_the_page(runtime: Runtime, name: str, arguments: dict[str, Any],
                                                          head: str) -> None:
     structured, text, _ = call(runtime, name, arguments)
-    count = structured["data"]["count"]
+    count = structured["total"]
     assert count > 3 and text.startswith(head.format(count=count)), text[:200]
 
 

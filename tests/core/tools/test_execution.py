@@ -16,7 +16,7 @@ import pytest
 from pwc_mcp_core.runtime.call import Call
 from pwc_mcp_core.runtime.core_settings import CoreSettings
 from pwc_mcp_core.tools.execution import Runtime, execute
-from pwc_mcp_core.tools.registry import get_tool, tools
+from pwc_mcp_core.tools.registry import get_tool, tool_list_result, tools
 from tests.core.tools.tools_stub import StubCatalog, runtime, stub  # noqa: F401 - fixtures
 
 ARGUMENTS: dict[str, dict[str, Any]] = {
@@ -45,6 +45,7 @@ ARGUMENTS: dict[str, dict[str, Any]] = {
     "cite_papers": {"papers": ["1706.03762"]},
     "verify_references": {"references": ["arXiv:1706.03762"]},
     "get_sota_history": {"benchmark": "squad1-1"},
+    "get_trends": {"method": "Transformer"},
 }
 
 
@@ -61,15 +62,25 @@ def _validator(name: str):
     return fastjsonschema.compile(schema)
 
 
+# The tools whose structured content carries the CLI payload as ``data`` (docs/tool-contract.md §3.1).
+DATA_TOOLS = {"list_tasks", "list_methods", "get_conference", "list_conferences", "get_organization",
+              "list_organizations", "get_framework", "list_frameworks", "cite_papers", "verify_references",
+              "get_sota_history"}
+
+
 @pytest.mark.parametrize("name", [pytest.param(tool.name, id=tool.name) for tool in tools()])
 def test_every_tool_returns_structured_content_matching_its_output_schema(runtime: Runtime, name: str) -> None:
     result = call_tool(runtime, name, ARGUMENTS[name])["result"]
     assert not result.get("isError"), result["content"][0]["text"]
     content = result["structuredContent"]
     _validator(name)(content)
+    # What tools/list publishes, and what SDK clients check the result against.
+    fastjsonschema.compile(next(t for t in tool_list_result()["tools"] if t["name"] == name)["outputSchema"])(content)
     assert content["schema_version"] == "v1"
-    if name not in ("read_paper", "find_in_paper"):  # they carry the paper's text once, not twice
-        assert content["data"] is not None  # the seed: every result carries the CLI payload
+    if name in DATA_TOOLS:
+        assert content["data"] is not None  # the CLI payload is the result, or holds what the projections leave out
+    else:  # the typed projections are the structured view; the CLI payload stays with `pwc --json`
+        assert "data" not in content
     text = result["content"][0]
     assert text["type"] == "text" and text["text"]
     if name not in ("read_paper", "find_in_paper"):  # the text renders the projections' facts, more compactly
@@ -82,7 +93,7 @@ def test_search_returns_summaries_next_page_and_the_payload(runtime: Runtime) ->
     content = result["structuredContent"]
     assert content["next_page"] == 2
     assert content["items"][0]["title"] == "Attention Is All You Need"
-    assert content["data"]["count"] == 3
+    assert content["total"] == 3
     text = result["content"][0]["text"]
     assert text.startswith("1 of 3 papers.\nNext page: 2 (pass page=2).\n") and "Attention Is All You Need" in text
 
@@ -91,7 +102,7 @@ def test_paper_info_is_compact_official_first_with_evaluations(runtime: Runtime,
     stub.requests.clear()
     content = call_tool(runtime, "get_paper_info", ARGUMENTS["get_paper_info"])["result"]["structuredContent"]
     assert content["paper"]["repositories"] == [
-        {"url": "https://github.com/tensorflow/tensor2tensor", "is_official": True}]
+        {"url": "https://github.com/tensorflow/tensor2tensor", "is_official": True, "framework": None}]
     assert content["evaluation_count"] == len(stub.rows)
     info_calls = [q for path, q in stub.requests if path == "papers/1706.03762" and q]
     assert info_calls and all(q.get("include_resources") == "true" for q in info_calls)
@@ -191,9 +202,12 @@ def test_results_over_the_response_bound_drop_data_then_fail_cleanly(stub: StubC
         settings = CoreSettings(api_url=stub.base_url, cursor_keys=("k",), max_body_bytes=max_body_bytes)
         return Runtime.build(settings)
 
-    result = call_tool(bounded(4096 + 1500), "get_paper_info", {"paper": "1706.03762"})["result"]
+    # One byte short of the whole answer: only without its CLI payload does it fit.
+    area = {"area": "Natural Language Processing"}
+    whole = execute(Call("tools/call", "list_tasks", area), bounded(1 << 20))
+    result = call_tool(bounded(4096 + len(whole) - 1), "list_tasks", area)["result"]
     content = result["structuredContent"]
-    _validator("get_paper_info")(content)
+    _validator("list_tasks")(content)
     assert content["data"] is None and content["data_note"].startswith("data omitted")
     failed = call_tool(bounded(4096 + 200), "get_paper_info", {"paper": "1706.03762"})["result"]
     assert failed["isError"] and failed["content"][0]["text"].startswith("upstream_error: the result is too large")

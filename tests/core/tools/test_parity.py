@@ -28,6 +28,8 @@ SEED_TOOLS = {
     "cite_papers": ("paper", "cite"), "verify_references": ("paper", "verify"),
     # issue 32: state of the art over time
     "get_sota_history": ("benchmark", "history"),
+    # issue 32: papers per year
+    "get_trends": ("trends",),
 }
 # Seed README renames (CLI dest → MCP parameter).
 RENAMES = {"start_date": "published_after", "end_date": "published_before", "author": "authors",
@@ -53,7 +55,7 @@ def test_the_tools_are_exactly_the_research_commands() -> None:
     generated = {tool.name: tool.command for tool in tools()}
     assert generated == SEED_TOOLS
     assert sorted(generated.values()) == sorted(RESEARCH_COMMANDS)
-    assert len(RESEARCH_COMMANDS) == 25
+    assert len(RESEARCH_COMMANDS) == 26
 
 
 @pytest.mark.parametrize("tool", [pytest.param(name, id=name) for name in SEED_TOOLS])

@@ -17,7 +17,7 @@ SHORT_DESTS = {"minimum_metrics": "min", "maximum_metrics": "max", "sort_metric"
 def test_tools_list_is_deterministic_and_complete() -> None:
     first, second = tool_list_result(), tool_list_result()
     assert first == second
-    assert len(first["tools"]) == 25
+    assert len(first["tools"]) == 26
     assert [tool["name"] for tool in first["tools"]][:3] == ["search_papers", "get_paper_info",
                                                              "get_paper_evaluations"]
 
@@ -52,8 +52,13 @@ def test_every_tool_is_annotated_read_only_and_has_both_schemas(tool) -> None:
     assert described["title"] and len(described["description"]) > 60
     assert described["inputSchema"]["$schema"] == DIALECT
     assert described["inputSchema"]["additionalProperties"] is False
-    assert described["outputSchema"]["$schema"] == DIALECT
-    for schema in (described["inputSchema"], described["outputSchema"]):
+    # The published outputSchema: no $schema (2020-12 is MCP's default), the strict envelope
+    # (no unknown top-level key), nested objects without required/additionalProperties: false.
+    published = described["outputSchema"]
+    assert "$schema" not in published and published["additionalProperties"] is False
+    assert published["type"] == "object" and "schema_version" in published["required"]
+    assert tool.output_schema["$schema"] == DIALECT
+    for schema in (described["inputSchema"], published, tool.output_schema):
         fastjsonschema.compile({k: v for k, v in schema.items() if k != "$schema"})
     limit = described["inputSchema"]["properties"].get("limit")
     if limit is not None:

@@ -62,6 +62,9 @@ OUTSIDE = {"arxiv_id": "2401.99999", "title": "Attention Is All You Need", "abst
            "available_at": [{"label": "arXiv", "url": "https://arxiv.org/abs/2401.99999"}]}
 
 
+_NOT_FILTERS = ("page", "page_size", "order_by", "order_dir", "include_resources")
+
+
 def squad_rows(pwc_archive: Path, limit: int = 30) -> list[dict[str, Any]]:
     """Real SQuAD1.1 leaderboard rows as catalog evaluation rows, each under two task scopes."""
     tables = json.loads((pwc_archive / "evaluation-tables.json").read_text())
@@ -134,7 +137,9 @@ class StubCatalog:
         rows = self.rows
         table: dict[str, Any] = {
             "papers/search": {"count": 3, "next_page": 2, "results": [SUMMARY], "applied_filters": {}},
-            "papers/": {"count": 1, "results": [SUMMARY], "applied_filters": {}},
+            # The paper list echoes its filters, as the catalog does (get_trends confirms them).
+            "papers/": {"count": 1, "results": [SUMMARY], "applied_filters": {
+                key: value for key, value in query.items() if key not in _NOT_FILTERS}},
             "papers/recent": [SUMMARY],
             "papers/trending": [SUMMARY],
             "papers/1706.03762": PAPER,

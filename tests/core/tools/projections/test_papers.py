@@ -38,7 +38,8 @@ def test_paper_pages_accept_bare_lists_and_envelopes(payload: object) -> None:
 
 def test_paper_detail_is_compact_and_official_first() -> None:
     compact = paper_detail(PAPER, include_resources=False, repo_limit=5)
-    assert compact["repositories"] == [{"url": "https://github.com/tensorflow/tensor2tensor", "is_official": True}]
+    assert compact["repositories"] == [{"url": "https://github.com/tensorflow/tensor2tensor", "is_official": True,
+                                      "framework": None}]
     assert compact["project_pages"] == [] and compact["hf_models"] == []
     full = paper_detail(PAPER, include_resources=True, repo_limit=2)
     assert [repo["is_official"] for repo in full["repositories"]] == [True, False]
