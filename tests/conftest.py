@@ -18,6 +18,7 @@ from pathlib import Path
 
 import pytest
 
+from pwc_mcp_core.cluster import redis_keys
 from tests.helpers import free_port, stop_process, wait_http
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
@@ -202,8 +203,9 @@ def start_pwc_mcp(*args: str, env: dict[str, str], log_path: Path, port: int | N
                   wait_path: str | None = "/.well-known/mcp", timeout_s: float = 60.0) -> ServerProcess:
     """Start ``pwc-mcp <args>`` with ``env`` layered over the test environment.
 
-    ``PORT``, ``PWC_MCP_HOST`` (127.0.0.1) and a test cursor key are set unless
-    ``env`` overrides them. Waits until ``wait_path`` answers 200 (None: no wait).
+    ``PORT``, ``PWC_MCP_HOST`` (127.0.0.1), a test cursor key and the test process's Redis
+    namespace (so the test reads the keys the process writes) are set unless ``env``
+    overrides them (a blank ``PWC_MCP_REDIS_NAMESPACE`` means the derived default). Waits until ``wait_path`` answers 200 (None: no wait).
     """
     port = port or free_port()
     full_env = {
@@ -211,6 +213,7 @@ def start_pwc_mcp(*args: str, env: dict[str, str], log_path: Path, port: int | N
         "PORT": str(port),
         "PWC_MCP_HOST": "127.0.0.1",
         "PWC_MCP_CURSOR_KEY_CURRENT": TEST_CURSOR_KEY,
+        "PWC_MCP_REDIS_NAMESPACE": redis_keys.namespace(),
         "PYTHONUNBUFFERED": "1",
         **env,
     }

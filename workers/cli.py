@@ -11,7 +11,7 @@ import os
 import sys
 from collections.abc import Mapping, Sequence
 
-from pwc_mcp_core.cluster import redis_connect
+from pwc_mcp_core.cluster import redis_connect, redis_keys
 from pwc_mcp_core.errors import ConfigError
 from pwc_mcp_core.runtime.caches import MemoryCache, RedisCache, TieredCache
 from pwc_mcp_core.runtime.logs import configure_logging
@@ -35,6 +35,8 @@ def main(argv: Sequence[str] | None = None, environ: Mapping[str, str] | None = 
         print(f"pwc-mcp worker: {exc}", file=sys.stderr)
         return 2
     configure_logging(settings.core.log_level)
+    redis_keys.use_namespace(settings.core.redis_namespace)  # before anything builds a key
+
     def runtime() -> Runtime:
         redis_client = redis_connect.sync_client(settings.redis, socket_timeout=5, connect_timeout=2)
         return Runtime.build(settings.core, TieredCache(MemoryCache(), RedisCache(redis_client)))

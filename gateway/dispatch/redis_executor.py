@@ -14,7 +14,12 @@ Outcomes (`pwc_mcp_core.runtime.dispatch`; each surface maps them to its wire sh
   worker, its deadline passed, shutting down) is still counted against the limits
   (``admit.lua`` without a lease), so a refusal wins over `Unavailable`/`TimedOut`
   exactly as the documented admission order says;
-* no live worker, the queue unreachable or the backlog full → `Unavailable`, fast;
+* no live worker while some are registered (they died: their heartbeats expired), the queue
+  unreachable or the backlog full → `Unavailable`, fast;
+* no worker registered at all (Redis lost its data: a restart, ``FLUSHALL``; or no worker has
+  started yet) → the call waits for one to register, up to its deadline (live workers beat
+  again within ``HEARTBEAT_INTERVAL_S``), then `Unavailable`; at most ``max_backlog`` calls
+  wait so;
 * no reply before ``call.deadline`` → `TimedOut`;
 * a reply over ``max_response_bytes`` (or the worker's ``TooLarge.REPLY``) → `TooLarge`;
 * the call's Stream entry vanished without a reply (Redis lost data: ``FLUSHALL``, a
@@ -42,8 +47,9 @@ import itertools
 import logging
 import time
 import uuid
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
+from typing import TypeVar
 
 from redis.asyncio import Redis
 
@@ -51,7 +57,7 @@ from gateway.shared import metrics
 from gateway.shared.background import stop_tasks
 from pwc_mcp_core.cluster import queue, redis_connect, redis_keys, scripts
 from pwc_mcp_core.cluster.admission import LIMITS_UNAVAILABLE, Lease, decision_from_code
-from pwc_mcp_core.cluster.errors import StoreUnavailable
+from pwc_mcp_core.cluster.errors import StoreReplyLost, StoreUnavailable
 from pwc_mcp_core.cluster.liveness import STALL_S, StallWatch
 from pwc_mcp_core.cluster.redis_backoff import REDIS_BACKOFF
 from pwc_mcp_core.cluster.redis_connect import RedisTarget
@@ -74,7 +80,10 @@ __all__ = ["RedisExecutor"]
 
 logger = logging.getLogger(__name__)
 
+_T = TypeVar("_T")
 _LIVENESS_REFRESH_S = 1.0
+# While calls wait for a worker to register, the count is refreshed this often instead.
+_LIVENESS_REFRESH_WAITING_S = 0.2
 _REPLY_WAIT_S = 1
 # How often waiting calls check that their Stream entry still exists; an entry missing at
 # two checks in a row (so a reply pushed just before the XDEL is not mistaken) is lost.
@@ -101,6 +110,21 @@ _QUEUE_FULL = Unavailable("the worker queue is full")
 _QUEUE_DOWN = Unavailable("the call queue is unreachable")
 _LOST = Unavailable("the call was lost by the queue")
 _SHUTTING_DOWN = Unavailable("the gateway is shutting down")
+
+
+async def _once_more_if_lost(send: Callable[[], Awaitable[_T]]) -> _T:
+    """``send()``, sent once more when the connection was lost under it (`StoreReplyLost`: a
+    master that died, or a Redis restart): the next connection waits for the new master.
+
+    Safe for the enqueue alone: the same request id and lease id, so if the first one did run
+    and replicate, the call has two entries, may run twice (every tool is read-only and
+    idempotent) and is answered once, and its lease is one. At worst a rate window counts the
+    call twice.
+    """
+    try:
+        return await send()
+    except StoreReplyLost:
+        return await send()
 
 
 class RedisExecutor:
@@ -144,6 +168,9 @@ class RedisExecutor:
         self._waiting: dict[str, _InFlight] = {}
         self._tasks: list[asyncio.Task[None]] = []
         self._live_workers = 0
+        self._registered_workers = 0
+        self._worker_live = asyncio.Event()  # set while the last refresh saw a live worker
+        self._awaiting_worker = 0  # calls waiting in `_wait_for_worker`
         self._redis_ok = False
         self._stall = StallWatch()
         self._threads = self._depth = self._running = 0
@@ -191,7 +218,7 @@ class RedisExecutor:
 
     async def dispatch(self, call: Call, admission: Deferred | None = None) -> Outcome:
         """Run ``call`` on some worker; see the module docstring for the outcomes."""
-        if self._live_workers == 0:
+        if self._live_workers == 0 and not await self._wait_for_worker(call.deadline):
             return await self._not_queued(admission, _NO_WORKER)
         remaining = call.deadline - time.time()
         if remaining <= 0:
@@ -226,6 +253,29 @@ class RedisExecutor:
             self._observe(time.monotonic() - started)
         return TOO_LARGE if answered == TooLarge.REPLY else bounded(answered, self._max_response_bytes)
 
+    async def _wait_for_worker(self, deadline: float) -> bool:
+        """Whether a worker is live, waiting up to ``deadline`` (unix s) for one to register
+        when none is registered at all.
+
+        Workers that are registered but silent died (their heartbeats expired): the call fails
+        fast. An empty registry means Redis lost its data (a restart, ``FLUSHALL``) or no worker
+        has started yet: live workers register again within a heartbeat, so the call waits.
+        """
+        if self._registered_workers > 0 or self._awaiting_worker >= self._max_backlog:
+            return False
+        remaining = deadline - time.time()
+        if remaining <= 0:
+            return False
+        self._awaiting_worker += 1
+        try:
+            async with asyncio.timeout(remaining):
+                await self._worker_live.wait()
+        except TimeoutError:
+            return False
+        finally:
+            self._awaiting_worker -= 1
+        return True
+
     async def _settle(self, lease: Lease | None) -> None:
         """Release the lease of a call no worker answered (a worker that answers releases it
         itself); idempotent, so a late worker release is harmless. Never raises."""
@@ -251,9 +301,9 @@ class RedisExecutor:
     async def _enqueue(self, rid: str, waiting: _InFlight) -> str | Unavailable:
         """Append the call's entry (first time or again); returns its entry id."""
         try:
-            return await queue.enqueue(self._pipe, rid=rid, reply_key=self._reply_key, call_json=waiting.call_json,
-                                       max_backlog=self._max_backlog, lease=waiting.lease,
-                                       redis_deadline=waiting.redis_deadline)
+            return await _once_more_if_lost(lambda: queue.enqueue(
+                self._pipe, rid=rid, reply_key=self._reply_key, call_json=waiting.call_json,
+                max_backlog=self._max_backlog, lease=waiting.lease, redis_deadline=waiting.redis_deadline))
         except queue.QueueFull:
             return _QUEUE_FULL
         except StoreUnavailable:
@@ -263,10 +313,10 @@ class RedisExecutor:
         """Decide the admission and queue the call in one script; the entry id, or the outcome."""
         script = admission.script
         try:
-            code, entry_id = await queue.admit_and_enqueue(
+            code, entry_id = await _once_more_if_lost(lambda: queue.admit_and_enqueue(
                 self._pipe, admission_keys=script.keys, admission_args=script.args, rid=rid,
                 reply_key=self._reply_key, call_json=waiting.call_json, max_backlog=self._max_backlog,
-                lease=(script.lease.lease_id, script.lease.client_hash), redis_deadline=waiting.redis_deadline)
+                lease=(script.lease.lease_id, script.lease.client_hash), redis_deadline=waiting.redis_deadline))
         except StoreUnavailable:
             return Refused(LIMITS_UNAVAILABLE)
         if code == queue.ADMITTED_BACKLOG_FULL:  # counted, no lease taken, not queued
@@ -313,6 +363,11 @@ class RedisExecutor:
             self._offset_s = live.redis_ms / 1000 - time.time()
             self._redis_ok = True
             self._live_workers, self._threads = len(live.consumers), live.threads
+            self._registered_workers = live.registered
+            if self._live_workers:
+                self._worker_live.set()
+            else:
+                self._worker_live.clear()
         except StoreUnavailable:
             # Unreachable Redis says nothing about the workers: keep the last judgement
             # (/health is 503 on ``redis`` meanwhile), so that calls sent the moment Redis
@@ -327,7 +382,7 @@ class RedisExecutor:
 
     async def _refresh_liveness_forever(self) -> None:
         while True:
-            await asyncio.sleep(_LIVENESS_REFRESH_S)
+            await asyncio.sleep(_LIVENESS_REFRESH_WAITING_S if self._awaiting_worker else _LIVENESS_REFRESH_S)
             await self._refresh_liveness()
 
     async def _check_entries_forever(self) -> None:

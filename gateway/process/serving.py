@@ -136,7 +136,9 @@ def serving_app(settings: GatewaySettings) -> web.Application:
     from gateway.process.app import (
         create_app,  # lazy: `pwc-mcp --help` and the workers never build the app
     )
+    from pwc_mcp_core.cluster import redis_keys
 
+    redis_keys.use_namespace(settings.core.redis_namespace)  # before anything builds a key
     app = create_app(settings)
     app.on_startup.append(_settle_heap)  # runs after the app's lifecycle has started everything
     return app

@@ -5,7 +5,8 @@ Every Redis-facing function of `pwc_mcp_core.cluster` that the gateway calls rai
 the gateway decides "Redis is down, answer without it" by catching this one class and
 imports nothing from ``redis`` to do so:
 
-* `StoreConnectionLost`: unreachable, or the connection was lost;
+* `StoreConnectionLost`: unreachable, or the connection was lost; `StoreReplyLost` when the
+  command had been written (it may have run: a master that died under it);
 * `StoreTimeout`: no reply in time (the connection was dropped);
 * `StoreRefused`: Redis answered the command with an error (a script's error, ``OOM``,
   ``READONLY`` during a failover); for a caller it means the store cannot serve it either.
@@ -25,8 +26,8 @@ from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import RedisError, ResponseError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 
-__all__ = ["StoreConnectionLost", "StoreRefused", "StoreTimeout", "StoreUnavailable", "store_errors",
-           "translate"]
+__all__ = ["StoreConnectionLost", "StoreRefused", "StoreReplyLost", "StoreTimeout", "StoreUnavailable",
+           "store_errors", "translate"]
 
 _P = ParamSpec("_P")
 _R = TypeVar("_R")
@@ -38,6 +39,14 @@ class StoreUnavailable(RedisError):
 
 class StoreConnectionLost(StoreUnavailable, RedisConnectionError):
     """Redis is unreachable, or the connection was lost before the reply."""
+
+
+class StoreReplyLost(StoreConnectionLost):
+    """The command was written and the connection was lost before its reply: it may have run.
+
+    Only an idempotent command may be sent again (the queue's enqueue is, by its request id
+    and lease id: a duplicate entry is answered once).
+    """
 
 
 class StoreTimeout(StoreUnavailable, RedisTimeoutError):

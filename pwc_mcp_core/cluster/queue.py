@@ -400,11 +400,14 @@ async def forget_worker(redis: Redis, consumer: str) -> None:
 
 @dataclass(frozen=True, slots=True)
 class Liveness:
-    """One liveness judgement: Redis's time (unix ms), the live consumers, their threads summed."""
+    """One liveness judgement: Redis's time (unix ms), the live consumers, their threads summed,
+    and how many consumers are registered at all (live or silent; 0 when Redis lost its data
+    or no worker ever started, while dead workers stay registered for an hour)."""
 
     redis_ms: int
     consumers: list[str]
     threads: int
+    registered: int = 0
 
 
 @store_errors
@@ -414,8 +417,8 @@ async def live_workers_at(redis: Redis, *, grace_s: float = 0.0) -> Liveness:
     window_ms = int((redis_keys.HEARTBEAT_TTL_S + max(0.0, grace_s)) * 1000)
     script = redis.register_script(scripts.load("live_workers"))
     reply = await script(keys=[redis_keys.workers_set(), redis_keys.worker_threads()], args=[window_ms])
-    return Liveness(redis_ms=int(reply[0]), threads=int(reply[1]),
-                    consumers=[m.decode() if isinstance(m, bytes) else str(m) for m in reply[2:]])
+    return Liveness(redis_ms=int(reply[0]), threads=int(reply[1]), registered=int(reply[2]),
+                    consumers=[m.decode() if isinstance(m, bytes) else str(m) for m in reply[3:]])
 
 
 @store_errors

@@ -10,8 +10,9 @@ With Sentinel every connection is redis-py's ``SentinelManagedConnection``: each
 asks the sentinels for the current master (a master they report down does not count), and a
 connection that meets a demoted master (``READONLY``) is dropped, so the next command goes to
 the new one. Connecting is retried with redis-py's ``Retry`` and a jittered backoff for about
-`FAILOVER_WAIT_S`: while no master exists (between the old one's death and the promotion),
-a command waits for the new master instead of failing at once. Nothing is ever written on
+``SentinelTarget.failover_wait_s`` (``PWC_MCP_REDIS_FAILOVER_WAIT_S``, by default the call
+deadline): while no master exists (between the old one's death and the promotion), a command
+waits for the new master instead of failing at once. Nothing is ever written on
 a connection whose write might have reached Redis, so no retry runs a command twice.
 """
 
@@ -39,15 +40,17 @@ _REDIS_SCHEMES: Final = ("redis://", "rediss://", "unix://")
 _ADDRESS: Final = re.compile(r"^(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9](?:[A-Za-z0-9.-]*[A-Za-z0-9])?):(\d{1,5})$")
 _SENTINEL_ONLY: Final = ("PWC_MCP_REDIS_USERNAME", "PWC_MCP_REDIS_PASSWORD", "PWC_MCP_REDIS_SENTINEL_USERNAME",
                          "PWC_MCP_REDIS_SENTINEL_PASSWORD", "PWC_MCP_REDIS_TLS", "PWC_MCP_REDIS_TLS_CA_FILE",
-                         "PWC_MCP_REDIS_DB")
+                         "PWC_MCP_REDIS_DB", "PWC_MCP_REDIS_FAILOVER_WAIT_S")
 
 # Sentinel promotes a replica a few seconds after the master dies (down-after-milliseconds
-# plus an election: 2-3 s with down-after-milliseconds 1000); (re)connecting keeps asking
-# the sentinels for about this long, then fails (a clear, retryable error to the client).
+# plus an election: 2-3 s with down-after-milliseconds 1000, longer when an election is
+# retried); (re)connecting keeps asking the sentinels for about `SentinelTarget.failover_wait_s`,
+# then fails (a clear, retryable error to the client). The entry points set it to the call
+# deadline, so a slow election gives slow answers, not errors; this is the fallback of a
+# target built without it.
 FAILOVER_WAIT_S: Final = 5.0
 _BACKOFF_BASE_S: Final = 0.05
 _BACKOFF_CAP_S: Final = 0.5
-_FAILOVER_RETRIES: Final = int(FAILOVER_WAIT_S / _BACKOFF_CAP_S * 1.5)  # equal jitter sleeps >= cap/2 once capped
 # The sentinels answer from memory: a slow one is a dead one.
 _SENTINEL_TIMEOUT_S: Final = 0.5
 
@@ -64,6 +67,8 @@ class SentinelTarget:
         tls: TLS to the sentinels and to the master.
         tls_ca_file: CA bundle that signs their certificates (``None``: the system's).
         db: database number on the master.
+        failover_wait_s: how long a (re)connection keeps looking for a master while none
+            exists (``PWC_MCP_REDIS_FAILOVER_WAIT_S``; `CoreSettings` defaults it to the call deadline).
     """
 
     sentinels: tuple[tuple[str, int], ...]
@@ -75,6 +80,7 @@ class SentinelTarget:
     tls: bool = False
     tls_ca_file: str | None = None
     db: int = 0
+    failover_wait_s: float = FAILOVER_WAIT_S
 
     def __repr__(self) -> str:
         hosts = ",".join(f"{host}:{port}" for host, port in self.sentinels)
@@ -105,6 +111,9 @@ def target_from_env(env: Mapping[str, str]) -> RedisTarget | None:
                           "PWC_MCP_REDIS_SENTINEL_MASTER, not both")
     if sentinels is None and service is None:
         extra = [name for name in _SENTINEL_ONLY if name in env]
+        if extra == ["PWC_MCP_REDIS_FAILOVER_WAIT_S"]:
+            raise ConfigError("PWC_MCP_REDIS_FAILOVER_WAIT_S applies only with PWC_MCP_REDIS_SENTINELS "
+                              "(with PWC_MCP_REDIS_URL nobody promotes a new master: commands fail fast)")
         if extra:
             raise ConfigError(f"{extra[0]} applies only with PWC_MCP_REDIS_SENTINELS; "
                               "with PWC_MCP_REDIS_URL put credentials and TLS in the URL (rediss://user:pass@host)")
@@ -135,12 +144,19 @@ def target_from_env(env: Mapping[str, str]) -> RedisTarget | None:
 
 def reconnect_wait_s(target: RedisTarget) -> float:
     """How much longer than a command's own timeout a caller may wait for a (re)connection:
-    `FAILOVER_WAIT_S` with Sentinel (waiting out a promotion), 0 with a URL (fail fast)."""
-    return 0.0 if isinstance(target, str) else FAILOVER_WAIT_S
+    ``failover_wait_s`` with Sentinel (waiting out a promotion), 0 with a URL (fail fast)."""
+    return 0.0 if isinstance(target, str) else target.failover_wait_s
 
 
 def _failover_backoff() -> EqualJitterBackoff:
     return EqualJitterBackoff(cap=_BACKOFF_CAP_S, base=_BACKOFF_BASE_S)
+
+
+def _failover_retries(target: SentinelTarget) -> int:
+    """Retries that span at least about ``failover_wait_s``: once capped, equal jitter sleeps
+    between half the cap and the cap, so ``1.5 × wait / cap`` of them sleep ``0.75–1.5 × wait``
+    (the callers' own deadlines end the wait sooner)."""
+    return max(1, int(target.failover_wait_s / _BACKOFF_CAP_S * 1.5))
 
 
 def _tls_kwargs(target: SentinelTarget) -> dict[str, object]:
@@ -178,7 +194,7 @@ def async_client(target: RedisTarget, *, socket_timeout: float | None, connect_t
     sentinel = AsyncSentinel(list(target.sentinels),  # type: ignore[no-untyped-call]
                              sentinel_kwargs=_sentinel_kwargs(target, AsyncRetry(NoBackoff(), 0)))
     client: redis.asyncio.Redis = sentinel.master_for(
-        target.service, retry=AsyncRetry(_failover_backoff(), _FAILOVER_RETRIES),
+        target.service, retry=AsyncRetry(_failover_backoff(), _failover_retries(target)),
         **_master_kwargs(target, socket_timeout, connect_timeout, health_check_interval))  # type: ignore[arg-type]
     return client
 
@@ -190,7 +206,7 @@ def sync_client(target: RedisTarget, *, socket_timeout: float | None, connect_ti
     sentinel = Sentinel(list(target.sentinels),  # type: ignore[no-untyped-call]
                         sentinel_kwargs=_sentinel_kwargs(target, Retry(NoBackoff(), 0)))
     client: redis.Redis = sentinel.master_for(  # type: ignore[no-untyped-call]
-        target.service, retry=Retry(_failover_backoff(), _FAILOVER_RETRIES),
+        target.service, retry=Retry(_failover_backoff(), _failover_retries(target)),
         **_master_kwargs(target, socket_timeout, connect_timeout, 0))
     return client
 
@@ -200,7 +216,7 @@ def async_pool(target: RedisTarget, *, socket_timeout: float | None,
     """A pool whose ``make_connection()`` gives a connection to ``target``'s master.
 
     With Sentinel, ``connect()`` asks the sentinels and waits out a failover (about
-    `FAILOVER_WAIT_S`); a URL connects once, at once.
+    ``failover_wait_s``); a URL connects once, at once.
     """
     if isinstance(target, str):
         return redis.asyncio.ConnectionPool.from_url(target, socket_connect_timeout=connect_timeout,

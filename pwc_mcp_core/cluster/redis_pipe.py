@@ -11,7 +11,8 @@ packs with `pack_command` and drops the rest:
 * one reader task reads the replies in order and resolves each caller's future, so
   the next batch is written while earlier replies are still on their way;
 * a reply that is a Redis error goes to its caller alone, as `StoreRefused`; a lost
-  connection fails every waiting caller with `StoreConnectionLost`,
+  connection fails every waiting caller with `StoreConnectionLost` (`StoreReplyLost` for
+  commands already written, which may have run),
   and the next command connects again (Redis restarts need no process restart);
 * a caller that waits longer than ``timeout_s`` gets `StoreTimeout`
   and the connection is dropped, so a hung Redis fails fast instead of stalling (one
@@ -41,6 +42,7 @@ from redis.exceptions import DataError, NoScriptError, RedisError, ResponseError
 from pwc_mcp_core.cluster.errors import (
     StoreConnectionLost,
     StoreRefused,
+    StoreReplyLost,
     StoreTimeout,
     StoreUnavailable,
 )
@@ -184,7 +186,7 @@ class RedisPipe:
                 for waiter in waiters:
                     _fail(waiter, StoreConnectionLost(f"Redis unreachable: {type(exc).__name__}"))
                 if conn is self._conn:  # else it was abandoned already (timeout, close)
-                    self._abandon(StoreConnectionLost("the connection to Redis was lost"))
+                    self._abandon(StoreReplyLost("the connection to Redis was lost"))
 
     async def _read_forever(self, conn: AbstractConnection) -> None:
         while True:
@@ -197,7 +199,7 @@ class RedisPipe:
             except (RedisError, OSError) as exc:
                 if conn is self._conn:  # else it was abandoned already
                     self._reader = None  # this task ends here; _abandon must not cancel it
-                    self._abandon(StoreConnectionLost(f"the connection to Redis was lost: {type(exc).__name__}"))
+                    self._abandon(StoreReplyLost(f"the connection to Redis was lost: {type(exc).__name__}"))
                 return
             if conn is not self._conn:  # abandoned: its replies belong to callers already failed
                 return

@@ -7,14 +7,16 @@ Nothing below the entry points reads `os.environ`: `gateway`, `workers` and
 from __future__ import annotations
 
 import argparse
+import hashlib
 import ipaddress
 import re
 import secrets
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass, fields
+from dataclasses import dataclass, fields, replace
 from typing import Final
 
 from pwc.transport import MAX_BYTES
+from pwc_mcp_core.cluster import redis_keys
 from pwc_mcp_core.cluster.redis_connect import RedisTarget, SentinelTarget, target_from_env
 from pwc_mcp_core.errors import ConfigError
 
@@ -28,6 +30,7 @@ __all__ = [
     "CoreSettings",
     "checked_hosts",
     "checked_origins",
+    "cursor_key_id",
     "env_int",
     "env_number",
     "int_option",
@@ -97,6 +100,14 @@ class CoreSettings:
       ``PWC_MCP_REDIS_SENTINEL_PASSWORD``, ``PWC_MCP_REDIS_TLS`` (``1``), ``PWC_MCP_REDIS_TLS_CA_FILE``,
       ``PWC_MCP_REDIS_DB`` (`pwc_mcp_core.cluster.redis_connect.target_from_env`). Setting both
       forms is a configuration error.
+    * ``PWC_MCP_REDIS_FAILOVER_WAIT_S`` (Sentinel only) → ``redis_sentinel.failover_wait_s``: how
+      long a command waits for a new master while none exists (an election), 1–900 seconds
+      (default the call deadline, so a slow election gives slow answers, not errors).
+    * ``PWC_MCP_REDIS_NAMESPACE`` → `redis_namespace`: the deployment's namespace in Redis, 1–64 of
+      ``A-Z a-z 0-9 _ . -``; every key carries it, so deployments on one Redis database never
+      serve each other. Default: 12 hex digits derived from ``PWC_API_URL`` and the current cursor
+      key's id (`pwc_mcp_core.cluster.redis_keys.derived_namespace`), so processes that would
+      answer alike share one namespace and any two that would not are apart.
     * ``PWC_MCP_WORKER_THREADS`` → `worker_threads`: tool threads, 1–10000. The embedded
       executor (no Redis) and stdio default to ``max(40, global_concurrency_limit)``; a Redis
       worker process defaults to 32 (``workers.settings.DEFAULT_THREADS``).
@@ -136,6 +147,7 @@ class CoreSettings:
     call_deadline_s: float = 30.0
     max_body_bytes: int = DEFAULT_MAX_BODY_BYTES
     chunk_bytes: int = DEFAULT_CHUNK_BYTES
+    redis_namespace: str = redis_keys.DEFAULT_NAMESPACE
 
     def __repr__(self) -> str:
         parts = []
@@ -177,7 +189,11 @@ class CoreSettings:
                                   "for example the output of `openssl rand -hex 32`")
         global_limit = env_int(env, "PWC_MCP_GLOBAL_CONCURRENCY_LIMIT", 128, 1, 10000)
         catalog_timeout = env_number(env, "PWC_MCP_CATALOG_TIMEOUT", 25.0, 1, 600)
+        call_deadline = env_number(env, "PWC_MCP_CALL_DEADLINE", catalog_timeout + 5, 1, 900)
         redis_target = target_from_env(env)
+        if isinstance(redis_target, SentinelTarget):
+            redis_target = replace(redis_target, failover_wait_s=env_number(
+                env, "PWC_MCP_REDIS_FAILOVER_WAIT_S", call_deadline, 1, 900))
         return cls(
             api_url=_api_url(env.get("PWC_API_URL", DEFAULT_API_URL)),
             host=env.get("PWC_MCP_HOST", "127.0.0.1"),
@@ -196,9 +212,11 @@ class CoreSettings:
             redis_sentinel=redis_target if isinstance(redis_target, SentinelTarget) else None,
             worker_threads=env_int(env, "PWC_MCP_WORKER_THREADS", max(40, global_limit), 1, 10000),
             catalog_timeout_s=catalog_timeout,
-            call_deadline_s=env_number(env, "PWC_MCP_CALL_DEADLINE", catalog_timeout + 5, 1, 900),
+            call_deadline_s=call_deadline,
             max_body_bytes=env_int(env, "PWC_MCP_MAX_BODY_BYTES", DEFAULT_MAX_BODY_BYTES, 1024, 64 * 1024 * 1024),
             chunk_bytes=env_int(env, "PWC_MCP_CHUNK_BYTES", DEFAULT_CHUNK_BYTES, 1024, 1024 * 1024),
+            redis_namespace=_namespace(env.get("PWC_MCP_REDIS_NAMESPACE"), _api_url(env.get("PWC_API_URL", DEFAULT_API_URL)),
+                                       current),
         )
 
 
@@ -315,6 +333,21 @@ def _cidrs(raw: str) -> tuple[Network, ...]:
             raise ConfigError("PWC_MCP_TRUSTED_PROXY_CIDRS must be comma-separated networks "
                               "such as 10.0.0.0/8,fd00::/8") from None
     return tuple(networks)
+
+
+def cursor_key_id(secret: str) -> str:
+    """The id of a cursor key (``kid`` in the cursors it signs, `pwc_mcp_core.tools.cursors`): a
+    hash prefix, never the secret."""
+    return hashlib.sha256(secret.encode("utf-8")).hexdigest()[:16]
+
+
+def _namespace(raw: str | None, api_url: str, cursor_key: str) -> str:
+    if raw is None:
+        return redis_keys.derived_namespace(api_url, cursor_key_id(cursor_key))
+    if not redis_keys.valid_namespace(raw):
+        raise ConfigError("PWC_MCP_REDIS_NAMESPACE must be 1-64 characters of A-Z a-z 0-9 _ . - "
+                          "(unset: derived from PWC_API_URL and the cursor key)")
+    return raw
 
 
 def _log_level(raw: str) -> str:

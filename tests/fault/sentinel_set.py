@@ -1,7 +1,7 @@
 """A real Redis Sentinel deployment on free loopback ports: a master, a replica, three sentinels.
 
-Sentinel settings are the issue's: ``down-after-milliseconds 1000``, ``failover-timeout 5000``,
-quorum 2. No persistence, so a killed node comes back empty (the worst case for lost writes).
+Sentinel settings are the issue's: ``down-after-milliseconds 1000`` (``down_after_ms``; a slow
+election is 8000), ``failover-timeout 5000``, quorum 2. No persistence, so a killed node comes back empty (the worst case for lost writes).
 """
 
 from __future__ import annotations
@@ -75,6 +75,7 @@ class SentinelSet:
     """Master, replica and three sentinels; `env` configures pwc-mcp processes for it."""
 
     workdir: Path
+    down_after_ms: int = 1000
     data: list[Node] = field(default_factory=list)
     sentinels: list[Node] = field(default_factory=list)
 
@@ -98,7 +99,7 @@ class SentinelSet:
             conf.write_text(
                 f"port {port}\nbind 127.0.0.1\ndir {self.workdir}\n"
                 f"sentinel monitor {SERVICE} 127.0.0.1 {master_port} 2\n"
-                f"sentinel down-after-milliseconds {SERVICE} 1000\n"
+                f"sentinel down-after-milliseconds {SERVICE} {self.down_after_ms}\n"
                 f"sentinel failover-timeout {SERVICE} 5000\n"
                 f"sentinel parallel-syncs {SERVICE} 1\n", encoding="utf-8")
             node = Node(port, [binary, str(conf), "--sentinel", "--loglevel", "warning"])

@@ -106,7 +106,7 @@ def test_calls_lost_inside_redis_are_queued_again_within_seconds(
     collect = send(cluster.gateways[0].mcp_url, 8, "flush", deadline_s=deadline_s)
     client = redis.Redis.from_url(redis_url)
     try:
-        wait_until(lambda: client.xlen("pwcmcp:v1:calls") >= 6, timeout_s=10, what="a backlog")
+        wait_until(lambda: client.xlen(redis_keys.calls_stream()) >= 6, timeout_s=10, what="a backlog")
         client.flushall()  # = a restart without persistence / a failover to a lagging replica
     finally:
         client.close()

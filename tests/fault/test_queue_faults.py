@@ -116,10 +116,10 @@ def test_a_full_backlog_refuses_new_calls_fast_with_a_clear_error(
 
 
 @pytest.mark.parametrize("fields", [
-    pytest.param({"rid": "r1", "reply": "pwcmcp:v1:reply:nobody", "call": "not json"}, id="unreadable-call"),
-    pytest.param({"rid": "r2", "reply": "pwcmcp:v1:reply:nobody",
+    pytest.param({"rid": "r1", "reply": redis_keys.reply_list("nobody"), "call": "not json"}, id="unreadable-call"),
+    pytest.param({"rid": "r2", "reply": redis_keys.reply_list("nobody"),
                   "call": json.dumps({"v": 99, "kind": "tools/call"})}, id="foreign-schema-version"),
-    pytest.param({"rid": "r3", "reply": "pwcmcp:v1:reply:nobody", "call": b"\xed\xb3\xbf"},
+    pytest.param({"rid": "r3", "reply": redis_keys.reply_list("nobody"), "call": b"\xed\xb3\xbf"},
                  id="invalid-utf8-call"),
     pytest.param({"garbage": "x"}, id="entry-without-fields"),
 ])

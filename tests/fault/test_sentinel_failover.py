@@ -50,8 +50,12 @@ def sentinel_set(tmp_path: Path) -> Iterator[SentinelSet]:
 @pytest.fixture
 def sentinel_cluster(sentinel_set: SentinelSet, catalog_url: str, tmp_path: Path) -> Iterator[Cluster]:
     """Two gateway processes and two workers that know Redis only through the sentinels."""
+    yield from _cluster(sentinel_set, catalog_url, tmp_path, DEADLINE_S)
+
+
+def _cluster(sentinel_set: SentinelSet, catalog_url: str, tmp_path: Path, deadline_s: float) -> Iterator[Cluster]:
     env = {**sentinel_set.env, "PWC_API_URL": catalog_url, "PWC_MCP_WORKER_THREADS": "8",
-           "PWC_MCP_CALL_DEADLINE": str(DEADLINE_S), "PWC_MCP_SSE_MAX_STREAMS_PER_CLIENT": "8", **RAISED_LIMITS,
+           "PWC_MCP_CALL_DEADLINE": str(deadline_s), "PWC_MCP_SSE_MAX_STREAMS_PER_CLIENT": "8", **RAISED_LIMITS,
            "PWC_MCP_SEMANTIC_LIMIT": str(SEMANTIC_LIMIT)}  # the load is not semantic
     cluster = Cluster(redis_url="", catalog_url=catalog_url, logs=tmp_path, env=env)
     try:
@@ -69,8 +73,9 @@ def sentinel_cluster(sentinel_set: SentinelSet, catalog_url: str, tmp_path: Path
 class Load:
     """``CLIENTS`` threads calling ``get_task`` round-robin over the gateways until stopped."""
 
-    def __init__(self, cluster: Cluster) -> None:
+    def __init__(self, cluster: Cluster, deadline_s: float = DEADLINE_S) -> None:
         self._urls = [g.mcp_url for g in cluster.gateways]
+        self._deadline_s = deadline_s
         self._stop = threading.Event()
         self._lock = threading.Lock()
         self.outcomes: list[Any] = []
@@ -85,7 +90,7 @@ class Load:
             try:
                 # A cached catalog answer: the fault under test is Redis, and this box's catalog is slow.
                 outcome: Any = call_tool(url, "get_task", {"task": "image-classification"},
-                                         client_id=f"failover-{n}", timeout_s=DEADLINE_S + 8)
+                                         client_id=f"failover-{n}", timeout_s=self._deadline_s + 8)
             except httpx.HTTPError as exc:  # no answer in time (or none at all): counted as hung
                 outcome = exc
             with self._lock:
@@ -98,9 +103,9 @@ class Load:
     def finish(self, fault: str) -> Tally:
         self._stop.set()
         for future in self._futures:
-            future.result(timeout=DEADLINE_S + 15)
+            future.result(timeout=self._deadline_s + 15)
         self._pool.shutdown()
-        return tally(fault, self.outcomes, deadline_s=DEADLINE_S)
+        return tally(fault, self.outcomes, deadline_s=self._deadline_s)
 
 
 def _healthy_with_workers(cluster: Cluster, workers: int) -> bool:
@@ -191,6 +196,48 @@ def test_a_master_killed_under_load_is_followed_and_every_call_is_answered_once(
     assert statuses[SEMANTIC_LIMIT:] == [429, 429], statuses
 
 
+SLOW_ELECTION_DEADLINE_S = 30
+
+
+@pytest.fixture
+def slow_election_cluster(catalog_url: str, tmp_path: Path) -> Iterator[tuple[SentinelSet, Cluster]]:
+    """A Sentinel set that judges a master down only after 8 s (``down-after-milliseconds 8000``,
+    so about 10 s pass without a master), with the processes at the default failover wait (the
+    call deadline, 30 s here)."""
+    sset = SentinelSet(tmp_path / "sentinel", down_after_ms=8000)
+    sset.workdir.mkdir()
+    try:
+        sset.start()
+        yield from ((sset, cluster) for cluster in _cluster(sset, catalog_url, tmp_path, SLOW_ELECTION_DEADLINE_S))
+    finally:
+        sset.stop()
+
+
+def test_a_slow_election_gives_slow_answers_not_errors(slow_election_cluster: tuple[SentinelSet, Cluster]) -> None:
+    """Issue 33 item 18: with a fixed 5 s wait for a new master, a longer election answered
+    most calls sent meanwhile with an error. Every call now waits up to its deadline."""
+    sentinel_set, cluster = slow_election_cluster
+    old_port = sentinel_set.master_port()
+    assert old_port is not None
+    load = Load(cluster, SLOW_ELECTION_DEADLINE_S)
+    wait_until(lambda: load.count() >= 20, timeout_s=30, what="calls flowing before the kill")
+    sentinel_set.node(old_port).kill()
+    killed = time.monotonic()
+    _wait_promoted(sentinel_set, old_port, timeout_s=30)
+    promoted_s = time.monotonic() - killed
+    wait_until(lambda: _healthy_with_workers(cluster, 2), timeout_s=30, interval_s=0.2,
+               what="/health 200 with 2 workers on every gateway after the slow election")
+    time.sleep(3)  # load on the new master
+    counted = load.finish("Sentinel failover, no master for about 10 s (down-after-milliseconds 8000)")
+    print(f"\nslow election: promoted after {promoted_s:.1f}s; {counted.row()}")
+    assert promoted_s >= 8, promoted_s  # the election really was slow
+    assert counted.answered_twice == 0 and counted.hung == 0 and counted.other == 0, counted
+    errors = [(o.status, o.body) for o in load.outcomes
+              if not isinstance(o, Exception) and (o.status != 200 or o.is_tool_error)]
+    assert counted.clear_error == 0, (counted, errors)
+    assert counted.answered_once == counted.sent, counted
+
+
 def test_the_sentinels_losing_one_member_changes_nothing_and_a_failover_still_happens(
         sentinel_set: SentinelSet, sentinel_cluster: Cluster) -> None:
     cluster = sentinel_cluster
@@ -233,10 +280,10 @@ def test_the_old_master_returns_as_a_replica_and_is_never_written_to(
     assert _client_connections(old) == 0
 
 
-def _wait_promoted(sentinel_set: SentinelSet, old_port: int) -> int:
+def _wait_promoted(sentinel_set: SentinelSet, old_port: int, timeout_s: float = HEALTH_BACK_S) -> int:
     """Wait until the live sentinels agree on a master other than ``old_port``; return its port."""
     return wait_until(lambda: (port := sentinel_set.master_port()) is not None and port != old_port and port,
-                      timeout_s=HEALTH_BACK_S, interval_s=0.1, what="the sentinels promoting the replica")
+                      timeout_s=timeout_s, interval_s=0.1, what="the sentinels promoting the replica")
 
 
 def _role(node: Any) -> str:

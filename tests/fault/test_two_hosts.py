@@ -22,6 +22,7 @@ from pathlib import Path
 import pytest
 import redis
 
+from pwc_mcp_core.cluster import redis_keys
 from tests.conftest import PWC_MCP_BIN, REPO_ROOT, TEST_CURSOR_KEY, start_pwc_mcp
 from tests.fault.accounting import tally
 from tests.fault.conftest import RAISED_LIMITS, health, pending_by_consumer, wait_until
@@ -103,6 +104,7 @@ def test_a_partitioned_worker_host_loses_no_call_and_rejoins_at_full_capacity(
         log = (tmp_path / "host2.log").open("ab")
         host2 = subprocess.Popen(["ip", "netns", "exec", netns, str(PWC_MCP_BIN), "worker"], cwd=REPO_ROOT,
                                  env={**os.environ, "PWC_MCP_CURSOR_KEY_CURRENT": TEST_CURSOR_KEY,
+                                      "PWC_MCP_REDIS_NAMESPACE": redis_keys.namespace(),
                                       "PYTHONUNBUFFERED": "1", **env, "PWC_MCP_WORKER_ID": "host2"},
                                  stdout=log, stderr=log)
         log.close()

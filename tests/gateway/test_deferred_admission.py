@@ -265,10 +265,10 @@ async def test_rest_calls_are_admitted_by_the_same_script_and_hand_their_lease_o
 
 async def test_with_no_live_worker_the_limits_still_answer_first(aiohttp_client, redis_url: str) -> None:
     executor = RedisExecutor(redis_url)
-    client = await aiohttp_client(create_app(make_settings(redis_url=redis_url, request_limit=1), dispatcher=executor,
-                                             tools=FAKE_TOOLS))
+    client = await aiohttp_client(create_app(make_settings(redis_url=redis_url, request_limit=1, call_deadline_s=1.0),
+                                             dispatcher=executor, tools=FAKE_TOOLS))
     assert executor.live_workers == 0
-    first = await client.post("/mcp", data=tool_call(), headers=me("n"))
+    first = await client.post("/mcp", data=tool_call(), headers=me("n"))  # no worker registers within the deadline
     assert first.status == 503 and (await first.json())["error"]["code"] == -32603  # no worker: retry shortly
     second = await client.post("/mcp", data=tool_call(), headers=me("n"))
     assert second.status == 429 and refusal_error(await second.read()) == "rate_limit_exceeded"

@@ -21,6 +21,7 @@ import redis
 from mcp import Client
 from mcp.client.sse import sse_client
 
+from pwc_mcp_core.cluster import redis_keys
 from pwc_mcp_core.tools.registry import tools as registry_tools
 from tests.conftest import ServerProcess, start_pwc_mcp
 from tests.integration.citation_session import cite_and_verify
@@ -73,7 +74,7 @@ def test_many_python_sdk_sessions_across_two_gateway_processes(cluster_factory: 
     asyncio.run(many_sessions(f"{gateway.base_url}/sse", SESSIONS))
     store = redis.Redis.from_url(redis_url)
     # Every disconnect freed its session: the cluster-wide cap set empties.
-    wait_until(lambda: store.zcard("pwcmcp:v1:sse:all") == 0)
+    wait_until(lambda: store.zcard(redis_keys.sse_sessions_global()) == 0)
     wait_until(lambda: len(re.findall(r"sse_stream status=200", gateway.log_text())) >= SESSIONS)
     assert routed_total(gateway.log_text()) > 0, "no answer crossed between the two processes"
     assert "sse inbox read failed" not in gateway.log_text()

@@ -15,6 +15,7 @@ import redis
 from pwc_mcp_core.cluster.redis_connect import (
     SentinelTarget,
     async_client,
+    reconnect_wait_s,
     sync_client,
     target_from_env,
 )
@@ -45,6 +46,8 @@ def test_the_sentinel_form_needs_two_variables_and_reads_credentials_and_tls() -
     ({**SENTINEL_ENV, "PWC_MCP_REDIS_TLS": "yes"}, "PWC_MCP_REDIS_TLS"),
     ({"PWC_MCP_REDIS_URL": "redis://h", "PWC_MCP_REDIS_PASSWORD": "x"}, "in the URL"),
     ({"PWC_MCP_REDIS_URL": "http://h"}, "redis://"),
+    ({"PWC_MCP_REDIS_URL": "redis://h", "PWC_MCP_REDIS_FAILOVER_WAIT_S": "9"}, "only with PWC_MCP_REDIS_SENTINELS"),
+    ({**SENTINEL_ENV, "PWC_MCP_REDIS_FAILOVER_WAIT_S": "0"}, "PWC_MCP_REDIS_FAILOVER_WAIT_S must be"),
 ])
 def test_a_bad_or_ambiguous_redis_setting_is_one_clear_line(env: dict[str, str], names: str) -> None:
     with pytest.raises(ConfigError, match=names) as raised:
@@ -56,6 +59,16 @@ def test_core_settings_expose_one_target_and_never_print_the_password() -> None:
     core = CoreSettings.from_env({"PWC_MCP_CURSOR_KEY_CURRENT": "k" * 32, **SENTINEL_ENV, "PWC_MCP_REDIS_PASSWORD": "pw1"})
     assert isinstance(core.redis, SentinelTarget) and core.redis_url is None
     assert "pw1" not in repr(core)
+
+
+def test_a_command_waits_for_a_new_master_as_long_as_the_call_deadline_unless_told_otherwise() -> None:
+    key = {"PWC_MCP_CURSOR_KEY_CURRENT": "k" * 32, **SENTINEL_ENV}
+    by_default = CoreSettings.from_env({**key, "PWC_MCP_CALL_DEADLINE": "40"})
+    assert isinstance(by_default.redis, SentinelTarget) and by_default.redis.failover_wait_s == 40
+    assert reconnect_wait_s(by_default.redis) == 40
+    told = CoreSettings.from_env({**key, "PWC_MCP_REDIS_FAILOVER_WAIT_S": "12.5"})
+    assert isinstance(told.redis, SentinelTarget) and told.redis.failover_wait_s == 12.5
+    assert reconnect_wait_s("redis://h:6379/0") == 0  # a URL fails fast: nobody will promote anything
 
 
 @pytest.fixture(scope="module")

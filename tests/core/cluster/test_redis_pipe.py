@@ -13,6 +13,7 @@ from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import RedisError, ResponseError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 
+from pwc_mcp_core.cluster.errors import StoreConnectionLost, StoreReplyLost
 from pwc_mcp_core.cluster.redis_pipe import RedisPipe, ScriptRunner
 
 INCR = "return redis.call('INCRBY', KEYS[1], ARGV[1])"
@@ -82,6 +83,31 @@ async def test_an_unreachable_redis_fails_fast_and_every_caller() -> None:
     results = await asyncio.gather(*[pipe.execute("PING") for _ in range(3)], return_exceptions=True)
     assert all(isinstance(result, RedisError) for result in results)
     await pipe.close()
+
+
+async def test_a_command_lost_after_it_was_written_says_it_may_have_run(redis: Redis, redis_url: str) -> None:
+    """`StoreReplyLost` (the gateway sends its enqueue once more) only for a written command;
+    one that never reached Redis is a plain `StoreConnectionLost`."""
+    pipe = RedisPipe(redis_url, timeout_s=5.0)
+    try:
+        blocked = asyncio.ensure_future(pipe.execute("BLPOP", "pwc-test:never", 5))
+        for _ in range(100):  # until the BLPOP is written and blocked in Redis
+            if any(c.get("cmd") == "blpop" for c in await redis.client_list()):
+                break
+            await asyncio.sleep(0.02)
+        await redis.client_kill_filter(_type="normal", skipme=True)
+        with pytest.raises(StoreReplyLost):
+            await blocked
+        assert await pipe.execute("PING") == b"PONG"  # the next command connects again
+    finally:
+        await pipe.close()
+    unreachable = RedisPipe("redis://127.0.0.1:1", timeout_s=2.0, connect_timeout_s=0.5)
+    try:
+        with pytest.raises(StoreConnectionLost) as raised:
+            await unreachable.execute("PING")
+        assert not isinstance(raised.value, StoreReplyLost)
+    finally:
+        await unreachable.close()
 
 
 async def test_a_restarted_redis_is_reconnected_on_the_next_command(redis_server, redis_url: str) -> None:
