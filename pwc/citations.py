@@ -14,7 +14,9 @@ import re
 import unicodedata
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import cast
+
+from pwc.json_types import JsonObject
 
 __all__ = [
     "FORMATS", "Citation", "Name", "bibtex_entry", "citation_fields", "csl_item", "format_citations",
@@ -64,7 +66,7 @@ class Citation:
     doi: str | None
     url: str | None
     key: str = ""
-    extra: dict[str, Any] = field(default_factory=dict)
+    extra: dict[str, object] = field(default_factory=dict)
 
 
 def _clean(value: object) -> str:
@@ -113,13 +115,15 @@ def _date_of(published: object) -> tuple[int, ...]:
     return tuple(int(part) for part in match.groups() if part) if match else ()
 
 
-def _record_url(record: Mapping[str, Any], arxiv: str | None) -> str | None:
+def _record_url(record: Mapping[str, object], arxiv: str | None) -> str | None:
     for key in ("url_abs", "source_url"):
-        if isinstance(record.get(key), str) and record[key].strip():
-            return str(record[key]).strip()
+        value = record.get(key)
+        if isinstance(value, str) and value.strip():
+            return value.strip()
     if arxiv:
         return f"https://arxiv.org/abs/{arxiv}"
-    for link in record.get("available_at") or []:
+    # Iterated as before, whatever the JSON holds (non-objects are skipped; a number fails as it did).
+    for link in cast("Iterable[object]", record.get("available_at") or []):
         if isinstance(link, dict) and isinstance(link.get("url"), str):
             return str(link["url"])
     if record.get("in_catalog") is not False:
@@ -128,7 +132,7 @@ def _record_url(record: Mapping[str, Any], arxiv: str | None) -> str | None:
     return None
 
 
-def citation_fields(record: Mapping[str, Any], reference: str = "") -> Citation:
+def citation_fields(record: Mapping[str, object], reference: str = "") -> Citation:
     """The citation fields of a catalog paper or public-metadata ``record``.
 
     The venue is the catalog's conference (``conference_name``); its year (``NeurIPS 2017``) is the
@@ -283,19 +287,19 @@ def ris_entry(citation: Citation) -> str:
 # --- CSL-JSON -------------------------------------------------------------------------------
 
 
-def _csl_name(name: Name) -> dict[str, str]:
+def _csl_name(name: Name) -> JsonObject:
     if name.literal:
         return {"literal": _clean(name.literal)}
-    out = {"family": _clean(name.family), "given": _clean(name.given)}
+    out: JsonObject = {"family": _clean(name.family), "given": _clean(name.given)}
     if name.suffix:
         out["suffix"] = _clean(name.suffix)
     return out
 
 
-def csl_item(citation: Citation) -> dict[str, Any]:
+def csl_item(citation: Citation) -> JsonObject:
     """One CSL-JSON item (CSL data schema 1.0): ``paper-conference``, ``article-journal`` or ``article``."""
     kind = "paper-conference" if citation.venue else "article-journal" if citation.journal else "article"
-    item: dict[str, Any] = {"id": citation.key, "type": kind, "title": citation.title}
+    item: JsonObject = {"id": citation.key, "type": kind, "title": citation.title}
     if citation.authors:
         item["author"] = [_csl_name(n) for n in citation.authors]
     if citation.date:

@@ -30,7 +30,7 @@ import logging
 import os
 import sys
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, Any, NoReturn, TextIO
+from typing import TYPE_CHECKING, NoReturn, TextIO, TypedDict, Unpack
 
 from pwc import API_CONTRACT_VERSION, __version__
 from pwc.errors import PwcError, UsageError
@@ -51,14 +51,32 @@ _UNSET = object()  # marks a shared flag the sub-command line did not give
 _ACCUMULATING = (argparse._AppendAction, argparse._AppendConstAction, argparse._CountAction)
 
 
+class ParserOptions(TypedDict, total=False):
+    """The keywords of ``argparse.ArgumentParser`` (what ``add_parser`` passes a sub-parser's class)."""
+
+    prog: str | None
+    usage: str | None
+    description: str | None
+    epilog: str | None
+    parents: Sequence[argparse.ArgumentParser]
+    formatter_class: type[argparse.HelpFormatter]
+    prefix_chars: str
+    fromfile_prefix_chars: str | None
+    argument_default: object
+    conflict_handler: str
+    add_help: bool
+    allow_abbrev: bool
+    exit_on_error: bool
+
+
 class PwcParser(argparse.ArgumentParser):
     """An ``ArgumentParser`` whose errors end with ``; run '<prog> --help'`` and exit 2 (§1.1).
 
     Its sub-parser action keeps values given before the sub-command (module docstring).
     """
 
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
+    def __init__(self, **kwargs: Unpack[ParserOptions]) -> None:
+        super().__init__(**kwargs)
         self.register("action", "parsers", _SubParsersKeepingParentValues)
 
     def error(self, message: str) -> NoReturn:
@@ -76,7 +94,14 @@ class RaisingParser(PwcParser):
         raise UsageError(message.strip() if message else f"{self.prog} exited ({status})")
 
 
-class _SubParsersKeepingParentValues(argparse._SubParsersAction):
+# typeshed makes the sub-parser action generic; the runtime class is not subscriptable.
+if TYPE_CHECKING:
+    _SubParsersAction = argparse._SubParsersAction[argparse.ArgumentParser]
+else:
+    _SubParsersAction = argparse._SubParsersAction
+
+
+class _SubParsersKeepingParentValues(_SubParsersAction):
     """Sub-parser action that lets a flag given before the sub-command survive (§1.1 quirk fix).
 
     The child parses into a namespace pre-filled with a sentinel for every

@@ -86,7 +86,7 @@ class AreaNotFoundError(NotFoundError):
         areas: every area the catalog listed (``{"id", "name", "slug"}`` dicts), for suggestions.
     """
 
-    def __init__(self, message: str, query: str, areas: list[dict]) -> None:
+    def __init__(self, message: str, query: str, areas: list[dict[str, object]]) -> None:
         super().__init__(message)
         self.query = query
         self.areas = areas

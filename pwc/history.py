@@ -21,26 +21,64 @@ from __future__ import annotations
 import datetime as dt
 from collections import Counter
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import TypedDict, cast
 
 from metric_rules import is_size_metric, metric_direction, metric_magnitude
 from pwc.errors import UsageError
 from pwc.markdown import md_table
 from pwc.render import EM_DASH, md_escape
 
-__all__ = ["TEXT_STEPS", "available_metrics", "history_markdown", "primary_metric", "sota_history"]
+__all__ = ["TEXT_STEPS", "HistoryPayload", "available_metrics", "history_markdown", "primary_metric",
+           "sota_history"]
 
 TEXT_STEPS = 25
 """Steps the text table shows (the latest ones); the structured answer has them all."""
 _TITLE_CHARS = 60
 
 
-def _metrics(row: Mapping[str, Any]) -> Mapping[str, Any]:
+class HistoryPaper(TypedDict):
+    """The paper of a step, its fields as text (None when the row has none)."""
+
+    id: str | None
+    arxiv_id: str | None
+    title: str | None
+
+
+class HistoryStep(TypedDict):
+    """One step of the best-so-far series: a result that beat every earlier one."""
+
+    date: str
+    value: float
+    model: str | None
+    paper: HistoryPaper
+    code_url: str | None
+    task: str | None
+    improvement: float | None
+
+
+class HistoryPayload(TypedDict):
+    """What :func:`sota_history` returns (``pwc benchmark history --json`` data)."""
+
+    benchmark: dict[str, object]
+    task: str | None
+    tasks: list[str]
+    metric: str | None
+    unit: str | None
+    direction: str
+    direction_known: bool
+    metrics: list[str]
+    steps: list[HistoryStep]
+    points: list[list[str | float]]
+    span: dict[str, str | int | None]
+    left_out: dict[str, int]
+
+
+def _metrics(row: Mapping[str, object]) -> Mapping[object, object]:
     metrics = row.get("metrics")
     return metrics if isinstance(metrics, Mapping) else {}
 
 
-def available_metrics(rows: Sequence[Mapping[str, Any]]) -> list[str]:
+def available_metrics(rows: Sequence[Mapping[str, object]]) -> list[str]:
     """Every metric name the rows report, case-insensitively sorted (first spelling kept)."""
     seen: dict[str, str] = {}
     for row in rows:
@@ -49,7 +87,7 @@ def available_metrics(rows: Sequence[Mapping[str, Any]]) -> list[str]:
     return sorted(seen.values(), key=str.casefold)
 
 
-def primary_metric(rows: Sequence[Mapping[str, Any]]) -> str | None:
+def primary_metric(rows: Sequence[Mapping[str, object]]) -> str | None:
     """The ``best_metric`` most rows name, else the metric most rows report; size columns never."""
     named = Counter(str(row["best_metric"]) for row in rows
                     if row.get("best_metric") and not is_size_metric(str(row["best_metric"])))
@@ -59,7 +97,7 @@ def primary_metric(rows: Sequence[Mapping[str, Any]]) -> str | None:
     return min(reported, key=lambda name: (-reported[name], name.casefold())) if reported else None
 
 
-def _date(row: Mapping[str, Any]) -> str | None:
+def _date(row: Mapping[str, object]) -> str | None:
     for key in ("paper_published_date", "evaluated_on"):
         value = row.get(key)
         if isinstance(value, str) and len(value) >= 10:
@@ -70,7 +108,7 @@ def _date(row: Mapping[str, Any]) -> str | None:
     return None
 
 
-def _value(row: Mapping[str, Any], folded: str) -> tuple[bool, float | None]:
+def _value(row: Mapping[str, object], folded: str) -> tuple[bool, float | None]:
     """(reports the metric, its numeric value or None)."""
     for name, value in _metrics(row).items():
         if str(name).casefold() == folded:
@@ -78,7 +116,7 @@ def _value(row: Mapping[str, Any], folded: str) -> tuple[bool, float | None]:
     return False, None
 
 
-def _unit(rows: Sequence[Mapping[str, Any]], metric: str) -> str | None:
+def _unit(rows: Sequence[Mapping[str, object]], metric: str) -> str | None:
     """``"%"`` when the metric's values are reported as percentages ("88.55%") or its name says
     so ("Percentage error"); else None (the unit is whatever the metric counts)."""
     folded = metric.casefold()
@@ -100,7 +138,7 @@ def _text(value: object) -> str | None:
     return None if value is None or value == "" else str(value)
 
 
-def _step(row: Mapping[str, Any], date: str, value: float, previous: float | None) -> dict[str, Any]:
+def _step(row: Mapping[str, object], date: str, value: float, previous: float | None) -> HistoryStep:
     return {
         "date": date, "value": value, "model": _text(row.get("model_name")),
         "paper": {"id": _text(row.get("paper_id")), "arxiv_id": _text(row.get("paper_arxiv_id")),
@@ -110,8 +148,8 @@ def _step(row: Mapping[str, Any], date: str, value: float, previous: float | Non
     }
 
 
-def sota_history(benchmark: Mapping[str, Any], rows: Sequence[Mapping[str, Any]], metric: str | None = None,
-                 *, task: str | None = None) -> dict[str, Any]:
+def sota_history(benchmark: Mapping[str, object], rows: Sequence[Mapping[str, object]], metric: str | None = None,
+                 *, task: str | None = None) -> HistoryPayload:
     """The best-so-far series of ``metric`` (default: :func:`primary_metric`) over merged ``rows``.
 
     Returns ``{"benchmark", "task", "tasks", "metric", "unit", "direction", "direction_known", "metrics", "steps",
@@ -130,7 +168,7 @@ def sota_history(benchmark: Mapping[str, Any], rows: Sequence[Mapping[str, Any]]
     unit = _unit(rows, chosen) if chosen else None
     lower = direction == "lower"
     left_out = {"without_metric": 0, "unparseable_value": 0, "without_date": 0}
-    dated: list[tuple[str, float, Mapping[str, Any]]] = []
+    dated: list[tuple[str, float, Mapping[str, object]]] = []
     for row in rows:
         reports, value = _value(row, chosen.casefold()) if chosen else (False, None)
         date = _date(row)
@@ -144,13 +182,13 @@ def sota_history(benchmark: Mapping[str, Any], rows: Sequence[Mapping[str, Any]]
             dated.append((date, value, row))
     # Date order; on one date the best first, then by model name, so the order never depends on the API's.
     dated.sort(key=lambda item: (item[0], item[1] if lower else -item[1], str(item[2].get("model_name") or "")))
-    steps: list[dict[str, Any]] = []
+    steps: list[HistoryStep] = []
     best: float | None = None
     for date, value, row in dated:
         if best is None or (value < best if lower else value > best):
             steps.append(_step(row, date, value, best))
             best = value
-    span: dict[str, Any] = {"first": None, "last": None, "results": len(dated), "best_since": None,
+    span: dict[str, str | int | None] = {"first": None, "last": None, "results": len(dated), "best_since": None,
                             "best_held_days": None, "results_since_best": 0}
     if dated:
         since = steps[-1]["date"]
@@ -175,9 +213,14 @@ def _short(text: str | None) -> str:
     return text if len(text) <= _TITLE_CHARS else text[:_TITLE_CHARS - 1].rstrip() + "…"
 
 
-def history_markdown(payload: Mapping[str, Any]) -> list[str]:
+def history_markdown(data: Mapping[str, object]) -> list[str]:
     """The text view: a heading, the span in one sentence, the steps as a compact table (the latest
-    :data:`TEXT_STEPS`), what was left out and the board's other metrics."""
+    :data:`TEXT_STEPS`), what was left out and the board's other metrics.
+
+    ``data`` is a :func:`sota_history` (or its JSON round trip through the MCP layer).
+    """
+    # Trusted shape: built by sota_history; the fields are only formatted, never computed on.
+    payload = cast("HistoryPayload", data)
     bench = payload.get("benchmark") or {}
     metric = payload.get("metric")
     name = bench.get("name") or bench.get("slug") or "Benchmark"

@@ -8,17 +8,18 @@ tool result. Both build their tables and cells here so the two agree.
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from typing import Any
 
 from pwc.render import md_escape
 
 __all__ = ["md_cell", "md_table", "pipe_row"]
 
 
-def md_cell(value: Any) -> str:
+def md_cell(value: object) -> str:
     """A compact table cell: :func:`pwc.render.md_escape`, but a missing value is empty, not ``—``."""
+    # The common cells first, without a call: most text needs no escaping (``type(value) is str``
+    # rather than ``kind is str`` so mypy narrows ``value``).
     kind = type(value)
-    if kind is str:  # the common cells first, without a call: most text needs no escaping
+    if type(value) is str:
         if "\\" not in value and "|" not in value and "\r" not in value and "\n" not in value:
             return value
         return md_escape(value)

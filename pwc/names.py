@@ -9,9 +9,9 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Any
 
 from pwc.errors import AreaNotFoundError, NotFoundError, ResponseError
+from pwc.json_types import JsonObject, JsonValue
 
 __all__ = [
     "AREAS_PARAMS",
@@ -33,10 +33,10 @@ ENTITY_FIELDS: tuple[str, ...] = ("name", "slug", "id")
 METHOD_FIELDS: tuple[str, ...] = ("name", "full_name", "slug", "id")
 BENCHMARK_FIELDS = METHOD_FIELDS
 # GET areas/ with these parameters lists every area (task list, method list, details).
-AREAS_PARAMS: dict[str, Any] = {"page": 1, "page_size": 500, "ordering": "name"}
+AREAS_PARAMS: dict[str, object] = {"page": 1, "page_size": 500, "ordering": "name"}
 
 
-def _norm(value: Any) -> str:
+def _norm(value: object) -> str:
     return str(value).strip().casefold()
 
 
@@ -51,7 +51,7 @@ def required_name(name: str | None, entity: str) -> str:
     return name.strip()
 
 
-def find_exact(items: Iterable[Any], query: str, fields: Sequence[str]) -> dict | None:
+def find_exact(items: Iterable[object], query: str, fields: Sequence[str]) -> JsonObject | None:
     """The first dict in ``items`` whose ``str(field)`` equals ``query`` (stripped, casefolded).
 
     Fields are tried in order; for each, items in API order. Missing or None fields never match.
@@ -69,7 +69,7 @@ def find_exact(items: Iterable[Any], query: str, fields: Sequence[str]) -> dict 
 _WORD = re.compile(r"[0-9a-z]+")
 
 
-def closeness(query: str, item: Mapping[str, Any]) -> int:
+def closeness(query: str, item: Mapping[str, object]) -> int:
     """How close an item's name or slug is to ``query``: 3 a prefix either way, 2 a substring either
     way, 1 a shared word of 3+ letters (``neurips`` in ``NeurIPS 2017``), else 0."""
     wanted = _norm(query)
@@ -89,7 +89,7 @@ def closeness(query: str, item: Mapping[str, Any]) -> int:
     return best
 
 
-def not_found(label: str, query: str, items: Iterable[Any], *, name_only: bool = False) -> NotFoundError:
+def not_found(label: str, query: str, items: Iterable[object], *, name_only: bool = False) -> NotFoundError:
     """``<Label> not found: <query>; closest results: A, B, C`` (suffix omitted without candidates).
 
     Candidates are the 3 items closest to the query (:func:`closeness`; ties in API order), each
@@ -117,13 +117,13 @@ def first_word(query: str) -> str | None:
     return words[0] if len(words) > 1 else None
 
 
-def find_area(areas: Iterable[Any], query: str) -> dict | None:
+def find_area(areas: Iterable[object], query: str) -> JsonObject | None:
     """The area whose ``id``, ``name`` or ``slug`` equals ``query`` (stripped, casefolded), else None:
     ``Computer Vision`` and ``computer-vision`` name the same area."""
     return find_exact(areas, query, ("id", "name", "slug"))
 
 
-def resolve_area(areas: Sequence[Any], query: str) -> dict:
+def resolve_area(areas: Sequence[object], query: str) -> JsonObject:
     """Like ``find_area`` but raises ``AreaNotFoundError`` (a ``NotFoundError``) listing every area name
     sorted case-insensitively, and carrying the areas so a caller can suggest the closest."""
     area = find_area(areas, query)
@@ -135,18 +135,19 @@ def resolve_area(areas: Sequence[Any], query: str) -> dict:
     return area
 
 
-def area_name_map(areas: Iterable[Any]) -> dict[str, str]:
+def area_name_map(areas: Iterable[object]) -> dict[str, str]:
     """``{str(area id): area name}`` for looking up a row's ``area_id``."""
     return {str(a.get("id")): str(a.get("name") or "") for a in areas
             if isinstance(a, Mapping) and a.get("id") is not None}
 
 
-def with_area_names(payload: Any, names: Mapping[str, str]) -> Any:
+def with_area_names(payload: JsonValue, names: Mapping[str, str]) -> JsonValue:
     """A list payload whose rows carry ``area_name`` beside their ``area_id`` (when the area is
     known), so the JSON, like the table, names the area and not only its number."""
-    if not isinstance(payload, dict) or not isinstance(payload.get("results"), list):
+    results = payload.get("results") if isinstance(payload, dict) else None
+    if not isinstance(payload, dict) or not isinstance(results, list):
         return payload
-    rows = [{**row, "area_name": names[str(row.get("area_id"))]}
-            if isinstance(row, dict) and names.get(str(row.get("area_id"))) else row
-            for row in payload["results"]]
+    rows: list[JsonValue] = [{**row, "area_name": names[str(row.get("area_id"))]}
+                             if isinstance(row, dict) and names.get(str(row.get("area_id"))) else row
+                             for row in results]
     return {**payload, "results": rows}

@@ -11,7 +11,8 @@ results. The CLI parses no URLs here (that is the MCP layer's job, §3.7); only
 from __future__ import annotations
 
 import re
-from typing import TYPE_CHECKING, Any
+from collections.abc import Mapping
+from typing import TYPE_CHECKING
 
 from pwc.errors import AmbiguousError, NotFoundError, ResponseError
 from pwc.render import result_list
@@ -40,7 +41,7 @@ def normalize_title(title: object) -> str:
     return " ".join(str(title).split()).casefold()
 
 
-def _key(item: dict[str, Any]) -> str | None:
+def _key(item: Mapping[str, object]) -> str | None:
     for field in ("arxiv_id", "route_identifier", "id"):
         value = item.get(field)
         if value not in (None, ""):

@@ -14,12 +14,13 @@ the payload ``pwc trends --json`` and the ``get_trends`` tool answer with, and i
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import TypedDict, cast
 
 from pwc.markdown import md_table
 from pwc.render import EM_DASH, counted, md_escape, thousands
 
-__all__ = ["KINDS", "MAX_YEARS", "RECENT_YEARS", "share", "trends_markdown", "trends_payload", "year_range"]
+__all__ = ["KINDS", "MAX_YEARS", "RECENT_YEARS", "TrendsPayload", "share", "trends_markdown", "trends_payload",
+           "year_range"]
 
 KINDS = ("task", "method", "benchmark")
 """What a trend is counted for, in flag order."""
@@ -27,6 +28,51 @@ MAX_YEARS = 30
 """The widest range one call counts (two catalog calls per year with papers)."""
 RECENT_YEARS = 10
 """The default range: the last ten years of the entity's papers."""
+
+
+class TrendsEntity(TypedDict):
+    """The entity a trend counts, its fields as text (None when the catalog gave none)."""
+
+    id: str | None
+    name: str | None
+    slug: str | None
+
+
+class TrendsYear(TypedDict):
+    """One year's row: papers, papers with code and their share (None without papers)."""
+
+    year: int
+    papers: int
+    with_code: int
+    share_with_code: float | None
+
+
+class TrendsTotals(TypedDict):
+    """The sums over the years of the range."""
+
+    papers: int
+    with_code: int
+    share_with_code: float | None
+
+
+class TrendsSpan(TypedDict):
+    """The first and last publication year of all the entity's papers (None without dated ones)."""
+
+    first_year: int | None
+    last_year: int | None
+
+
+class TrendsPayload(TypedDict):
+    """What :func:`trends_payload` returns (``pwc trends --json`` data)."""
+
+    kind: str
+    entity: TrendsEntity
+    from_year: int | None
+    to_year: int | None
+    years: list[TrendsYear]
+    totals: TrendsTotals
+    all_papers: int
+    span: TrendsSpan
 
 
 def share(part: int, whole: int) -> float | None:
@@ -53,18 +99,20 @@ def year_range(first: int | None, last: int | None, from_year: int | None,
     return from_year, to_year
 
 
-def trends_payload(kind: str, entity: Mapping[str, Any], years: Sequence[tuple[int, int, int]], *,
-                   total: int, span: tuple[int | None, int | None]) -> dict[str, Any]:
+def trends_payload(kind: str, entity: Mapping[str, object], years: Sequence[tuple[int, int, int]], *,
+                   total: int, span: tuple[int | None, int | None]) -> TrendsPayload:
     """The ``--json`` data: ``{"kind", "entity", "from_year", "to_year", "years", "totals", "all_papers",
     "span"}``. ``years`` holds ``(year, papers, with_code)`` in year order; ``total`` counts every
     paper of the entity, any date (undated ones too)."""
-    rows = [{"year": year, "papers": papers, "with_code": code, "share_with_code": share(code, papers)}
-            for year, papers, code in years]
+    rows: list[TrendsYear] = [
+        {"year": year, "papers": papers, "with_code": code, "share_with_code": share(code, papers)}
+        for year, papers, code in years]
     papers_sum = sum(papers for _year, papers, _code in years)
     code_sum = sum(code for _year, _papers, code in years)
     return {
         "kind": kind,
-        "entity": {key: None if entity.get(key) is None else str(entity[key]) for key in ("id", "name", "slug")},
+        "entity": {"id": _text(entity.get("id")), "name": _text(entity.get("name")),
+                   "slug": _text(entity.get("slug"))},
         "from_year": rows[0]["year"] if rows else None,
         "to_year": rows[-1]["year"] if rows else None,
         "years": rows,
@@ -74,13 +122,22 @@ def trends_payload(kind: str, entity: Mapping[str, Any], years: Sequence[tuple[i
     }
 
 
+def _text(value: object) -> str | None:
+    return None if value is None else str(value)
+
+
 def _percent(value: object) -> str:
     return f"{value * 100:.0f}%" if isinstance(value, float) else EM_DASH
 
 
-def trends_markdown(payload: Mapping[str, Any]) -> list[str]:
-    """The text view: a heading, one summary sentence and a ``Year|Papers|With code|Share`` table."""
-    entity = payload.get("entity") or {}
+def trends_markdown(data: Mapping[str, object]) -> list[str]:
+    """The text view: a heading, one summary sentence and a ``Year|Papers|With code|Share`` table.
+
+    ``data`` is a :func:`trends_payload` (or its JSON round trip through the MCP layer).
+    """
+    # Trusted shape: built by trends_payload; the fields are only formatted, never computed on.
+    payload = cast("TrendsPayload", data)
+    entity: Mapping[str, object] = payload.get("entity") or {}
     name = entity.get("name") or entity.get("slug") or entity.get("id") or "?"
     ident = f", ID {md_escape(entity['id'])}" if entity.get("id") is not None else ""
     lines = [f"# Papers per year: {md_escape(name)} ({payload['kind']}{ident})", ""]

@@ -23,7 +23,7 @@ from urllib.parse import quote
 
 from pwc.cli import int_range
 from pwc.errors import ResponseError, UsageError
-from pwc.history import history_markdown, sota_history
+from pwc.history import HistoryPayload, history_markdown, sota_history
 from pwc.leaderboard import (
     MetricSelection,
     best_first,
@@ -234,7 +234,7 @@ def _task_rows(rows: list[dict[str, Any]], task: str) -> list[dict[str, Any]]:
     return kept
 
 
-def run_benchmark_history(args: argparse.Namespace, client: Any) -> dict[str, Any]:
+def run_benchmark_history(args: argparse.Namespace, client: Any) -> HistoryPayload:
     """Resolve the benchmark, fetch every evaluation row (up to the scan limit), merge them and
     compute the best-so-far series (``pwc.history.sota_history``). Raises ``NotFoundError`` (exit 4)
     and ``UsageError`` for an unknown metric or task (exit 2)."""
@@ -250,7 +250,7 @@ def run_benchmark_history(args: argparse.Namespace, client: Any) -> dict[str, An
     return sota_history(benchmark, merge_evaluations(rows), args.metric, task=task)
 
 
-def render_benchmark_history(payload: dict[str, Any], args: argparse.Namespace, out: Output) -> None:
+def render_benchmark_history(payload: HistoryPayload, args: argparse.Namespace, out: Output) -> None:
     """The history as Markdown: heading, span, the steps table, rows left out (``pwc.history``)."""
     out.lines(history_markdown(payload))
 

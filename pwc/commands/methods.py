@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import argparse
-from typing import Any
+from typing import TYPE_CHECKING, TypedDict
 
 from pwc.cli import int_range
 from pwc.errors import ResponseError
+from pwc.json_types import JsonObject
 from pwc.names import (
     AREAS_PARAMS,
     METHOD_FIELDS,
@@ -29,12 +30,22 @@ from pwc.render import (
     write_table,
 )
 
-__all__ = ["register", "render_method", "render_method_list", "run_method", "run_method_list"]
+if TYPE_CHECKING:  # the transport (httpx) is imported only where a call is made
+    from pwc.transport import Client
+
+__all__ = ["MethodPayload", "register", "render_method", "render_method_list", "run_method", "run_method_list"]
 
 ORDER_FIELDS = ("name", "full_name", "introduced_year", "created_at", "paper_count")
 
 
-def register(subparsers: argparse._SubParsersAction) -> None:
+class MethodPayload(TypedDict):
+    """``pwc method --json`` data: the catalog's method record and its area (None when unknown)."""
+
+    method: JsonObject
+    area: JsonObject | None
+
+
+def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Add ``method`` (detail) and ``method list`` to the top-level sub-parsers."""
     method = subparsers.add_parser("method", help="inspect a method or list methods",
                                    description="Inspect one method by exact name, full name, slug or ID.")
@@ -54,7 +65,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     lst.set_defaults(handler=run_method_list, renderer=render_method_list)
 
 
-def run_method(args: argparse.Namespace, client: Any) -> dict[str, Any]:
+def run_method(args: argparse.Namespace, client: Client) -> MethodPayload:
     """``{"method": <detail>, "area": <area or None>}``; raises ``ResponseError``/``NotFoundError`` (exit 4)."""
     name = required_name(args.name, "method")
     if name.isdigit():
@@ -74,7 +85,7 @@ def run_method(args: argparse.Namespace, client: Any) -> dict[str, Any]:
     return {"method": detail, "area": area}
 
 
-def render_method(payload: dict[str, Any], args: argparse.Namespace, out: Output) -> None:
+def render_method(payload: MethodPayload, args: argparse.Namespace, out: Output) -> None:
     """Heading, ``Area · Introduced · N papers``, description, source link and site link."""
     method, area = payload["method"], payload.get("area") or {}
     out.line(heading(method.get("name"), out))
@@ -85,8 +96,8 @@ def render_method(payload: dict[str, Any], args: argparse.Namespace, out: Output
     if method.get("description"):
         blocks.append(" ".join(str(method["description"]).replace("\r", "").split("\n")))
     source = method.get("source_url")
-    if source:
-        blocks.append(entity_link(method.get("source_title") or "Source paper", absolute_url(str(source)), out))
+    if source:  # str() of a JSON value is the text entity_link's f-string wrote before
+        blocks.append(entity_link(str(method.get("source_title") or "Source paper"), absolute_url(str(source)), out))
     blocks.append(entity_link("View method", site_url("method", method.get("slug"), method.get("id")), out))
     for block in blocks:
         if block:
@@ -94,7 +105,7 @@ def render_method(payload: dict[str, Any], args: argparse.Namespace, out: Output
             out.line(block)
 
 
-def run_method_list(args: argparse.Namespace, client: Any) -> Any:
+def run_method_list(args: argparse.Namespace, client: Client) -> object:
     """GET ``areas/`` (names, ``--area``) then ``methods/``; returns the ``methods/`` response, each
     row with ``area_name`` beside its ``area_id`` (`with_area_names`).
 
@@ -103,7 +114,7 @@ def run_method_list(args: argparse.Namespace, client: Any) -> Any:
     areas = result_list(client.get_json("areas/", AREAS_PARAMS))
     area_id = None if args.area is None else str(resolve_area(areas, args.area).get("id"))
     args.area_names = area_name_map(areas)
-    params: dict[str, Any] = {"page": args.page, "page_size": args.page_size}
+    params: dict[str, object] = {"page": args.page, "page_size": args.page_size}
     if args.search:
         params["q"] = args.search
     params.update(area_id=area_id, introduced_year=args.introduced_year,
@@ -111,7 +122,7 @@ def run_method_list(args: argparse.Namespace, client: Any) -> Any:
     return with_area_names(client.get_json("methods/", params), args.area_names)
 
 
-def render_method_list(payload: Any, args: argparse.Namespace, out: Output) -> None:
+def render_method_list(payload: object, args: argparse.Namespace, out: Output) -> None:
     """The method table (TSV captured, aligned on a TTY) and the pagination hint."""
     rows = result_list(payload)
     names = getattr(args, "area_names", {})

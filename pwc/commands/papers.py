@@ -10,7 +10,7 @@ from __future__ import annotations
 import argparse
 import json
 import math
-from typing import Any
+from typing import TYPE_CHECKING
 
 from pwc.cli import int_range
 from pwc.commands import papers_detail as detail
@@ -25,9 +25,13 @@ from pwc.commands.papers_common import (
     iso,
 )
 from pwc.errors import HTTPStatusError, UsageError
+from pwc.json_types import JsonValue
 from pwc.references import resolve_paper
 from pwc.render import Output, pagination_hint, render_paper_table, result_list
 from pwc.transport import quote_ref
+
+if TYPE_CHECKING:  # the transport (httpx) is imported only where a call is made
+    from pwc.transport import Client
 
 __all__ = ["register", "render_papers", "run_list", "run_recent", "run_related", "run_trending"]
 
@@ -38,7 +42,7 @@ _CATALOG_FILTERS = ("task", "method", "conference", "framework", "organization")
 PAPER_HELP = "arXiv ID, numeric paper ID, or exact paper title"
 
 
-def register(subparsers: Any) -> None:
+def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Add ``paper`` and its sub-commands."""
     paper = subparsers.add_parser("paper", help="inspect and list papers", description="Inspect and list papers.")
     commands = paper.add_subparsers(dest="paper_command", required=True)
@@ -109,7 +113,7 @@ def _finite_float(text: str) -> float:
     return value
 
 
-def _register_list(commands: Any) -> None:
+def _register_list(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     parser = commands.add_parser("list", help="list papers with catalog filters")
     parser.add_argument("--page", type=int_range("--page", 1, 100), default=1, help="page (1-100, default 1)")
     parser.add_argument("--page-size", "--limit", dest="page_size", type=int_range("--page-size", 1, 100), default=20,
@@ -155,13 +159,13 @@ def author_error_message(error: HTTPStatusError) -> str:
     return f"author filter request failed ({error.status})"
 
 
-def run_list(args: argparse.Namespace, client: Any) -> Any:
+def run_list(args: argparse.Namespace, client: Client) -> JsonValue:
     """GET ``papers/`` with the catalog filters, then fail closed on unconfirmed filters (§2.5)."""
     check_date_order(args)
     authors = list(args.author or [])
     if len(authors) > MAX_AUTHORS:
         raise UsageError(f"at most {MAX_AUTHORS} author filters are allowed")
-    params: dict[str, Any] = {
+    params: dict[str, object] = {
         "page": args.page, "page_size": args.page_size, "search": args.search,
         "start_date": iso(args.start_date), "end_date": iso(args.end_date),
         **{name: getattr(args, name) for name in _CATALOG_FILTERS},
@@ -188,14 +192,14 @@ def run_list(args: argparse.Namespace, client: Any) -> Any:
     return payload
 
 
-def run_recent(args: argparse.Namespace, client: Any) -> Any:
+def run_recent(args: argparse.Namespace, client: Client) -> JsonValue:
     """GET ``papers/recent`` with ``limit``; raw response (§2.6)."""
     payload = client.get_json("papers/recent", {"limit": args.limit})
     result_list(payload)
     return payload
 
 
-def run_trending(args: argparse.Namespace, client: Any) -> Any:
+def run_trending(args: argparse.Namespace, client: Client) -> JsonValue:
     """GET ``papers/trending`` with ``limit, max_age_days, min_velocity``; raw response (§2.7)."""
     payload = client.get_json("papers/trending", {"limit": args.limit, "max_age_days": args.max_age_days,
                                                   "min_velocity": args.min_velocity})
@@ -203,7 +207,7 @@ def run_trending(args: argparse.Namespace, client: Any) -> Any:
     return payload
 
 
-def run_related(args: argparse.Namespace, client: Any) -> Any:
+def run_related(args: argparse.Namespace, client: Client) -> JsonValue:
     """GET ``papers/<ref>/related`` with ``limit``; raw response (§2.8)."""
     ref = resolve_paper(args.paper, client)
     payload = client.get_json(f"papers/{quote_ref(ref)}/related", {"limit": args.limit})
@@ -211,7 +215,7 @@ def run_related(args: argparse.Namespace, client: Any) -> Any:
     return payload
 
 
-def render_papers(payload: Any, args: argparse.Namespace, out: Output) -> None:
+def render_papers(payload: object, args: argparse.Namespace, out: Output) -> None:
     """The standard paper table for list, recent, trending and related; the hint only for list."""
     render_paper_table(out, payload, coverage=args.implementation_coverage)
     # Only `paper list` has --page; recent, trending and related never suggest one (pwc/QUIRKS.md).

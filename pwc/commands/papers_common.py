@@ -11,7 +11,6 @@ import argparse
 import datetime as dt
 import re
 from collections.abc import Mapping, Sequence
-from typing import Any
 
 from pwc.errors import ResponseError, UsageError
 
@@ -56,7 +55,7 @@ def iso(value: dt.date | None) -> str | None:
     return value.isoformat() if value else None
 
 
-def confirm_filters(payload: Any, requested: Mapping[str, str], message: str) -> None:
+def confirm_filters(payload: object, requested: Mapping[str, str], message: str) -> None:
     """Fail closed unless ``payload.applied_filters`` echoes every requested filter (§3.3).
 
     Comparison: ``str(applied.get(key, ""))`` casefolded equals the requested
@@ -81,17 +80,18 @@ def _norm(text: str) -> str:
     return " ".join(text.split()).casefold()
 
 
-def _author_matches(reference: str, entry: Mapping[str, Any]) -> bool:
+def _author_matches(reference: str, entry: Mapping[str, object]) -> bool:
+    # confirm_authors checked ``entry`` first: ``id`` is a string of digits, ``name`` a string.
     ref = reference.strip()
     if ref.isdigit():
-        return int(ref) == int(entry["id"])
+        return int(ref) == int(str(entry["id"]))
     if ref.startswith("@"):
         handle = entry.get("hf_username")
         return isinstance(handle, str) and handle.casefold() == ref[1:].casefold()
     return _norm(ref) == _norm(str(entry["name"]))
 
 
-def confirm_authors(payload: Any, references: Sequence[str]) -> None:
+def confirm_authors(payload: object, references: Sequence[str]) -> None:
     """Fail closed unless every ``--author`` reference matches a confirmed author (§3.3).
 
     ``applied_filters.authors`` must be a non-empty list of objects with a

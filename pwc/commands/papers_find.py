@@ -16,18 +16,44 @@ from __future__ import annotations
 import argparse
 import hashlib
 import re
-from typing import Any
+from typing import TYPE_CHECKING, TypedDict
 
 from paper_passages import excerpt, index_for, mark, phrases, query_terms
 from pwc.cli import int_range
 from pwc.commands.papers_common import add_json_flag
 from pwc.errors import HTTPStatusError, PwcError, UsageError
+from pwc.json_types import JsonValue
 from pwc.names import find_exact
 from pwc.references import resolve_paper
 from pwc.render import Output, result_list
 from pwc.transport import quote_ref
 
-__all__ = ["register", "render_find", "run_find", "vocabulary"]
+if TYPE_CHECKING:  # the transport (httpx) is imported only where a call is made
+    from pwc.transport import Client
+
+__all__ = ["FindPassage", "FindPayload", "register", "render_find", "run_find", "vocabulary"]
+
+
+class FindPassage(TypedDict):
+    """One passage: ``offset`` in bytes, ``text`` the paper's exact text from there, ``matched`` the
+    query words it holds; ``score`` as the ranking gave it (the catalog's is passed on unchecked)."""
+
+    offset: int
+    heading: str | None
+    text: str
+    score: JsonValue
+    matched: list[str]
+
+
+class FindPayload(TypedDict):
+    """``paper find --json`` data (:func:`run_find`)."""
+
+    paper: str
+    query: str
+    content_version: JsonValue  # 64 hex digits, checked with ``str()`` on the catalog's answer
+    total_bytes: int
+    expanded_with: list[str]
+    passages: list[FindPassage]
 
 MAX_QUERY = 500
 _VERSION = re.compile(r"[0-9a-f]{64}")
@@ -35,7 +61,7 @@ _VERSION = re.compile(r"[0-9a-f]{64}")
 _VOCABULARIES = (("methods/", ("name", "full_name", "slug")), ("tasks/", ("name", "slug")))
 
 
-def register(commands: Any) -> None:
+def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Add ``paper find`` to the ``paper`` sub-commands."""
     find = commands.add_parser("find", help="find the passages of a paper that match a query")
     find.add_argument("paper", metavar="PAPER", help="arXiv ID, numeric paper ID, or exact paper title")
@@ -45,7 +71,7 @@ def register(commands: Any) -> None:
     find.set_defaults(handler=run_find, renderer=render_find)
 
 
-def vocabulary(query: str, client: Any) -> list[str]:
+def vocabulary(query: str, client: Client) -> list[str]:
     """The other names of the method or task the query names exactly (empty when none, or when
     the catalog has no such list): ``GAN`` → ``["Generative Adversarial Network"]``."""
     names: list[str] = []
@@ -62,7 +88,7 @@ def vocabulary(query: str, client: Any) -> list[str]:
     return list(dict.fromkeys(names))
 
 
-def run_find(args: argparse.Namespace, client: Any) -> dict[str, Any]:
+def run_find(args: argparse.Namespace, client: Client) -> FindPayload:
     """``{"paper", "query", "content_version", "total_bytes", "expanded_with", "passages"}``; each
     passage ``{"offset", "heading", "text", "score", "matched"}`` (``offset`` in bytes, ``text``
     the paper's exact text from there, ``matched`` the query words it holds), best first."""
@@ -82,7 +108,7 @@ def run_find(args: argparse.Namespace, client: Any) -> dict[str, Any]:
     terms, phrase = query_terms(query)
     index = index_for(ref, version, response.text)
     matches = index.rank(terms, phrase, args.limit, phrases(expansions)) if terms else []
-    passages = []
+    passages: list[FindPassage] = []
     for found in matches:
         offset, text = excerpt(found.paragraph, terms)
         passages.append({"offset": offset, "heading": found.paragraph.heading, "text": text,
@@ -91,7 +117,7 @@ def run_find(args: argparse.Namespace, client: Any) -> dict[str, Any]:
             "expanded_with": expansions, "passages": passages}
 
 
-def _from_catalog(ref: str, query: str, limit: int, expansions: list[str], client: Any) -> dict[str, Any] | None:
+def _from_catalog(ref: str, query: str, limit: int, expansions: list[str], client: Client) -> FindPayload | None:
     """The catalog's own ranking (keyword and meaning), or None when the upstream answers 404
     (no such endpoint, or no text: the Markdown read then says which) or a body of another shape."""
     try:
@@ -101,23 +127,28 @@ def _from_catalog(ref: str, query: str, limit: int, expansions: list[str], clien
         if exc.status == 404:
             return None
         raise
-    if not isinstance(body, dict) or not isinstance(body.get("passages"), list) \
-            or not _VERSION.fullmatch(str(body.get("content_version"))) or not isinstance(body.get("total_bytes"), int):
+    if not isinstance(body, dict):
         return None
-    passages = []
-    for item in body["passages"]:
-        if not isinstance(item, dict) or not isinstance(item.get("offset"), int) or not isinstance(item.get("text"), str):
+    items, version, total = body.get("passages"), body.get("content_version"), body.get("total_bytes")
+    if not isinstance(items, list) or not _VERSION.fullmatch(str(version)) or not isinstance(total, int):
+        return None
+    passages: list[FindPassage] = []
+    for item in items:
+        if not isinstance(item, dict):
+            return None
+        offset, text = item.get("offset"), item.get("text")
+        if not isinstance(offset, int) or not isinstance(text, str):
             return None
         heading = item.get("heading")
         matched = item.get("matched")
-        passages.append({"offset": item["offset"], "heading": heading if isinstance(heading, str) else None,
-                         "text": item["text"], "score": item.get("score"),
+        passages.append({"offset": offset, "heading": heading if isinstance(heading, str) else None,
+                         "text": text, "score": item.get("score"),
                          "matched": [m for m in matched if isinstance(m, str)] if isinstance(matched, list) else []})
-    return {"paper": ref, "query": query, "content_version": body["content_version"],
-            "total_bytes": body["total_bytes"], "expanded_with": expansions, "passages": passages[:limit]}
+    return {"paper": ref, "query": query, "content_version": version,
+            "total_bytes": total, "expanded_with": expansions, "passages": passages[:limit]}
 
 
-def render_find(payload: dict[str, Any], args: argparse.Namespace, out: Output) -> None:
+def render_find(payload: FindPayload, args: argparse.Namespace, out: Output) -> None:
     """Each passage under a heading line (section, byte offset, score), its matched words marked ``==…==``."""
     passages = payload.get("passages") or []
     terms, _phrase = query_terms(str(payload.get("query") or ""))

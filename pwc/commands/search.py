@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import argparse
-from typing import Any
+from typing import TYPE_CHECKING
 
 from pwc.abstracts import ABSTRACT_CHARS, cut_abstract
 from pwc.cli import int_range
@@ -15,7 +15,11 @@ from pwc.commands.papers_common import (
     iso,
 )
 from pwc.errors import ResponseError
+from pwc.json_types import JsonObject, JsonValue
 from pwc.render import Output, pagination_hint, paper_rows, result_list, write_table
+
+if TYPE_CHECKING:  # the transport (httpx) is imported only where a call is made
+    from pwc.transport import Client
 
 __all__ = ["cut_abstracts", "entity_hints", "register", "render_search", "run_search", "weak_note"]
 
@@ -23,7 +27,7 @@ OFFICIAL_MESSAGE = ("Papers API did not confirm has_official_implementation; "
                     "refusing unfiltered results")
 
 
-def register(subparsers: Any) -> None:
+def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Add the ``search`` parser."""
     parser = subparsers.add_parser("search", help="search papers by title, topic, author or arXiv ID",
                                    description="Search papers by title, topic, author or arXiv ID.")
@@ -47,7 +51,7 @@ def register(subparsers: Any) -> None:
     parser.set_defaults(handler=run_search, renderer=render_search)
 
 
-def run_search(args: argparse.Namespace, client: Any) -> Any:
+def run_search(args: argparse.Namespace, client: Client) -> JsonValue:
     """GET ``papers/search``; returns the raw response (§2.1).
 
     Raises ``UsageError`` for reversed dates (before any request) and
@@ -73,7 +77,7 @@ def run_search(args: argparse.Namespace, client: Any) -> Any:
     return payload
 
 
-def cut_abstracts(payload: dict[str, Any], budget: int) -> None:
+def cut_abstracts(payload: JsonObject, budget: int) -> None:
     """Cut each result's ``abstract`` in place (:func:`pwc.abstracts.cut_abstract`); record
     ``abstract_chars`` (the budget) and ``abstracts_cut`` (how many were cut) in ``payload``."""
     cut = 0
@@ -90,7 +94,7 @@ def _shown(value: object) -> str:
     return " ".join(str(value).split())
 
 
-def entity_hints(payload: Any) -> list[tuple[str, str, str | None]]:
+def entity_hints(payload: object) -> list[tuple[str, str, str | None]]:
     """``(type, name, filter)`` of each entity the query named (``matched_entities``); ``filter`` is
     ``task=slug`` / ``method=slug`` when the catalog gives one."""
     found = payload.get("matched_entities") if isinstance(payload, dict) else None
@@ -104,7 +108,7 @@ def entity_hints(payload: Any) -> list[tuple[str, str, str | None]]:
     return out
 
 
-def weak_note(payload: Any, rows: int) -> str | None:
+def weak_note(payload: object, rows: int) -> str | None:
     """Say so when results came back but none is a strong match (``strong_count`` 0)."""
     if rows and isinstance(payload, dict) and payload.get("strong_count") == 0:
         return ("No strong match: no result holds all the query's words, is close in meaning or is tagged "
@@ -112,7 +116,7 @@ def weak_note(payload: Any, rows: int) -> str | None:
     return None
 
 
-def render_search(payload: Any, args: argparse.Namespace, out: Output) -> None:
+def render_search(payload: object, args: argparse.Namespace, out: Output) -> None:
     """The standard paper table (§1.3), ``match`` when results carry it, ``abstract`` with
     ``--abstracts``; hints on stderr: named entities and their filters, no strong match, cut
     abstracts, the next page."""

@@ -16,7 +16,8 @@ Counts are cached as long as taxonomy answers (``TAXONOMY_TTL_S``): a past year'
 from __future__ import annotations
 
 import argparse
-from typing import Any
+from collections.abc import Mapping
+from typing import TYPE_CHECKING
 
 from pwc.cache import TAXONOMY_TTL_S
 from pwc.cli import int_range
@@ -31,7 +32,18 @@ from pwc.names import (
     not_found,
 )
 from pwc.render import Output, result_list, result_total
-from pwc.trends import KINDS, MAX_YEARS, RECENT_YEARS, trends_markdown, trends_payload, year_range
+from pwc.trends import (
+    KINDS,
+    MAX_YEARS,
+    RECENT_YEARS,
+    TrendsPayload,
+    trends_markdown,
+    trends_payload,
+    year_range,
+)
+
+if TYPE_CHECKING:  # the transport (httpx) is imported only where a call is made
+    from pwc.transport import Client
 
 __all__ = ["register", "render_trends", "run_trends", "write_trends_chart"]
 
@@ -46,7 +58,7 @@ CONFIRM_MESSAGE = ("Papers API did not confirm the trend filters; the catalog mu
                    "before using trends")
 
 
-def register(subparsers: argparse._SubParsersAction) -> None:
+def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Add ``trends`` to the top-level sub-parsers."""
     parser = subparsers.add_parser(
         "trends", help="papers per year for a task, method or benchmark, and the share with code",
@@ -71,7 +83,7 @@ def _chosen(args: argparse.Namespace) -> tuple[str, str]:
     return given[0]
 
 
-def _entity(kind: str, name: str, client: Any) -> dict[str, Any]:
+def _entity(kind: str, name: str, client: Client) -> Mapping[str, object]:
     """The record ``name`` names exactly (§3.2); ``NotFoundError`` with the closest names and what to do."""
     path, fields, label, _filter = _LOOKUP[kind]
     candidates = result_list(client.get_json(path, {"q": name, "page": 1, "page_size": 100}))
@@ -87,7 +99,7 @@ def _entity(kind: str, name: str, client: Any) -> dict[str, Any]:
     return found
 
 
-def _count(client: Any, filters: dict[str, str], order_dir: str = "asc") -> tuple[int, str | None]:
+def _count(client: Client, filters: dict[str, str], order_dir: str = "asc") -> tuple[int, str | None]:
     """(papers matching ``filters``, publication date of the first one in date order)."""
     params = {**filters, "page": 1, "page_size": 1, "order_by": "date_published", "order_dir": order_dir}
     payload = client.get_json("papers/", params, ttl_s=TAXONOMY_TTL_S)
@@ -104,7 +116,7 @@ def _year(date: str | None) -> int | None:
     return int(date[:4]) if date and date[:4].isdigit() else None
 
 
-def run_trends(args: argparse.Namespace, client: Any) -> dict[str, Any]:
+def run_trends(args: argparse.Namespace, client: Client) -> TrendsPayload:
     """Papers per year of the entity and how many have code (module docstring); raises ``UsageError``
     (exit 2) for a wrong flag combination or range and ``NotFoundError`` (exit 4) for an unknown name."""
     kind, name = _chosen(args)
@@ -132,12 +144,12 @@ def run_trends(args: argparse.Namespace, client: Any) -> dict[str, Any]:
     return trends_payload(kind, entity, counts, total=total, span=(first, last))
 
 
-def render_trends(payload: dict[str, Any], args: argparse.Namespace, out: Output) -> None:
+def render_trends(payload: TrendsPayload, args: argparse.Namespace, out: Output) -> None:
     """The trend as Markdown: heading, summary sentence, the year table (``pwc.trends``)."""
     out.lines(trends_markdown(payload))
 
 
-def write_trends_chart(payload: dict[str, Any], args: argparse.Namespace) -> None:
+def write_trends_chart(payload: TrendsPayload, args: argparse.Namespace) -> None:
     """``--chart FILE``: write the bar chart (``pwc.chart.trends_png``); ``UsageError`` when the file
     cannot be written."""
     if not args.chart:
