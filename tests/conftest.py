@@ -21,8 +21,84 @@ import pytest
 from tests.helpers import free_port, stop_process, wait_http
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
+
+
+def _compile_once() -> None:
+    """Cache compiled bytecode outside the checkout when the environment disables it.
+
+    With ``PYTHONDONTWRITEBYTECODE`` set (container images set it), every xdist worker
+    rewrote and compiled every test module, and every gateway, worker and catalog process
+    the tests start compiled its imports again: minutes of CPU per run. The tests write
+    bytecode to ``$XDG_CACHE_HOME/pwc-mcp-tests/pycache`` instead (``PYTHONPYCACHEPREFIX``),
+    never beside the sources. Runs before the workers and child processes start, which
+    inherit the environment.
+    """
+    if not os.environ.get("PYTHONDONTWRITEBYTECODE"):
+        return
+    cache = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "pwc-mcp-tests" / "pycache"
+    prefix = os.environ.setdefault("PYTHONPYCACHEPREFIX", str(cache))
+    del os.environ["PYTHONDONTWRITEBYTECODE"]
+    sys.dont_write_bytecode = False
+    sys.pycache_prefix = prefix
+
+
+_compile_once()
 SHARED_DATA = REPO_ROOT.parent / "shared" / "data"
 FIXTURES = REPO_ROOT / "tests" / "fixtures"
+
+
+# Tests run in parallel (pytest-xdist, `--dist loadgroup` in pyproject.toml). Each worker has
+# its own session fixtures (redis-server, catalog) and temporary directories; the tests in a
+# group run on one worker, one after another.
+_SHARED_SCOPES = ("class", "module", "package", "session")
+_GROUPS = {
+    # One private podman, one image build: every container test on the worker that built it.
+    "tests/container/": "container",
+    # The second host's veth pair has fixed addresses: one namespace at a time.
+    "tests/fault/test_two_hosts.py": "two-hosts",
+}
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Keep the tests that share an expensive fixture on one xdist worker.
+
+    A module-, class- or session-scoped fixture defined below this file (a deployment behind
+    nginx, a fuzzing gateway, an imported catalog) is set up once per worker that runs one of
+    its tests. Grouping those tests by module sets it up once, as a serial run does. The
+    session fixtures here (redis-server, the sample catalog) are per worker and cheap.
+    """
+    for item in items:
+        if item.get_closest_marker("xdist_group") is not None:
+            continue
+        path = item.nodeid.split("::", 1)[0]
+        group = next((name for prefix, name in _GROUPS.items() if path.startswith(prefix)), None)
+        if group is None:
+            fixtureinfo = getattr(item, "_fixtureinfo", None)
+            defs = fixtureinfo.name2fixturedefs.values() if fixtureinfo is not None else ()
+            if any(d[-1].scope in _SHARED_SCOPES and d[-1].baseid not in ("", "tests") for d in defs if d):
+                group = path
+        if group is not None:
+            item.add_marker(pytest.mark.xdist_group(group))
+
+
+_FAULT_ROWS: list[str] = []
+
+
+def pytest_runtest_logreport(report: pytest.TestReport) -> None:
+    """Collect the fault tallies (``tests/fault/accounting.py``) from each test's report."""
+    _FAULT_ROWS.extend(str(value) for name, value in report.user_properties if name == "fault_tally")
+
+
+def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
+    """Print the per-fault accounting table after a run that included fault tests."""
+    if not _FAULT_ROWS:
+        return
+    terminalreporter.write_sep("-", "fault accounting")
+    terminalreporter.write_line("| fault | sent | answered once | clear error | answered twice | hung |")
+    terminalreporter.write_line("|---|---|---|---|---|---|")
+    for row in _FAULT_ROWS:
+        terminalreporter.write_line(row)
 
 
 @dataclass
