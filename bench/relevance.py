@@ -33,7 +33,7 @@ relevant for: tags would give the answers away; the distractors are untagged
 too) and the sample's methods. The boost of tagged papers is therefore not
 measured here (``tests/catalog/test_search_vocabulary.py`` checks it).
 It is imported with ``catalog.importer.run_import`` (so the vectors are the
-ones an import builds) and searched with ``catalog.search.search_papers``, the
+ones an import builds) and searched with ``catalog.search.papers.search_papers``, the
 function behind ``papers/search``.
 
 Default tables: ``tests/fixtures/pwc-archive/evaluation-tables.json`` and,
@@ -64,10 +64,10 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from catalog import search
 from catalog.importer import run_import
 from catalog.sample import SAMPLE_DIR
-from catalog.store import Page
+from catalog.search import papers as search
+from catalog.store.core import Page
 
 FIXTURE = ROOT / "tests" / "fixtures" / "pwc-archive" / "evaluation-tables.json"
 SHARED_DATA = ROOT.parent / "shared" / "data"

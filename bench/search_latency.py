@@ -5,7 +5,7 @@ Usage::
     uv run python bench/search_latency.py --db FILE [--rounds 3] [--threads 1] [--random-vectors]
         [--baseline FILE]   # e.g. git show 71eb608:catalog/search.py > /tmp/old_search.py
 
-Runs the function behind ``papers/search`` (``catalog.search.search_papers``,
+Runs the function behind ``papers/search`` (``catalog.search.papers.search_papers``,
 page size 10) on a read-only connection, without HTTP, for three query sets:
 2-3 word queries, one common word (the most frequent title word of the
 catalog's first 20,000 titles) and queries with filters. Prints p50/p99 in ms
@@ -33,9 +33,10 @@ sys.path.insert(0, str(ROOT))
 
 import numpy as np
 
-from catalog import search, vectors
-from catalog.embeddings import get_embedder
-from catalog.store import Page
+from catalog.search import papers as search
+from catalog.search import vectors
+from catalog.search.embeddings import get_embedder
+from catalog.store.core import Page
 
 QUERIES = ("attention transformer", "graph neural network", "speech recognition", "contrastive learning",
            "object detection", "reinforcement learning policy", "diffusion generation", "question answering",

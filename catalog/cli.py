@@ -10,16 +10,16 @@ Usage::
 
 ``--sample`` builds the bundled sample into a temporary file with
 ``catalog.sample.build_sample_db`` and serves it. ``--processes N`` (N > 1)
-serves from N processes under gunicorn (``catalog.serving``). ``download``
+serves from N processes under gunicorn (``catalog.serve.process``). ``download``
 fetches the published archive (the five ``pwc-archive/*`` datasets on the
 Hugging Face Hub, CC BY-SA 4.0) into ``DIR/<name>`` (default ``./pwc-archive``)
-and prints the ``import`` command to run next (``catalog.download``; exit 2
+and prints the ``import`` command to run next (``catalog.importer.download``; exit 2
 when the hub cannot be used or a checksum fails, 1 when ``DIR`` cannot be
 written). ``import``
 delegates to ``catalog.importer.run_import`` (which also builds the semantic
 index); ``embed`` rebuilds only the semantic index of an existing database
-(``catalog.vectors.embed_database``). ``info`` prints where the database's data
-came from (``catalog.provenance``): a short summary, or with ``--json`` the whole
+(``catalog.importer.embed.embed_database``). ``info`` prints where the database's data
+came from (``catalog.db.provenance``): a short summary, or with ``--json`` the whole
 record. ``download``, ``import`` and ``embed`` show progress bars on a terminal
 and one line per stage otherwise; with ``--quiet`` they print only errors and
 their final summary. Errors print one line and exit non-zero, never with a
@@ -39,7 +39,7 @@ import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 
-from catalog.download import DATASETS, DEFAULT_DEST
+from catalog.importer.download import DATASETS, DEFAULT_DEST
 
 __all__ = ["build_parser", "main"]
 
@@ -84,13 +84,13 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def _serve(args: argparse.Namespace) -> int:
-    from catalog.serving import run_catalog
+    from catalog.serve.process import run_catalog
 
     if not 0 < args.port < 65536:
         raise ValueError("--port must be 1-65535")
     if not 1 <= args.processes <= 64:
         raise ValueError("--processes must be 1-64")
-    from catalog.connection import CannotListen, check_listen
+    from catalog.serve.connection import CannotListen, check_listen
 
     if args.db is not None and not Path(args.db).is_file():
         raise FileNotFoundError(f"catalog database not found: {args.db}")
@@ -111,7 +111,7 @@ def _serve(args: argparse.Namespace) -> int:
 
 
 def _download(args: argparse.Namespace) -> int:
-    from catalog.download import run_download
+    from catalog.importer.download import run_download
 
     return run_download(args.dest, args.only, revision=args.revision, token=args.token, quiet=args.quiet)
 
@@ -123,7 +123,7 @@ def _import(args: argparse.Namespace) -> int:
 
 
 def _embed(args: argparse.Namespace) -> int:
-    from catalog.vectors import embed_database
+    from catalog.importer.embed import embed_database
 
     return embed_database(args.db, out=sys.stdout, quiet=args.quiet)
 
@@ -132,7 +132,7 @@ def _info(args: argparse.Namespace) -> int:
     import json
     import sqlite3
 
-    from catalog.provenance import read_record, render_text
+    from catalog.db.provenance import read_record, render_text
 
     try:
         record = read_record(args.db)

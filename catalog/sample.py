@@ -12,8 +12,8 @@ import io
 import logging
 from pathlib import Path
 
+from catalog.db.provenance import mark_sample
 from catalog.importer import run_import
-from catalog.provenance import mark_sample
 
 logger = logging.getLogger(__name__)
 

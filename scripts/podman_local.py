@@ -1,6 +1,19 @@
+#!/usr/bin/env python3
 """Podman with no registry: private configuration, locally made base images, the image build.
 
-Used by ``scripts/release-check`` and ``tests/container``. Standard library only.
+The offline image build as a command (standard library only, so plain ``python3`` runs it too)::
+
+    uv run scripts/podman_local.py build            # the image localhost/pwc-mcp:latest, no registry
+    uv run scripts/podman_local.py run              # the offline demo on http://127.0.0.1:7860/mcp
+    uv run scripts/podman_local.py compose up -d    # compose.yaml with podman-compose, same storage
+    eval "$(uv run scripts/podman_local.py env)"    # plain podman / podman-compose in this shell
+    uv run scripts/podman_local.py reset            # remove the storage (the base tarballs stay)
+
+Every subcommand takes ``--root DIR``: the private configuration and storage, by default
+``~/.cache/pwc-mcp/podman`` (kept, so ``run`` and ``compose`` find what ``build`` made). ``build``
+prints the tag and the command that runs it. Exit status: 0 done, 1 podman failed, 2 bad
+arguments or a missing tool. ``scripts/release-check`` and ``tests/container`` build through the
+same `build_image`; the container tests run ``main(["build", ...])`` itself.
 
 * `PodmanEnv.create(root)` writes a private ``containers.conf`` (runtime ``runc``, because
   crun refuses hybrid cgroups; ``default_ulimits`` nofile = the hard limit, because podman's
@@ -19,24 +32,33 @@ Used by ``scripts/release-check`` and ``tests/container``. Standard library only
 
 from __future__ import annotations
 
+import argparse
 import fcntl
 import hashlib
 import os
 import re
 import resource
+import shlex
 import shutil
 import subprocess
+import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Final
 
-__all__ = ["BASES", "Base", "PodmanEnv", "base_tarball", "missing_tools"]
+__all__ = ["BASES", "DEFAULT_TAG", "Base", "PodmanEnv", "base_tarball", "build_image", "compose_command",
+           "default_root", "main", "missing_tools", "run_command"]
 
 HOST_CA_DIR: Final = Path("/usr/local/share/ca-certificates")
 BLOCKED_REGISTRIES: Final = ("docker.io", "quay.io", "ghcr.io", "gcr.io", "registry.k8s.io",
                              "registry.fedoraproject.org", "registry.access.redhat.com", "public.ecr.aws")
 TOOLS: Final = ("podman", "runc", "mmdebstrap", "slirp4netns")
+REPO_ROOT: Final = Path(__file__).resolve().parent.parent
+DEFAULT_TAG: Final = "localhost/pwc-mcp:latest"
+"""The tag compose.yaml runs."""
+COMMAND: Final = "uv run scripts/podman_local.py"
+"""How the README calls this file."""
 
 
 @dataclass(frozen=True)
@@ -213,3 +235,119 @@ class PodmanEnv:
         """Remove every container, then this storage (``podman system reset -f``)."""
         self.podman("rm", "-af", "-t", "0", check=False, timeout=120)
         self.podman("system", "reset", "-f", check=False, timeout=300)
+
+
+def build_image(env: PodmanEnv, context: Path, tag: str) -> subprocess.CompletedProcess[str]:
+    """Import the local ``python:3.12-slim`` base (made when missing), then build ``context`` as ``tag``."""
+    env.import_base(BASES["python"])
+    return env.build(context, tag)
+
+
+def default_root() -> Path:
+    """The kept private configuration and storage: ``$XDG_CACHE_HOME/pwc-mcp/podman``."""
+    return cache_dir() / "podman"
+
+
+def _root_option(root: Path) -> str:
+    return "" if root == default_root() else f" --root {shlex.quote(str(root))}"
+
+
+def run_command(tag: str, port: int, env: Sequence[str] = ()) -> list[str]:
+    """``podman run`` of the image on 127.0.0.1:``port`` (host network, as the container tests run it)."""
+    argv = ["podman", "run", "--rm", "--pull=never", "--network=host", "-e", f"PORT={port}",
+            "-e", "PWC_MCP_HOST=127.0.0.1"]
+    for item in env:
+        argv += ["-e", item]
+    return [*argv, tag]
+
+
+def _podman_compose() -> list[str]:
+    """podman-compose from this environment (``uv run`` puts it beside the interpreter), the PATH, or uv."""
+    beside = Path(sys.executable).parent / "podman-compose"
+    if beside.exists():
+        return [str(beside)]
+    found = shutil.which("podman-compose")
+    return [found] if found else ["uv", "run", "--frozen", "podman-compose"]
+
+
+def compose_command(args: Sequence[str], compose_file: Path = REPO_ROOT / "compose.yaml") -> list[str]:
+    """podman-compose on ``compose_file`` with ``args`` (``up -d``, ``ps``, ``down -v``...)."""
+    return [*_podman_compose(), "-f", str(compose_file), *args]
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="podman_local.py", description="Build and run the pwc-mcp image with podman and no registry: the "
+        "python:3.12-slim base is made locally with mmdebstrap from the host's apt mirror.")
+    parser.add_argument("--root", type=Path, default=None,
+                        help="private podman configuration and storage (default: ~/.cache/pwc-mcp/podman)")
+    commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    build = commands.add_parser("build", help="build the image offline, then print its tag and the run command")
+    build.add_argument("--tag", default=DEFAULT_TAG, help=f"image tag (default: {DEFAULT_TAG}, what compose.yaml runs)")
+    build.add_argument("--context", type=Path, default=REPO_ROOT, help="source tree to build (default: this one)")
+    run = commands.add_parser("run", help="run the image in the foreground (its default command: the offline demo)")
+    run.add_argument("--tag", default=DEFAULT_TAG, help=f"image tag (default: {DEFAULT_TAG})")
+    run.add_argument("--port", type=int, default=7860, help="port on 127.0.0.1 (default: 7860)")
+    run.add_argument("-e", "--env", action="append", default=[], metavar="VAR=VALUE",
+                     help="environment for the container, e.g. -e PWC_API_URL=... (repeatable)")
+    commands.add_parser("compose", help="podman-compose on compose.yaml in the same storage "
+                        "(the Redis base is made locally too); the rest of the line goes to it")
+    commands.add_parser("env", help="print export lines that point podman at the private storage")
+    commands.add_parser("reset", help="remove every container and the private storage")
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """The command line (module docstring); returns the exit status."""
+    words = list(sys.argv[1:] if argv is None else argv)
+    # Everything after ``compose`` is podman-compose's own command line, options included.
+    split = next((i for i, word in enumerate(words) if word == "compose" and (i == 0 or words[i - 1] != "--root")),
+                 len(words))
+    words, passthrough = words[:split + 1], words[split + 1:]
+    args = _parser().parse_args(words)
+    args.args = passthrough[1:] if passthrough[:1] == ["--"] else passthrough
+    root: Path = args.root if args.root is not None else default_root()
+    if args.command == "run" and not 0 < args.port < 65536:
+        print(f"podman_local.py: error: --port {args.port} is not a TCP port", file=sys.stderr)
+        return 2
+    if args.command == "compose" and not args.args:
+        print("podman_local.py: error: compose needs podman-compose arguments, e.g. compose up -d", file=sys.stderr)
+        return 2
+    if args.command != "env":
+        missing = missing_tools()
+        if missing:
+            print(f"podman_local.py: error: needs {', '.join(missing)} on the PATH (Debian: apt-get install -y "
+                  "podman runc slirp4netns mmdebstrap; bash .ci/run installs them)", file=sys.stderr)
+            return 2
+    env = PodmanEnv.create(root)
+    if args.command == "env":
+        for name in ("CONTAINERS_CONF", "CONTAINERS_STORAGE_CONF", "CONTAINERS_REGISTRIES_CONF"):
+            print(f"export {name}={shlex.quote(env.env[name])}")
+        return 0
+    if args.command == "reset":
+        env.reset()
+        print(f"removed the containers and storage under {root}")
+        return 0
+    try:
+        if args.command == "build":
+            built = build_image(env, args.context, args.tag)
+            if built.returncode != 0:
+                print(f"podman build exited {built.returncode}:\n{(built.stdout + built.stderr)[-4000:]}",
+                      file=sys.stderr)
+                return 1
+            print(f"built {args.tag} (storage: {root})")
+            print(f"run it:  {COMMAND}{_root_option(root)} run    # http://127.0.0.1:7860/mcp, offline demo")
+            print(f"or:      eval \"$({COMMAND}{_root_option(root)} env)\" && {shlex.join(run_command(args.tag, 7860))}")
+            return 0
+        if args.command == "run":
+            return subprocess.run(run_command(args.tag, args.port, args.env), env=env.env, check=False).returncode
+        env.import_base(BASES["redis"])
+        return subprocess.run(compose_command(args.args), env=env.env, cwd=REPO_ROOT, check=False).returncode
+    except (RuntimeError, subprocess.CalledProcessError) as exc:
+        detail = exc.stderr if isinstance(exc, subprocess.CalledProcessError) else str(exc)
+        print(f"podman_local.py: {args.command} failed: {str(detail)[-4000:]}", file=sys.stderr)
+        return 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

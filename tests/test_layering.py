@@ -11,8 +11,13 @@ lives in a subpackage, so a new flat module fails here until it is placed.
 
 The gateway never imports ``pwc``. Its rooms by concern, lowest first: shared < admission <
 dispatch < surfaces < process (``GATEWAY_ROOMS``); a room is checked once it exists as a
-package (``/work/wt/gateway_layout.py`` lays the flat modules out), so the order holds both
-before and after the move. Neither the gateway nor the catalog has an import cycle.
+package, so the order holds both before and after a move. Neither the gateway nor the catalog
+has an import cycle.
+
+The catalog's rooms, lowest first: db < store < search < importer < api < serve
+(``CATALOG_ROOMS``); only ``cli``, ``sample`` and ``__main__`` sit at its top. The database and
+read-query rooms need nothing beyond the standard library, so the read path never waits on the
+search stack's imports.
 """
 
 from __future__ import annotations
@@ -187,6 +192,58 @@ def test_once_laid_out_every_gateway_module_lives_in_a_room() -> None:
     flat = [m for m in _modules("gateway") if _room(m) is None and m not in GATEWAY_TOP
             and m.split(".")[1] not in GATEWAY_ROOMS]
     assert flat == [], f"place these modules in one of {list(GATEWAY_ROOMS)}: {flat}"
+
+
+CATALOG_ROOMS = ("db", "store", "search", "importer", "api", "serve")
+"""The catalog's subpackages by concern, lowest first."""
+CATALOG_TOP = ("catalog", "catalog.__main__", "catalog.cli", "catalog.sample")
+"""Modules at the top of catalog/: the package, the command line and the bundled sample."""
+STDLIB_ROOMS = ("db", "store")
+"""Catalog rooms that import nothing outside the standard library and the catalog."""
+
+
+def _catalog_room(module: str) -> str | None:
+    """``catalog.store.papers`` -> ``store``; the top modules -> None."""
+    parts = module.split(".")
+    return parts[1] if len(parts) > 2 and parts[1] in CATALOG_ROOMS else None
+
+
+def test_every_catalog_module_lives_in_a_room() -> None:
+    flat = [m for m in _modules("catalog") if _catalog_room(m) is None and m not in CATALOG_TOP
+            and m.split(".")[-1] not in CATALOG_ROOMS]
+    assert flat == [], f"place these modules in one of {list(CATALOG_ROOMS)}: {flat}"
+    rooms = sorted(p.name for p in (ROOT / "catalog").iterdir() if (p / "__init__.py").exists())
+    assert rooms == sorted(CATALOG_ROOMS)
+
+
+def test_catalog_rooms_import_only_downwards() -> None:
+    order = {name: rank for rank, name in enumerate(CATALOG_ROOMS)}
+    modules = _modules("catalog")
+    offenders = []
+    for module, path in modules.items():
+        own = _catalog_room(module)
+        for name, line in _imports(path):
+            if name not in modules:
+                continue
+            target = _catalog_room(name)
+            if own is not None and target is None and name in CATALOG_TOP and name != "catalog":
+                offenders.append(f"{path.relative_to(ROOT)}:{line}: {own} imports the top module {name}")
+            elif own is not None and target is not None and order[target] > order[own]:
+                offenders.append(f"{path.relative_to(ROOT)}:{line}: {own} imports {name} ({target} is above)")
+    assert offenders == []
+
+
+@pytest.mark.parametrize("room", STDLIB_ROOMS)
+def test_catalog_storage_rooms_need_only_the_standard_library(room: str) -> None:
+    import sys
+
+    offenders = {}
+    for path in sorted((ROOT / "catalog" / room).rglob("*.py")):
+        roots = {name.split(".")[0] for name, _ in _imports(path) if name}
+        foreign = sorted(r for r in roots if r not in sys.stdlib_module_names and r not in {"catalog", "__future__"})
+        if foreign:
+            offenders[str(path.relative_to(ROOT))] = foreign
+    assert offenders == {}
 
 
 def test_core_tests_mirror_the_layers() -> None:

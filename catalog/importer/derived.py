@@ -1,11 +1,11 @@
-"""Derived columns the importer maintains after every import (see ``catalog.schema``)."""
+"""Derived columns the importer maintains after every import (see ``catalog.db.schema``)."""
 
 from __future__ import annotations
 
 import sqlite3
 
-from catalog.store import newest_paper_date
-from catalog.store_papers import TREND_SQL
+from catalog.store.core import newest_paper_date
+from catalog.store.papers import TREND_SQL
 
 __all__ = ["update_derived", "update_trend"]
 

@@ -39,6 +39,8 @@ or datasets are skipped and counted.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from functools import partial
 from typing import Any
 
 from catalog.importer import keys
@@ -88,136 +90,156 @@ def _area_id(writer: Writer, name: Any) -> int | None:
     return writer.area(name.strip(), keys.slugify(name))
 
 
+def _areas(writer: Writer, rec: dict) -> bool:
+    """An area by slug."""
+    return writer.upsert_simple("areas", _slug(rec), {"name": text(rec, "name", required=True)})[1]
+
+
+def _tasks(writer: Writer, rec: dict) -> bool:
+    """A task with its area, parent and research trends."""
+    name = text(rec, "name", required=True) or ""
+    parent = text(rec, "parent")
+    trends = rec.get("research_trends")
+    return writer.upsert_task(
+        _slug(rec), name, description=text(rec, "description"),
+        area_id=_area_id(writer, rec.get("area")),
+        parent_id=ensure_task(writer, parent) if parent else None,
+        research_trends=trends if isinstance(trends, list) else None,
+        visible=rec.get("visible"))[1]
+
+
+def _conferences(writer: Writer, rec: dict) -> bool:
+    """A conference by slug."""
+    return writer.upsert_simple("conferences", _slug(rec), _pick(rec, _CONF))[1]
+
+
+def _organizations(writer: Writer, rec: dict) -> bool:
+    """An organization and the papers it links."""
+    org_id, created = writer.upsert_simple("organizations", _slug(rec), _pick(rec, _ORG))
+    for ref in rec.get("papers") or []:
+        writer.link("paper_organizations", "paper_id", "organization_id",
+                    _paper(writer, ref), org_id)
+    return created
+
+
+def _frameworks(writer: Writer, rec: dict) -> bool:
+    """A framework with its domain and category, and its papers."""
+    domain, category = rec.get("domain"), rec.get("category")
+    if not (isinstance(domain, dict) and isinstance(category, dict)):
+        raise BadRecord("framework needs 'domain' and 'category' objects")
+    fields = _pick(rec, _FW)
+    fields.update(domain_slug=clip_value("slug", domain.get("slug")),
+                  domain_name=clip_value("name", domain.get("name")),
+                  category_slug=clip_value("slug", category.get("slug")),
+                  category_name=clip_value("name", category.get("name")))
+    if not all(isinstance(fields[k], str) for k in ("domain_slug", "domain_name",
+                                                      "category_slug", "category_name")):
+        raise BadRecord("framework domain/category need 'slug' and 'name'")
+    fields["platforms"] = fields.get("platforms") or []
+    fw_id, created = writer.upsert_simple("frameworks", _slug(rec), fields)
+    for ref in rec.get("papers") or []:
+        writer.link("paper_frameworks", "paper_id", "framework_id", _paper(writer, ref), fw_id)
+    return created
+
+
+def _datasets(writer: Writer, rec: dict) -> bool:
+    """A dataset and the tasks it links."""
+    ds_id, created = writer.upsert_simple("datasets", _slug(rec), _pick(
+        rec, ("name", "full_name", "description", "hf_url", "featured_rank")))
+    for task in rec.get("tasks") or []:
+        if isinstance(task, str):
+            writer.link("dataset_tasks", "dataset_id", "task_id", ds_id, ensure_task(writer, task))
+    return created
+
+
+def _methods(writer: Writer, rec: dict) -> bool:
+    """A method with its area and source paper."""
+    fields: dict[str, Any] = {"name": text(rec, "name", required=True)}
+    if rec.get("area"):
+        fields["area_id"] = _area_id(writer, rec["area"])
+    if rec.get("source_paper"):
+        fields["source_paper_id"] = _paper(writer, rec["source_paper"])
+    for key in ("full_name", "description", "introduced_year", "source_url", "source_title"):
+        if rec.get(key) is not None:
+            fields[key] = clip_value(key, rec[key])
+    return writer.upsert_simple("methods", _slug(rec), fields)[1]
+
+
+def _papers(writer: Writer, rec: dict) -> bool:
+    """Extra fields and task/method links of an already imported paper (never creates one)."""
+    paper_id = _paper(writer, rec.get("paper"))
+    fields: dict[str, Any] = {k: clip_value(k, rec.get(k)) for k in (
+        "citation_count", "popularity", "is_latest", "hf_models", "hf_datasets", "hf_spaces",
+        "project_pages")}
+    conf = rec.get("conference")
+    if conf is not None:
+        if conf not in writer.conferences:
+            raise BadRecord(f"unknown conference {conf!r}")
+        fields["conference_id"] = writer.conferences[conf]
+    if fields.get("is_latest") is not None:
+        fields["is_latest"] = int(bool(fields["is_latest"]))
+    writer.update_paper(paper_id, fields)
+    for task in rec.get("tasks") or []:
+        writer.link("paper_tasks", "paper_id", "task_id", paper_id, ensure_task(writer, task))
+    for method in rec.get("methods") or []:
+        method_id = writer.methods.get(keys.slugify(str(method)))
+        if method_id is None:
+            raise BadRecord(f"unknown method {method!r}")
+        writer.link("paper_methods", "paper_id", "method_id", paper_id, method_id)
+    return False
+
+
+def _lineage(writer: Writer, rec: dict) -> bool:
+    """A predecessor -> successor link between two papers."""
+    pair = (_paper(writer, rec.get("predecessor")), _paper(writer, rec.get("successor")))
+    writer.flush()  # so the existence check below sees earlier entries
+    exists = writer.conn.execute("SELECT 1 FROM lineage WHERE predecessor_id = ? AND "
+                                 "successor_id = ?", pair).fetchone()
+    writer.link("lineage", "predecessor_id", "successor_id", *pair)
+    return exists is None
+
+
+def _evaluations(writer: Writer, rec: dict) -> bool:
+    """One leaderboard row of a (task, dataset) board."""
+    task_id = writer.tasks.get(keys.slugify(text(rec, "task", required=True) or ""))
+    dataset_id = writer.datasets.get(keys.slugify(text(rec, "dataset", required=True) or ""))
+    if task_id is None or dataset_id is None:
+        raise BadRecord("unknown task or dataset")
+    writer.link("dataset_tasks", "dataset_id", "task_id", dataset_id, task_id)
+    metrics = rec.get("metrics")
+    if not isinstance(metrics, dict) or not metrics:
+        raise BadRecord("'metrics' must be a non-empty object")
+    metrics = clip_metrics(metrics)
+    row: dict[str, Any] = {c: clip_value(c, rec.get(c)) for c in _EVAL}
+    row.update(model_name=text(rec, "model_name", required=True), metrics=metrics,
+               best_metric=text(rec, "best_metric") or next(iter(metrics)))
+    if rec.get("paper"):
+        paper_id = _paper(writer, rec["paper"])
+        arxiv_id = keys.normalize_arxiv_id(rec["paper"])
+        row["paper_id"] = paper_id
+        # Papers were flushed after their section, so this read sees them.
+        row["paper_title"], row["paper_published_date"] = writer.conn.execute(
+            "SELECT title, published FROM papers WHERE id = ?", (paper_id,)).fetchone()
+        row["paper_url"] = (f"https://arxiv.org/abs/{arxiv_id}" if arxiv_id
+                            else f"https://paperswithcode.com/paper/{rec['paper']}")
+        row["result_url"] = row.get("result_url") or f"/paper/{rec['paper']}"
+        writer.link("paper_tasks", "paper_id", "task_id", paper_id, task_id)
+    return writer.upsert_evaluation(task_id, dataset_id, row)
+
+
+SECTIONS: tuple[tuple[str, Callable[[Writer, dict], bool]], ...] = (
+    ("areas", _areas), ("conferences", _conferences), ("tasks", _tasks), ("datasets", _datasets),
+    ("methods", _methods), ("organizations", _organizations), ("frameworks", _frameworks),
+    ("papers", _papers), ("lineage", _lineage), ("evaluations", _evaluations))
+"""The sections in the order they apply: later ones read earlier rows (e.g. paper titles)."""
+
+
 def load_extras(writer: Writer, data: dict, stats: SourceStats) -> None:
     """Apply every section of a parsed catalog-extras object (format: module docstring)."""
-    def section(name: str) -> list[tuple[int, Any]]:
+    for name, handler in SECTIONS:
         items = data.get(name) or []
         if not isinstance(items, list):
             stats.skip(name, "section must be a list")
-            return []
-        return [(i, item) for i, item in enumerate(items, start=1)]
-
-    def areas(rec: dict) -> bool:
-        return writer.upsert_simple("areas", _slug(rec), {"name": text(rec, "name", required=True)})[1]
-
-    def tasks(rec: dict) -> bool:
-        name = text(rec, "name", required=True) or ""
-        parent = text(rec, "parent")
-        trends = rec.get("research_trends")
-        return writer.upsert_task(
-            _slug(rec), name, description=text(rec, "description"),
-            area_id=_area_id(writer, rec.get("area")),
-            parent_id=ensure_task(writer, parent) if parent else None,
-            research_trends=trends if isinstance(trends, list) else None,
-            visible=rec.get("visible"))[1]
-
-    def conferences(rec: dict) -> bool:
-        return writer.upsert_simple("conferences", _slug(rec), _pick(rec, _CONF))[1]
-
-    def organizations(rec: dict) -> bool:
-        org_id, created = writer.upsert_simple("organizations", _slug(rec), _pick(rec, _ORG))
-        for ref in rec.get("papers") or []:
-            writer.link("paper_organizations", "paper_id", "organization_id",
-                        _paper(writer, ref), org_id)
-        return created
-
-    def frameworks(rec: dict) -> bool:
-        domain, category = rec.get("domain"), rec.get("category")
-        if not (isinstance(domain, dict) and isinstance(category, dict)):
-            raise BadRecord("framework needs 'domain' and 'category' objects")
-        fields = _pick(rec, _FW)
-        fields.update(domain_slug=clip_value("slug", domain.get("slug")),
-                      domain_name=clip_value("name", domain.get("name")),
-                      category_slug=clip_value("slug", category.get("slug")),
-                      category_name=clip_value("name", category.get("name")))
-        if not all(isinstance(fields[k], str) for k in ("domain_slug", "domain_name",
-                                                          "category_slug", "category_name")):
-            raise BadRecord("framework domain/category need 'slug' and 'name'")
-        fields["platforms"] = fields.get("platforms") or []
-        fw_id, created = writer.upsert_simple("frameworks", _slug(rec), fields)
-        for ref in rec.get("papers") or []:
-            writer.link("paper_frameworks", "paper_id", "framework_id", _paper(writer, ref), fw_id)
-        return created
-
-    def datasets(rec: dict) -> bool:
-        ds_id, created = writer.upsert_simple("datasets", _slug(rec), _pick(
-            rec, ("name", "full_name", "description", "hf_url", "featured_rank")))
-        for task in rec.get("tasks") or []:
-            if isinstance(task, str):
-                writer.link("dataset_tasks", "dataset_id", "task_id", ds_id, ensure_task(writer, task))
-        return created
-
-    def methods(rec: dict) -> bool:
-        fields: dict[str, Any] = {"name": text(rec, "name", required=True)}
-        if rec.get("area"):
-            fields["area_id"] = _area_id(writer, rec["area"])
-        if rec.get("source_paper"):
-            fields["source_paper_id"] = _paper(writer, rec["source_paper"])
-        for key in ("full_name", "description", "introduced_year", "source_url", "source_title"):
-            if rec.get(key) is not None:
-                fields[key] = clip_value(key, rec[key])
-        return writer.upsert_simple("methods", _slug(rec), fields)[1]
-
-    def papers(rec: dict) -> bool:
-        paper_id = _paper(writer, rec.get("paper"))
-        fields: dict[str, Any] = {k: clip_value(k, rec.get(k)) for k in (
-            "citation_count", "popularity", "is_latest", "hf_models", "hf_datasets", "hf_spaces",
-            "project_pages")}
-        conf = rec.get("conference")
-        if conf is not None:
-            if conf not in writer.conferences:
-                raise BadRecord(f"unknown conference {conf!r}")
-            fields["conference_id"] = writer.conferences[conf]
-        if fields.get("is_latest") is not None:
-            fields["is_latest"] = int(bool(fields["is_latest"]))
-        writer.update_paper(paper_id, fields)
-        for task in rec.get("tasks") or []:
-            writer.link("paper_tasks", "paper_id", "task_id", paper_id, ensure_task(writer, task))
-        for method in rec.get("methods") or []:
-            method_id = writer.methods.get(keys.slugify(str(method)))
-            if method_id is None:
-                raise BadRecord(f"unknown method {method!r}")
-            writer.link("paper_methods", "paper_id", "method_id", paper_id, method_id)
-        return False
-
-    def lineage(rec: dict) -> bool:
-        pair = (_paper(writer, rec.get("predecessor")), _paper(writer, rec.get("successor")))
-        writer.flush()  # so the existence check below sees earlier entries
-        exists = writer.conn.execute("SELECT 1 FROM lineage WHERE predecessor_id = ? AND "
-                                     "successor_id = ?", pair).fetchone()
-        writer.link("lineage", "predecessor_id", "successor_id", *pair)
-        return exists is None
-
-    def evaluations(rec: dict) -> bool:
-        task_id = writer.tasks.get(keys.slugify(text(rec, "task", required=True) or ""))
-        dataset_id = writer.datasets.get(keys.slugify(text(rec, "dataset", required=True) or ""))
-        if task_id is None or dataset_id is None:
-            raise BadRecord("unknown task or dataset")
-        writer.link("dataset_tasks", "dataset_id", "task_id", dataset_id, task_id)
-        metrics = rec.get("metrics")
-        if not isinstance(metrics, dict) or not metrics:
-            raise BadRecord("'metrics' must be a non-empty object")
-        metrics = clip_metrics(metrics)
-        row: dict[str, Any] = {c: clip_value(c, rec.get(c)) for c in _EVAL}
-        row.update(model_name=text(rec, "model_name", required=True), metrics=metrics,
-                   best_metric=text(rec, "best_metric") or next(iter(metrics)))
-        if rec.get("paper"):
-            paper_id = _paper(writer, rec["paper"])
-            arxiv_id = keys.normalize_arxiv_id(rec["paper"])
-            row["paper_id"] = paper_id
-            # Papers were flushed after their section, so this read sees them.
-            row["paper_title"], row["paper_published_date"] = writer.conn.execute(
-                "SELECT title, published FROM papers WHERE id = ?", (paper_id,)).fetchone()
-            row["paper_url"] = (f"https://arxiv.org/abs/{arxiv_id}" if arxiv_id
-                                else f"https://paperswithcode.com/paper/{rec['paper']}")
-            row["result_url"] = row.get("result_url") or f"/paper/{rec['paper']}"
-            writer.link("paper_tasks", "paper_id", "task_id", paper_id, task_id)
-        return writer.upsert_evaluation(task_id, dataset_id, row)
-
-    for name, handler in (("areas", areas), ("conferences", conferences), ("tasks", tasks),
-                          ("datasets", datasets), ("methods", methods),
-                          ("organizations", organizations), ("frameworks", frameworks),
-                          ("papers", papers), ("lineage", lineage),
-                          ("evaluations", evaluations)):
-        run(section(name), stats, handler)
+            items = []
+        run(list(enumerate(items, start=1)), stats, partial(handler, writer))
         writer.flush()  # later sections read earlier rows (e.g. paper titles)

@@ -31,7 +31,7 @@ Two kinds of bound:
   instead) and counted in the source's summary line (``cut N fields``). They
   keep every answer of the catalog API well under the 2 MiB response bound of
   the MCP server (a paper: title 2 K + abstract 64 K + 5,000 authors × 200
-  characters), and the embedding input small (:mod:`catalog.embeddings`).
+  characters), and the embedding input small (:mod:`catalog.search.embeddings`).
 """
 
 from __future__ import annotations

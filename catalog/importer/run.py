@@ -16,13 +16,13 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, TextIO, cast
 
-from catalog import provenance, schema, vectors
-from catalog.importer import dumps, others
+from catalog.db import provenance, schema
+from catalog.db.bulk import BulkLoad, is_empty
+from catalog.importer import dumps, embed, others
 from catalog.importer import sources as srcs
 from catalog.importer.extras import load_extras
 from catalog.importer.stats import SourceStats
 from catalog.importer.writer import Writer
-from catalog.schema_bulk import BulkLoad, is_empty
 
 logger = logging.getLogger(__name__)
 
@@ -157,7 +157,7 @@ def run_import(db: Path, sources: list[Path], *, out: TextIO, quiet: bool = Fals
     Sources are imported in dependency order (papers, methods, datasets,
     evaluation tables, links, arXiv metadata, Markdown, extras), each in one
     transaction, into a temporary copy that replaces ``db`` atomically.
-    The copy is loaded in the bulk-load mode of :mod:`catalog.schema_bulk`
+    The copy is loaded in the bulk-load mode of :mod:`catalog.db.bulk`
     (no FTS triggers; on a first import no secondary indexes either); indexes,
     ``papers_fts`` and the triggers are rebuilt in the last transaction,
     before the swap. Progress (a bar on a terminal, a line per stage otherwise)
@@ -192,7 +192,7 @@ def _run_import(db: Path, sources: list[Path], out: TextIO, quiet: bool) -> int:
     started = time.perf_counter()
     temp: Path | None = None
     conn: sqlite3.Connection | None = None
-    pending: vectors.PendingVectors | None = None
+    pending: embed.PendingVectors | None = None
     try:
         paths = [found for p in sources for found in srcs.expand(Path(p))]
         detected = sorted(map(_detect, paths), key=lambda s: srcs.KIND_ORDER[s.kind])
@@ -208,7 +208,7 @@ def _run_import(db: Path, sources: list[Path], out: TextIO, quiet: bool) -> int:
         conn.execute("PRAGMA foreign_keys=OFF")  # ids are assigned and checked by the Writer
         conn.execute("PRAGMA cache_size=-65536")
         schema.migrate(conn)
-        # Bulk-load mode (catalog.schema_bulk): no FTS trigger per paper row and, on a
+        # Bulk-load mode (catalog.db.bulk): no FTS trigger per paper row and, on a
         # first import, no index updates per row; rebuilt once at the end instead.
         # Safe because only this process sees the temp copy until the atomic swap.
         bulk = BulkLoad(conn)
@@ -236,7 +236,7 @@ def _run_import(db: Path, sources: list[Path], out: TextIO, quiet: bool) -> int:
         stage(f"recording provenance (sha256 of {len(detected)} sources)")
         provenance.record_import(conn, list(zip(detected, all_stats, strict=True)))
         conn.execute("COMMIT")
-        pending = vectors.build_vectors(conn, db, out=out, quiet=quiet)  # semantic index, stamped into the copy
+        pending = embed.build_vectors(conn, db, out=out, quiet=quiet)  # semantic index, stamped into the copy
         conn.execute("PRAGMA journal_mode=DELETE")
         conn.close()
         conn = None

@@ -23,7 +23,7 @@ from typing import Any
 
 import orjson
 
-from catalog import schema
+from catalog.db import schema
 from catalog.importer.boards import Boards
 from catalog.importer.derived import update_derived
 

@@ -5,11 +5,12 @@ core's ``LocalExecutor`` with its ``MemoryCache``); set → ``RedisLimiter`` and
 ``RedisExecutor`` (workers). Both dispatchers implement
 `pwc_mcp_core.runtime.dispatch.Dispatcher`; every surface runs calls through one
 `gateway.dispatch.calls.CallDispatch`. Routes: ``POST|GET|DELETE|OPTIONS /mcp``, ``GET|HEAD /health``,
-``GET|HEAD /.well-known/mcp``, ``GET|HEAD /docs``, ``GET /metrics``, the HTTP+SSE transport
+``GET|HEAD /.well-known/mcp``, ``GET|HEAD|OPTIONS /.well-known/mcp/server-card.json``
+(:mod:`gateway.surfaces.server_card`), ``GET|HEAD /docs``, ``GET /metrics``, the HTTP+SSE transport
 (``GET /sse``, ``POST /messages``, :mod:`gateway.surfaces.sse_routes`), REST (``/v1/tools``,
 :mod:`gateway.surfaces.rest`) and ``GET|HEAD /openapi.json``; anything else a JSON 404 or 405
-(:mod:`gateway.surfaces.route_errors`). ``/docs`` and ``/openapi.json`` count against the client's
-request limit (`route_errors.metered`) and go out gzip-compressed when accepted.
+(:mod:`gateway.surfaces.route_errors`). ``/docs``, ``/openapi.json`` and the server card count against
+the client's request limit (`route_errors.metered`); the first two go out gzip-compressed when accepted.
 """
 
 from __future__ import annotations
@@ -36,6 +37,7 @@ from gateway.surfaces.openapi import OpenApiDocument
 from gateway.surfaces.public_url import PublicUrl
 from gateway.surfaces.rest import RestApi, add_rest_routes
 from gateway.surfaces.route_errors import metered, route_errors_middleware
+from gateway.surfaces.server_card import CARD_PATH, ServerCard
 from gateway.surfaces.sse_routes import add_sse_routes
 from gateway.surfaces.sse_sessions import SessionHub, build_session_store
 from gateway.surfaces.streamable_http import McpEndpoint
@@ -108,6 +110,9 @@ def create_app(settings: GatewaySettings, *, dispatcher: Dispatcher | None = Non
     app.router.add_get("/health", health.handle)  # HEAD too: uptime monitors use it
     public_url = PublicUrl(policy, parse_networks(core.trusted_proxy_cidrs), core.port)
     app.router.add_get("/.well-known/mcp", WellKnown(public_url, lambda: health.data_source).handle)
+    card = ServerCard(public_url, [str(tool["name"]) for tool in tools], lambda: health.data_source)
+    app.router.add_get(CARD_PATH, metered(admission, card.handle))
+    app.router.add_route("OPTIONS", CARD_PATH, card.preflight)
     app.router.add_get("/docs", metered(admission, DocsPage(tools, core, public_url, lambda: health.data_source).handle))
     app.router.add_get("/metrics", _metrics, allow_head=False)
     app.cleanup_ctx.append(_lifecycle)

@@ -3,13 +3,15 @@
 JSON (``?format=json``, or an ``Accept`` that does not ask for ``text/html``)::
 
     {"name", "version", "protocol_version", "protocol_versions", "supported_protocol_versions",
-     "endpoint": "/mcp", "endpoint_url", "docs_url", "configurations", "limits", "data",
+     "endpoint": "/mcp", "endpoint_url", "docs_url", "server_card_url", "transports",
+     "configurations", "limits", "data",
      "resources", "resource_templates", "prompts",
      "tools": [{"name", "title", "description", "inputSchema", "outputSchema", "annotations",
                 "example"}]}
 
 ``tools`` carries the same schemas ``tools/list`` returns; ``example`` is the arguments
-of one working call. ``data`` says what the catalog serves (`DataSource.summary`, or
+of one working call. ``transports`` lists each HTTP transport with its absolute URL, protocol
+versions and status (`server_card.TRANSPORTS`: legacy SSE is ``deprecated``). ``data`` says what the catalog serves (`DataSource.summary`, or
 ``{"provenance": "unknown"}``). ``endpoint_url`` is absolute, built from the request's allowlisted
 ``Host`` and scheme (`public_url`). The HTML page (`docs_html`) shows the same facts for a
 person: every value is escaped. Both are rendered (and gzip-compressed, sent so to a client
@@ -28,6 +30,7 @@ from aiohttp import web
 from gateway.surfaces.compressed import Body, respond
 from gateway.surfaces.docs_html import render_html
 from gateway.surfaces.public_url import PublicUrl
+from gateway.surfaces.server_card import CARD_PATH, TRANSPORTS
 from pwc_mcp_core.protocol.json_types import JsonObject, JsonValue
 from pwc_mcp_core.protocol.versions import (
     LATEST_LEGACY_VERSION,
@@ -149,6 +152,8 @@ class DocsPage:
     def _render_for(self, base: str, data: DataSource | None = None) -> tuple[Body, Body]:
         endpoint_url = f"{base}/mcp"
         doc = {**self._doc, "endpoint_url": endpoint_url, "docs_url": f"{base}/docs",
+               "server_card_url": f"{base}{CARD_PATH}",
+               "transports": [transport.describe(base) for transport in TRANSPORTS],
                "configurations": configurations(endpoint_url),
                "data": data.summary() if data is not None else dict(UNKNOWN_SUMMARY)}
         return Body.of(json.dumps(doc, ensure_ascii=False).encode("utf-8")), Body.of(render_html(doc).encode("utf-8"))

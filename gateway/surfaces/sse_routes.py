@@ -2,6 +2,10 @@
 
 https://modelcontextprotocol.io/specification/2024-11-05/basic/transports
 
+Deprecated: the MCP specification 2026-07-28 lists HTTP+SSE as Deprecated (SEP-2596; use Streamable
+HTTP). It keeps working; each stream's answer says so in ``Deprecation`` and ``Link: rel="deprecation"``
+headers (RFC 9745), and the server card and ``/docs`` label it (`server_card.TRANSPORTS`).
+
 * ``GET /sse``: Host/Origin allowlists (421/403), the client's identity, one counted
   request under the per-client limits (429/503), then a place under the stream caps
   (429 ``too_many_streams`` for the client's cap, 503 for the global one, ``Retry-After``).
@@ -46,6 +50,7 @@ from gateway.admission.security import SecurityPolicy
 from gateway.shared import metrics
 from gateway.shared.request_log import record_request, request_log
 from gateway.surfaces.disconnect import watch_disconnect
+from gateway.surfaces.server_card import SSE_DEPRECATION
 from gateway.surfaces.sse_sessions import GLOBAL_CAP, Session, SessionHub
 from gateway.surfaces.streamable_http import McpEndpoint
 from pwc_mcp_core.protocol.jsonrpc import INVALID_REQUEST, error_response
@@ -65,6 +70,9 @@ _STREAM_HEADERS: Final = {
     "Content-Type": "text/event-stream",
     "Cache-Control": "no-cache, no-transform",
     "X-Accel-Buffering": "no",  # nginx: never buffer this response
+    # Deprecated by the MCP specification (RFC 9745: the date it was deprecated, 2025-03-26).
+    "Deprecation": "@1742947200",
+    "Link": f'<{SSE_DEPRECATION["reference"]}>; rel="deprecation"',
 }
 _SESSION_NOT_FOUND: Final = error_response(b"null", INVALID_REQUEST,
                                            "Unknown or expired session: open a new stream with GET /sse")

@@ -1,7 +1,7 @@
 """``GET /.well-known/mcp``: connection metadata for discovery.
 
 ``documentation_url`` is this server's own ``/docs`` and ``setup_url`` its "Connect a client"
-section, as absolute URLs (built from the request's allowlisted ``Host``, scheme and port,
+section and ``server_card_url`` the MCP Server Card (`server_card`), as absolute URLs (built from the request's allowlisted ``Host``, scheme and port,
 `public_url`), so a self-hosted deployment documents itself rather than pointing at the public site.
 ``data`` says what the catalog serves (`DataSource.summary`, or ``{"provenance": "unknown"}``).
 """
@@ -13,6 +13,7 @@ from collections.abc import Callable
 from aiohttp import web
 
 from gateway.surfaces.public_url import PublicUrl
+from gateway.surfaces.server_card import CARD_PATH
 from pwc_mcp_core.protocol.json_types import JsonObject
 from pwc_mcp_core.protocol.versions import LATEST_LEGACY_VERSION, SUPPORTED_VERSIONS
 from pwc_mcp_core.tools.data_source import UNKNOWN_SUMMARY, DataSource
@@ -31,6 +32,7 @@ def discovery_document(base_url: str, data: DataSource | None = None) -> JsonObj
         "supported_protocol_versions": [*sorted(SUPPORTED_VERSIONS, reverse=True)],
         "documentation_url": f"{base_url}/docs",
         "setup_url": f"{base_url}/docs#connect",
+        "server_card_url": f"{base_url}{CARD_PATH}",
         "data": data.summary() if data is not None else dict(UNKNOWN_SUMMARY),
     }
 

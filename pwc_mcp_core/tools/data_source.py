@@ -1,6 +1,6 @@
 """What data the catalog serves, as the MCP server shows it (issue 29 item 4).
 
-The self-hosted catalog answers ``GET catalog`` with its provenance record (``catalog/provenance.py``):
+The self-hosted catalog answers ``GET catalog`` with its provenance record (``catalog/db/provenance.py``):
 where its data came from, the license, the newest paper date, the hub datasets and revisions, the
 embedding model. `parse_data_source` turns that answer into one `DataSource`, the one value the
 gateway hands to every surface that shows it: ``/health``, ``/.well-known/mcp``, ``/docs``

@@ -7,7 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from catalog import schema, vectors
+from catalog.db import schema
+from catalog.importer import embed
 from catalog.importer.derived import update_trend
 
 MARKDOWN = "# Attention\n\nEncoder — décodeur ∑ 中文 😀\n" + "".join(
@@ -129,7 +130,7 @@ def build_test_db(path: Path) -> Path:
         update_trend(conn)
         conn.execute("INSERT INTO paper_markdown VALUES (?, ?, ?)", (1, MARKDOWN, schema.content_version(MARKDOWN)))
     conn.isolation_level = None
-    vectors.build_vectors(conn, path).publish()  # the semantic index, as an import builds it
+    embed.build_vectors(conn, path).publish()  # the semantic index, as an import builds it
     conn.close()
     return path
 
@@ -143,6 +144,6 @@ def catalog_db(tmp_path_factory: pytest.TempPathFactory) -> Path:
 @pytest.fixture
 async def api(aiohttp_client, catalog_db: Path):  # type: ignore[no-untyped-def]
     """An aiohttp test client over ``create_app(catalog_db)``."""
-    from catalog.server import create_app
+    from catalog.api.app import create_app
 
     return await aiohttp_client(create_app(catalog_db))

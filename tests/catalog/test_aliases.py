@@ -10,10 +10,12 @@ from typing import Any
 
 import pytest
 
-from catalog import schema, search, vocabulary
-from catalog.embeddings import get_embedder
+from catalog.db import schema
 from catalog.importer import limits, run_import
-from catalog.store import Page
+from catalog.search import papers as search
+from catalog.search import vocabulary
+from catalog.search.embeddings import get_embedder
+from catalog.store.core import Page
 from tests.catalog import parquet_fixtures as fx
 
 SMALL = Path(__file__).resolve().parents[1] / "fixtures" / "pwc-archive" / "evaluation-tables.json"

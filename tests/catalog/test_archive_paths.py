@@ -27,15 +27,15 @@ import pytest
 
 from bench.gen_catalog import PRESETS, generate
 from catalog.importer import run_import
-from catalog.store import Page
-from catalog.store_papers import (
+from catalog.store.core import Page
+from catalog.store.papers import (
     TREND_SQL,
     fts_filter,
     list_papers,
     order_clause,
     task_papers,
 )
-from catalog.store_taxonomy import task_page, trending_benchmarks
+from catalog.store.taxonomy import task_page, trending_benchmarks
 
 # Generating and importing 20,000 papers takes 10-30 s on a shared 2-core machine, and minutes
 # when parallel workers and other jobs share the cores: the first test's deadline covers it.

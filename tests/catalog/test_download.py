@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from catalog.download import DATASETS, MANIFEST
+from catalog.importer.download import DATASETS, MANIFEST
 from tests.catalog.fake_hub import FakeHub, FakeRepo, parquet_bytes, pwc_repos
 
 # Each test runs `pwc-catalog download` (and some `import`) in subprocesses: seconds apiece.

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from catalog import schema
+from catalog.db import schema
 from catalog.importer import run_import
 from catalog.importer.boards import Boards
 

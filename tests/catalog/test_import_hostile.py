@@ -17,9 +17,9 @@ from pathlib import Path
 
 import pytest
 
-from catalog.embeddings import ABSTRACT_CHARS, TITLE_CHARS, document_text
 from catalog.importer import limits, run_import
 from catalog.importer.limits import JsonGuard, LimitError
+from catalog.search.embeddings import ABSTRACT_CHARS, TITLE_CHARS, document_text
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 HEADROOM = 768 << 20  # address space allowed above the interpreter's, after its imports
@@ -29,8 +29,8 @@ HEADROOM = 768 << 20  # address space allowed above the interpreter's, after its
 # with the file (22 GB for 200 KB of brackets before the bound) dies, a bounded one not.
 _BOUNDED = """
 import resource, sys
-import catalog.cli, catalog.importer.run, catalog.embeddings
-catalog.embeddings.get_embedder()
+import catalog.cli, catalog.importer.run, catalog.search.embeddings
+catalog.search.embeddings.get_embedder()
 size = next(int(l.split()[1]) for l in open("/proc/self/status") if l.startswith("VmSize:"))
 limit = size * 1024 + int(sys.argv[1])
 resource.setrlimit(resource.RLIMIT_AS, (limit, limit))

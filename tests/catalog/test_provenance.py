@@ -13,10 +13,10 @@ from pathlib import Path
 
 import pytest
 
-from catalog import provenance
+from catalog.db import provenance
 from catalog.importer import run_import
+from catalog.importer.embed import embed_database
 from catalog.sample import SAMPLE_DIR, build_sample_db
-from catalog.vectors import embed_database
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 COMMIT = "0123456789abcdef0123456789abcdef01234567"
@@ -191,7 +191,7 @@ def test_info_on_a_bad_file_is_one_error_line_and_exit_2(tmp_path: Path, content
 
 
 async def test_the_api_serves_the_record(aiohttp_client, hub_db: Path) -> None:  # type: ignore[no-untyped-def]
-    from catalog.server import create_app
+    from catalog.api.app import create_app
 
     client = await aiohttp_client(create_app(hub_db))
     for path in ("/api/v1/catalog", "/api/v1/catalog/"):

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from catalog import schema
+from catalog.db import schema
 
 
 def test_migrate_brings_an_empty_database_to_the_current_version(tmp_path: Path) -> None:

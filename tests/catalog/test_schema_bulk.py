@@ -9,10 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from catalog import schema
+from catalog.db import schema
+from catalog.db.bulk import BulkLoad, is_empty
 from catalog.importer import run_import
 from catalog.sample import sample_sources
-from catalog.schema_bulk import BulkLoad, is_empty
 
 FTS_TRIGGERS = {"papers_fts_delete", "papers_fts_insert", "papers_fts_update"}
 

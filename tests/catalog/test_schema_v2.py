@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from catalog import schema
-from catalog.store import Store, resolve_paper
+from catalog.db import schema
+from catalog.store.core import Store, resolve_paper
 
 V2_INDEXES = {"papers_arxiv_nocase", "papers_trend", "external_metadata_arxiv_nocase", "datasets_slug_nocase",
               "paper_tasks_task_paper", "paper_methods_method_paper", "paper_authors_author_paper"}
@@ -41,13 +41,13 @@ def test_migrating_a_version_1_catalog_adds_the_indexes_and_keeps_rows(tmp_path:
 
 def test_a_version_1_catalog_is_served_with_a_warning(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
     path = _v1_db(tmp_path / "c.db")
-    with caplog.at_level(logging.WARNING, logger="catalog.store"):
+    with caplog.at_level(logging.WARNING, logger="catalog.store.core"):
         store = Store(path)
     assert any("older than" in r.getMessage() for r in caplog.records)
     assert resolve_paper(store.conn(), "MATH.gt/0309136")["id"] == 1
 
 
 def test_a_current_catalog_is_served_without_a_warning(catalog_db: Path, caplog: pytest.LogCaptureFixture) -> None:
-    with caplog.at_level(logging.WARNING, logger="catalog.store"):
+    with caplog.at_level(logging.WARNING, logger="catalog.store.core"):
         Store(catalog_db)
     assert not caplog.records

@@ -5,7 +5,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from catalog import search, vectors
+from catalog.search import papers as search
+from catalog.search import vectors
+from catalog.store.filters import PaperFilters, date_key
 
 
 def test_int8_quantization_keeps_cosines_within_a_percent() -> None:
@@ -44,18 +46,29 @@ def test_reciprocal_rank_fusion(rankings: list[list[int]], expected: list[int]) 
 
 
 def test_date_keys_compare_like_dates() -> None:
-    assert vectors._date_key("2020-01-31") < vectors._date_key("2020-02-01") < vectors._date_key("2021")
-    assert vectors._date_key(None) == 0 == vectors._date_key("n/a")
+    assert date_key("2020-01-31") < date_key("2020-02-01") < date_key("2021")
+    assert date_key(None) == 0 == date_key("n/a")
 
 
 def test_allowed_keeps_order_and_drops_filtered_or_unknown_ids() -> None:
-    from catalog.embeddings import get_embedder
+    from catalog.search.embeddings import get_embedder
 
     index = vectors.VectorIndex(
         "s", get_embedder(), np.zeros((3, 256), dtype=np.int8), np.array([2, 5, 9], dtype=np.int64),
         np.ones(3, dtype=np.float32), np.array([20190101, 20200601, 20210101], dtype=np.int32),
         np.array([1, 0, 1], dtype=np.int8))
     assert index.allowed([9, 7, 2, 5]) == [9, 2, 5]
-    assert index.allowed([9, 2, 5], start_date="2020-01-01") == [9, 5]
-    assert index.allowed([9, 2, 5], start_date="2020-01-01", official=True) == [9]
-    assert index.allowed([9, 2, 5], end_date="2020-12-31", official=False) == [5]
+    assert index.allowed([9, 2, 5], PaperFilters(start_date="2020-01-01")) == [9, 5]
+    assert index.allowed([9, 2, 5], PaperFilters(start_date="2020-01-01", official=True)) == [9]
+    assert index.allowed([9, 2, 5], PaperFilters(end_date="2020-12-31", official=False)) == [5]
+
+
+def test_paper_filters_read_alike_as_sql_named_sql_and_echo() -> None:
+    filters = PaperFilters("2020-01-01", "2020-12-31", official=False)
+    assert filters.sql() == (["p.published >= ?", "p.published <= ?", "p.has_official_implementation = 0"],
+                             ["2020-01-01", "2020-12-31"])
+    assert filters.named_sql("d")[1] == {"start_date": "2020-01-01", "end_date": "2020-12-31"}
+    assert filters.named_sql("d")[0][:2] == ["d >= :start_date", "d <= :end_date"]
+    assert filters.applied() == {"start_date": "2020-01-01", "end_date": "2020-12-31",
+                                 "has_official_implementation": "false"}
+    assert not PaperFilters().active and PaperFilters(official=True).active

@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from catalog import vectors
-from catalog.importer import run_import
+from catalog.importer import embed, run_import
+from catalog.search import vectors
 
 BASE = "/api/v1"
 FIXTURE = Path(__file__).resolve().parent.parent / "fixtures" / "search" / "papers-with-abstracts.json"
@@ -33,8 +33,8 @@ def synonyms_db(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.fixture
 async def api(aiohttp_client, aiohttp_server, synonyms_db: Path):  # type: ignore[no-untyped-def]
-    from catalog.routes_params import REQUEST_LINE_LIMIT
-    from catalog.server import create_app
+    from catalog.api.app import create_app
+    from catalog.api.params import REQUEST_LINE_LIMIT
 
     # The request-line limit `pwc-catalog serve` sets, so a 10 KB q reaches the 422.
     server = await aiohttp_server(create_app(synonyms_db), max_line_size=REQUEST_LINE_LIMIT)
@@ -152,7 +152,7 @@ def copied_db(synonyms_db: Path, tmp_path: Path) -> Path:
 
 
 async def _status(aiohttp_client, db: Path, mode: str) -> tuple[int, dict]:  # type: ignore[no-untyped-def]
-    from catalog.server import create_app
+    from catalog.api.app import create_app
 
     client = await aiohttp_client(create_app(db))
     response = await client.get(f"{BASE}/papers/search", params={"q": "speech", "mode": mode})
@@ -182,7 +182,7 @@ async def test_vectors_of_another_database_are_a_clear_503_and_embed_repairs_it(
     status, body = await _status(aiohttp_client, copied_db, "keyword")
     assert status == 200 and body["count"] >= 3
     out = io.StringIO()
-    assert vectors.embed_database(copied_db, out=out) == 0, out.getvalue()
+    assert embed.embed_database(copied_db, out=out) == 0, out.getvalue()
     status, body = await _status(aiohttp_client, copied_db, "semantic")
     assert status == 200 and body["results"][0]["arxiv_id"] in SPEECH
     leftovers = sorted(p.name for p in copied_db.parent.iterdir() if ".vectors-" in p.name)
@@ -190,18 +190,18 @@ async def test_vectors_of_another_database_are_a_clear_503_and_embed_repairs_it(
 
 
 async def test_a_running_server_follows_a_rebuilt_index(aiohttp_client, copied_db: Path) -> None:
-    from catalog.server import create_app
+    from catalog.api.app import create_app
 
     client = await aiohttp_client(create_app(copied_db))
     before = await _search(client, "speech recognition", "semantic")
-    assert vectors.embed_database(copied_db, out=io.StringIO()) == 0
+    assert embed.embed_database(copied_db, out=io.StringIO()) == 0
     after = await _search(client, "speech recognition", "semantic")
     assert after["results"] == before["results"]
 
 
 async def test_sample_catalog_serves_real_semantic_search(aiohttp_client, tmp_path: Path) -> None:
+    from catalog.api.app import create_app
     from catalog.sample import build_sample_db
-    from catalog.server import create_app
 
     db = tmp_path / "sample.db"
     build_sample_db(db)
@@ -214,8 +214,7 @@ async def test_sample_catalog_serves_real_semantic_search(aiohttp_client, tmp_pa
 
 
 async def test_a_very_common_word_is_ranked_within_a_bounded_window(api, synonyms_db: Path, monkeypatch) -> None:
-    from catalog import search
-
+    from catalog.search import papers as search
     # Scaled down: "speech" matches 4 papers here as a common word matches 2,000+ in the archive.
     monkeypatch.setattr(search, "COUNT_CAP", 2)
     monkeypatch.setattr(search, "RANK_WINDOW", 2)
@@ -254,8 +253,8 @@ def generated_db(tmp_path_factory: pytest.TempPathFactory) -> Path:
 @pytest.mark.slow
 def test_semantic_search_on_a_generated_catalog_answers_with_weak_matches(generated_db: Path, query: str) -> None:
     # Its text embeds far from every real query: no paper reaches MIN_COSINE, and that used to be 0 results.
-    from catalog.search import MIN_COSINE, search_papers
-    from catalog.store import Page
+    from catalog.search.papers import MIN_COSINE, search_papers
+    from catalog.store.core import Page
 
     conn = sqlite3.connect(generated_db)
     conn.row_factory = sqlite3.Row

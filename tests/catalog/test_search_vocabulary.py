@@ -8,9 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from catalog import search, vocabulary
 from catalog.importer import run_import
-from catalog.store import Page
+from catalog.search import papers as search
+from catalog.search import vocabulary
+from catalog.store.core import Page
 
 FIXTURE = Path(__file__).resolve().parent.parent / "fixtures" / "search" / "papers-with-abstracts.json"
 NLI = {"1508.05326", "1704.05426"}

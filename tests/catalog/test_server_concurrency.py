@@ -9,8 +9,8 @@ from typing import Any
 
 import pytest
 
-from catalog import store
-from catalog.server import create_app
+from catalog.api.app import create_app
+from catalog.store import core as store
 
 
 async def test_a_slow_query_does_not_stall_other_requests(aiohttp_client: Any, catalog_db: Path,

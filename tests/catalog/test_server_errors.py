@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from catalog import store
+from catalog.store import core as store
 from tests.helpers import free_port, stop_process, wait_http
 
 BASE = "/api/v1"

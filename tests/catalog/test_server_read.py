@@ -6,7 +6,7 @@ import hashlib
 
 import pytest
 
-from catalog.routes_papers import utf8_chunk
+from catalog.api.routes_papers import utf8_chunk
 from tests.catalog.conftest import MARKDOWN
 
 BASE = "/api/v1"

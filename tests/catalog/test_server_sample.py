@@ -20,7 +20,7 @@ def sample_db(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.fixture
 async def sample_api(aiohttp_client, sample_db: Path):  # type: ignore[no-untyped-def]
-    from catalog.server import create_app
+    from catalog.api.app import create_app
 
     return await aiohttp_client(create_app(sample_db))
 

@@ -7,7 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from catalog import search, store
+from catalog.search import papers as search
+from catalog.store import core as store
 
 
 def test_store_connections_are_read_only(catalog_db: Path) -> None:

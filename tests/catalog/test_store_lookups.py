@@ -8,8 +8,11 @@ from pathlib import Path
 
 import pytest
 
-from catalog import search, store, store_entities, store_papers
-from catalog.store import NotFound, Page, Store
+from catalog.search import papers as search
+from catalog.store import core as store
+from catalog.store import entities as store_entities
+from catalog.store import papers as store_papers
+from catalog.store.core import NotFound, Page, Store
 
 # The related-papers query before the two-step rewrite: the reference ordering.
 REFERENCE_RELATED = """
@@ -136,8 +139,7 @@ def test_paper_lists_order_by_the_stored_trend_exactly_as_by_the_expression(conn
 
 
 def test_a_schema_v2_database_still_lists_and_searches_papers() -> None:
-    from catalog import schema
-
+    from catalog.db import schema
     old = sqlite3.connect(":memory:")
     old.row_factory = sqlite3.Row
     for version, script in enumerate(schema.MIGRATIONS[:2], start=1):

@@ -9,6 +9,8 @@ installs them.
 
 from __future__ import annotations
 
+import contextlib
+import io
 import socket
 import time
 from collections.abc import Iterator
@@ -16,12 +18,15 @@ from pathlib import Path
 
 import pytest
 
-from scripts.podman_local import BASES, PodmanEnv, missing_tools
+from scripts.podman_local import BASES, PodmanEnv, main, missing_tools
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 
 IMAGE = "localhost/pwc-mcp:latest"
 """The tag compose.yaml runs, so the compose test reuses the build."""
+BUILD_ARGV = ("build", "--tag", IMAGE)
+"""The README's offline build command (``uv run scripts/podman_local.py build``) with its default tag
+spelled out; the `image` fixture runs exactly it, in the session's private storage."""
 
 
 def wait_listening(port: int, timeout_s: float = 90.0) -> None:
@@ -56,7 +61,10 @@ def podman(tmp_path_factory: pytest.TempPathFactory) -> Iterator[PodmanEnv]:
 
 @pytest.fixture(scope="session")
 def image(podman: PodmanEnv) -> str:
-    """The image built from this checkout (the build itself is `test_image_builds`)."""
-    built = podman.build(REPO_ROOT, IMAGE)
-    assert built.returncode == 0, built.stdout[-4000:] + built.stderr[-4000:]
+    """The image built from this checkout by the documented command (`BUILD_ARGV`)."""
+    output = io.StringIO()
+    with contextlib.redirect_stdout(output), contextlib.redirect_stderr(output):
+        status = main(["--root", str(podman.root), *BUILD_ARGV])
+    assert status == 0, output.getvalue()[-8000:]
+    assert f"built {IMAGE}" in output.getvalue()
     return IMAGE

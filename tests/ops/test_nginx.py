@@ -204,6 +204,8 @@ def test_docs_behind_nginx_name_the_https_endpoint(nginx_url: str) -> None:
         discovery = client.get(f"{nginx_url}/.well-known/mcp").json()
         assert discovery["documentation_url"] == f"{base}/docs"
         assert discovery["setup_url"] == f"{base}/docs#connect"  # the self-hosted server's own page
+        card = client.get(f"{nginx_url}/.well-known/mcp/server-card.json").json()  # published, counted
+        assert [remote["url"] for remote in card["remotes"]] == [f"{base}/mcp", f"{base}/sse"]
         openapi = client.get(f"{nginx_url}/openapi.json", headers={"Accept-Encoding": "gzip"})
         assert openapi.headers["Content-Encoding"] == "gzip"  # httpx inflates it
         assert openapi.json()["servers"] == [{"url": base}]

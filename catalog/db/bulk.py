@@ -24,7 +24,7 @@ from __future__ import annotations
 import logging
 import sqlite3
 
-from catalog.schema import analyze, rebuild_fts
+from catalog.db.schema import analyze, rebuild_fts
 
 __all__ = ["BULK_TABLES", "BulkLoad", "is_empty"]
 
@@ -79,7 +79,7 @@ class BulkLoad:
 
     def finish(self, *, rebuild: bool) -> None:
         """Restore indexes, rebuild ``papers_fts`` if ``rebuild``, re-create the triggers,
-        and refresh the planner's statistics (:func:`catalog.schema.analyze`)."""
+        and refresh the planner's statistics (:func:`catalog.db.schema.analyze`)."""
         self.restore_indexes()
         if rebuild:
             rebuild_fts(self.conn)

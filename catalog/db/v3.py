@@ -4,7 +4,7 @@ Found with ``EXPLAIN QUERY PLAN`` on a catalog generated at the July 2025
 archive's counts (576,261 papers, 274,000 leaderboard rows; issue 19). Each
 addition names the query it serves:
 
-* ``papers.trend``: the trend score of ``catalog.store_papers`` (``TREND_SQL``),
+* ``papers.trend``: the trend score of ``catalog.store.papers`` (``TREND_SQL``),
   stored by the importer after every import (a derived column, like
   ``has_official_implementation``). The score only depends on the newest
   paper date, which changes only on import, so ``order_by=trending`` can read
@@ -17,13 +17,13 @@ addition names the query it serves:
   no sort and without touching the large paper rows: ``_trend`` and
   ``_official`` for ``order_by=trending``, ``_date`` for
   ``order_by=date_published``, ``_citations`` for ``order_by=citation_count``.
-  (``catalog.store_papers`` keeps a date range from driving a trend-ordered
+  (``catalog.store.papers`` keeps a date range from driving a trend-ordered
   query, which would sort most of the catalog.)
 * ``papers_id_cover``: the same columns keyed by id, for papers reached from
   a link table or the FTS index (``task``, ``method``, ``author`` and
   ``search`` filters, leaderboard rows of trending benchmarks): a small index
   entry per paper instead of its large table row (with its abstract).
-* The importer runs ``ANALYZE`` at the end (``catalog.schema.analyze``), so
+* The importer runs ``ANALYZE`` at the end (``catalog.db.schema.analyze``), so
   the planner knows that ``is_latest`` barely filters and drives a filtered
   list from the filter's papers, not from a scan of every paper.
 * ``evaluations_task_dataset`` replaces ``evaluations_task``: the grouped
@@ -35,7 +35,7 @@ addition names the query it serves:
 * ``repositories_paper_cover``: a task page's recommended repositories (the
   most starred of its papers' repositories) from the index alone.
 
-Plain SQL run by :func:`catalog.schema.migrate` in one transaction. Never edit
+Plain SQL run by :func:`catalog.db.schema.migrate` in one transaction. Never edit
 it once released: append migration 4 instead.
 """
 

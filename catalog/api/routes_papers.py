@@ -22,10 +22,14 @@ from urllib.parse import unquote
 
 from aiohttp import web
 
-from catalog import passages, search, store, store_papers, store_public
-from catalog.responses import json_response, run_query
-from catalog.routes_params import Params
-from catalog.store import Conflict, Invalid
+from catalog.api.params import Params
+from catalog.api.responses import json_response, run_query
+from catalog.search import papers as search
+from catalog.search import passages
+from catalog.store import core as store
+from catalog.store import papers as store_papers
+from catalog.store import public as store_public
+from catalog.store.core import Conflict, Invalid
 
 __all__ = ["register", "utf8_chunk"]
 
@@ -161,7 +165,7 @@ async def paper_read(request: web.Request) -> web.Response:
 
 async def paper_passages(request: web.Request) -> web.Response:
     """``GET research/papers/{ref}/passages?q=&limit=&expand=``: the paragraphs of the paper's
-    Markdown that best match ``q`` by keyword and by meaning (:mod:`catalog.passages`); ``limit``
+    Markdown that best match ``q`` by keyword and by meaning (:mod:`catalog.search.passages`); ``limit``
     1-20 (default 5); ``expand`` (repeatable, at most 10) other names of the query's entity,
     matched as phrases at a lower weight. No match is an empty ``passages`` list."""
     params = Params(request.query)

@@ -3,7 +3,7 @@
 ``create_app(db_path)`` builds the application: the 26 read endpoints of
 ``docs/cli-contract.md`` §4.3 (list endpoints answer both with and without the
 trailing slash), the chunked Markdown read of ``docs/tool-contract.md`` §4 and the two
-public-metadata endpoints (``catalog.store_public``).
+public-metadata endpoints (``catalog.store.public``).
 
 Every failure is JSON ``{"detail": ...}``: 404 unknown route/entity, 405,
 409 ambiguous/changed, 422 bad input. SQL runs in a small thread pool with one
@@ -22,8 +22,8 @@ from pathlib import Path
 
 from aiohttp import web
 
-from catalog.responses import EXECUTOR_KEY, STORE_KEY, json_response, run_query
-from catalog.store import Store, StoreError
+from catalog.api.responses import EXECUTOR_KEY, STORE_KEY, json_response, run_query
+from catalog.store.core import Store, StoreError
 
 __all__ = ["STORE_KEY", "create_app", "json_response", "run_query"]
 
@@ -74,8 +74,7 @@ def create_app(db_path: Path, *, workers: int = 4) -> web.Application:
     Raises:
         FileNotFoundError: the database file does not exist.
     """
-    from catalog import routes_catalog, routes_papers
-
+    from catalog.api import routes_catalog, routes_papers
     app = web.Application(middlewares=[error_middleware], client_max_size=MAX_BODY)
     app[STORE_KEY] = Store(Path(db_path))
     app[EXECUTOR_KEY] = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="catalog-sql")
@@ -85,7 +84,7 @@ def create_app(db_path: Path, *, workers: int = 4) -> web.Application:
     async def warm(app: web.Application) -> None:
         # Load the embedder before the first semantic search needs it (about 1 s, once per
         # process), off the event loop so that other requests are served meanwhile.
-        from catalog.embeddings import get_embedder
+        from catalog.search.embeddings import get_embedder
 
         asyncio.get_running_loop().run_in_executor(app[EXECUTOR_KEY], get_embedder)
 

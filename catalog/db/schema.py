@@ -21,14 +21,14 @@ Conventions shared by the importer (the only writer) and the store (reader):
   methods, datasets and organizations are computed by the store at query time.
 * Full-text search: ``papers_fts`` is an external-content FTS5 table over
   ``papers(title, abstract, authors)``, kept in sync by **triggers** on
-  ``papers``. Only the importer's bulk-load mode (``catalog.schema_bulk``,
+  ``papers``. Only the importer's bulk-load mode (``catalog.db.bulk``,
   on its private temporary copy) may drop them and secondary indexes; it
   re-creates them and calls :func:`rebuild_fts` before the copy is swapped in.
-* Migration 2 (``catalog.schema_v2``) adds the indexes the hot read paths
+* Migration 2 (``catalog.db.v2``) adds the indexes the hot read paths
   need (case-insensitive arXiv ids and slugs, covering link indexes).
-* Migration 3 (``catalog.schema_v3``) adds the derived ``papers.trend`` and
+* Migration 3 (``catalog.db.v3``) adds the derived ``papers.trend`` and
   the covering indexes of paper lists and task benchmarks at archive size.
-* Migration 4 (``catalog.schema_v4``) adds ``entity_aliases``: the task
+* Migration 4 (``catalog.db.v4``) adds ``entity_aliases``: the task
   synonyms and dataset variants the archive lists.
 * Titles used for exact matching go through :func:`normalize_title`; the
   external-metadata "Name:" prefix through :func:`title_prefix`; Markdown
@@ -45,9 +45,9 @@ import sqlite3
 import unicodedata
 from pathlib import Path
 
-from catalog.schema_v2 import V2
-from catalog.schema_v3 import V3
-from catalog.schema_v4 import V4
+from catalog.db.v2 import V2
+from catalog.db.v3 import V3
+from catalog.db.v4 import V4
 
 logger = logging.getLogger(__name__)
 

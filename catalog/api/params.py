@@ -6,7 +6,7 @@ import math
 from collections.abc import Mapping
 from datetime import date
 
-from catalog.store import Invalid, Page
+from catalog.store.core import Invalid, Page
 
 __all__ = ["Params"]
 
@@ -23,7 +23,7 @@ gets the JSON 422 that names the limit."""
 class Params:
     """Typed accessors over a request's query (a multidict, or any mapping).
 
-    Every accessor raises :class:`catalog.store.Invalid` (HTTP 422) with a
+    Every accessor raises :class:`catalog.store.core.Invalid` (HTTP 422) with a
     message naming the parameter, never a generic error.
     """
 

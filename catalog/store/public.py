@@ -7,7 +7,7 @@ Endpoints (``docs/requirements.md``, "public-metadata"):
   ``doi:10.x/y`` or a ``doi.org`` URL) or Hugging Face Papers id/URL.
   Anything else (e.g. a title) → 422, use the title search instead.
 * ``GET papers/public-metadata/search?title=`` — exact normalized title
-  (:func:`catalog.schema.normalize_title`) across sources, else the single
+  (:func:`catalog.db.schema.normalize_title`) across sources, else the single
   arXiv record whose "Name:" prefix equals the query's prefix (or the whole
   query when it has no colon); that match carries a ``note``.
 
@@ -33,8 +33,8 @@ import re
 import sqlite3
 from urllib.parse import unquote
 
-from catalog.schema import normalize_title, title_prefix
-from catalog.store import (
+from catalog.db.schema import normalize_title, title_prefix
+from catalog.store.core import (
     Conflict,
     Invalid,
     JsonBody,

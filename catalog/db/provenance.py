@@ -41,21 +41,34 @@ import sqlite3
 from collections.abc import Sequence
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol
-
-if TYPE_CHECKING:  # annotations only: the importer imports this module
-    from catalog.importer.stats import SourceStats
+from typing import Any, Protocol
 
 
 class Source(Protocol):
-    """What provenance reads of an imported source (``catalog.importer.sources.Source``; not
-    imported here, since the importer's modules reach this one through the vectors)."""
+    """What provenance reads of an imported source (``catalog.importer.sources.Source``; the
+    database room sits below the importer, so it names only what it reads)."""
 
     @property
     def path(self) -> Path: ...
 
     @property
     def kind(self) -> str: ...
+
+
+class SourceStats(Protocol):
+    """What provenance reads of a source's counts (``catalog.importer.stats.SourceStats``)."""
+
+    @property
+    def read(self) -> int: ...
+
+    @property
+    def inserted(self) -> int: ...
+
+    @property
+    def updated(self) -> int: ...
+
+    @property
+    def skipped(self) -> int: ...
 
 __all__ = ["ARCHIVE_DATASETS", "ARCHIVE_LICENSE", "MAX_IMPORTS", "describe", "file_entry", "hub_origin",
            "mark_sample", "read_record", "record_embedding", "record_import", "render_text", "sha256_file"]
@@ -255,7 +268,7 @@ def mark_sample(db: Path) -> None:
 
 
 def record_embedding(conn: sqlite3.Connection, *, model: str, version: str, dimension: int, papers: int) -> None:
-    """Record the model of the semantic index just built (``catalog.vectors.build_vectors``)."""
+    """Record the model of the semantic index just built (``catalog.importer.embed.build_vectors``)."""
     _store_json(conn, EMBEDDING_KEY, {"model": model, "version": version, "dimension": dimension,
                                       "papers": papers, "built_at": _now()})
 

@@ -1,6 +1,6 @@
 """Read-only access to the catalog database: connections, errors, paging and papers.
 
-``catalog.store`` and its ``store_*`` siblings are the only modules that run
+``catalog.store.core`` and its ``store_*`` siblings are the only modules that run
 SQL for the server. Every query function takes a ``sqlite3.Connection``
 (from :meth:`Store.conn`, one read-only connection per thread) and returns
 plain dicts/lists using the upstream field names of ``docs/cli-contract.md`` §4.3.
@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import TypeAlias
 from urllib.parse import quote
 
-from catalog.schema import SCHEMA_VERSION
+from catalog.db.schema import SCHEMA_VERSION
 
 __all__ = [
     "PAPER_COLUMNS",

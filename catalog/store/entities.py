@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import sqlite3
 
-from catalog.store import JsonBody, NotFound, Page, envelope, loads, sid
-from catalog.store_papers import resolve_task
-from catalog.store_taxonomy import _descendants, ordering_sql
+from catalog.store.core import JsonBody, NotFound, Page, envelope, loads, sid
+from catalog.store.papers import resolve_task
+from catalog.store.taxonomy import _descendants, ordering_sql
 
 __all__ = ["conference_detail", "conference_list", "dataset_evaluations", "dataset_list",
            "evaluation_list", "framework_catalog", "organization_detail", "organization_list"]

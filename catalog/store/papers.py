@@ -13,7 +13,7 @@ task paper pages read it from the covering ``papers_list_*`` indexes, deep
 pages included; an older database falls back to the expression.
 
 ``papers/?search=`` runs on ``papers_fts``: the words and quoted phrases of
-:func:`catalog.search.keyword_parts` must all occur in the title or abstract
+:func:`catalog.store.fts.keyword_parts` must all occur in the title or abstract
 (whole words, case- and accent-insensitive), as in keyword search.
 """
 
@@ -22,9 +22,8 @@ from __future__ import annotations
 import sqlite3
 from typing import Any
 
-from catalog.schema import normalize_title
-from catalog.search import keyword_parts
-from catalog.store import (
+from catalog.db.schema import normalize_title
+from catalog.store.core import (
     PAPER_COLUMNS,
     Conflict,
     Invalid,
@@ -36,6 +35,8 @@ from catalog.store import (
     paper_summary,
     resolve_paper,
 )
+from catalog.store.filters import PaperFilters
+from catalog.store.fts import keyword_parts
 
 __all__ = ["fts_filter", "has_stored_trend", "list_papers", "order_clause", "recent_papers", "related_papers", "resolve_authors", "task_papers",
            "trending_papers"]
@@ -184,15 +185,12 @@ def list_papers(conn: sqlite3.Connection, page: Page, filters: dict[str, Any], *
         where.append("0" if match is None else
                      "p.id IN (SELECT rowid FROM papers_fts WHERE papers_fts MATCH :search)")
         applied["search"] = filters["search"]
-    for key, op in (("start_date", ">="), ("end_date", "<=")):
-        if key in filters:
-            args[key] = filters[key]
-            where.append(f"{_PUBLISHED} {op} :{key}")
-            applied[key] = filters[key]
-    if filters.get("has_official_implementation") is not None:
-        flag = filters["has_official_implementation"]
-        where.append(f"p.has_official_implementation = {1 if flag else 0}")
-        applied["has_official_implementation"] = "true" if flag else "false"
+    shared = PaperFilters(filters.get("start_date"), filters.get("end_date"),
+                          filters.get("has_official_implementation"))
+    terms, values = shared.named_sql(_PUBLISHED)
+    where.extend(terms)
+    args.update(values)
+    applied.update(shared.applied())
     if authors:
         resolved = resolve_authors(conn, authors)
         for index, author in enumerate(resolved):

@@ -18,7 +18,7 @@ Found with ``EXPLAIN QUERY PLAN`` on a 100,000-paper catalog (issue 2
   and the author/organization/framework filters of ``papers/`` read
   ``paper_id`` straight from the index instead of one table row per link.
 
-Plain SQL text run by :func:`catalog.schema.migrate` inside one transaction.
+Plain SQL text run by :func:`catalog.db.schema.migrate` inside one transaction.
 Never edit it once released: append migration 3 instead.
 """
 

@@ -43,8 +43,8 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from catalog.embeddings import Embedder
-from catalog.schema import normalize_title
+from catalog.db.schema import normalize_title
+from catalog.search.embeddings import Embedder
 
 __all__ = ["EMBEDDING_MATCH", "Entity", "Match", "Vocabulary", "get_vocabulary", "match"]
 

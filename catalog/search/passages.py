@@ -3,7 +3,7 @@
 The paragraphs and their keyword ranking are :mod:`paper_passages`' (the same split and byte
 offsets ``pwc paper find`` uses on its own). Meaning: each paragraph is cut into sentences
 (at most :data:`MAX_SENTENCES`, each at most :data:`SENTENCE_CHARS` characters), every sentence
-is embedded with :mod:`catalog.embeddings`, and a paragraph's meaning score is the best cosine
+is embedded with :mod:`catalog.search.embeddings`, and a paragraph's meaning score is the best cosine
 of its sentences with the query (a whole paragraph's average vector blurs what one sentence
 says). The sentence vectors are built once per content version and kept in an LRU of
 :data:`VECTOR_CACHE_SIZE` papers (about 1 MB for a 100 KB paper).
@@ -26,8 +26,8 @@ from collections.abc import Sequence
 import numpy as np
 import numpy.typing as npt
 
-from catalog import store
-from catalog.embeddings import get_embedder
+from catalog.search.embeddings import get_embedder
+from catalog.store import core as store
 from paper_passages import Match, PaperIndex, excerpt, index_for, phrases, query_terms
 
 __all__ = ["MAX_LIMIT", "find_passages", "rank"]
@@ -118,7 +118,7 @@ def find_passages(conn: sqlite3.Connection, ref: str, query: str, limit: int,
     """The response body of ``research/papers/{ref}/passages``.
 
     Raises:
-        catalog.store.NotFound: unknown paper, or no stored Markdown.
+        catalog.store.core.NotFound: unknown paper, or no stored Markdown.
     """
     data, version = store.paper_markdown(conn, ref)
     index = index_for("", version, data.decode("utf-8"))

@@ -1,5 +1,5 @@
 """Catalog routes: areas, tasks, methods, conferences, organizations, frameworks, datasets, evaluations,
-and ``catalog`` (where the data came from: ``catalog.provenance``).
+and ``catalog`` (where the data came from: ``catalog.db.provenance``).
 
 Page-size caps: 100, except ``areas/`` and ``methods/`` (500, as the CLI
 sends), so no response can exceed 2 MiB.
@@ -12,11 +12,14 @@ from urllib.parse import unquote
 
 from aiohttp import web
 
-from catalog import provenance, store_entities, store_papers, store_taxonomy
-from catalog.responses import json_response, run_query
-from catalog.routes_papers import ORDER_BY, ORDER_DIR
-from catalog.routes_params import Params
-from catalog.store import resolve_paper
+from catalog.api.params import Params
+from catalog.api.responses import json_response, run_query
+from catalog.api.routes_papers import ORDER_BY, ORDER_DIR
+from catalog.db import provenance
+from catalog.store import entities as store_entities
+from catalog.store import papers as store_papers
+from catalog.store import taxonomy as store_taxonomy
+from catalog.store.core import resolve_paper
 
 __all__ = ["register"]
 
@@ -183,7 +186,7 @@ def _paper_id(conn: sqlite3.Connection, ref: str) -> int:
 
 
 async def catalog_info(request: web.Request) -> web.Response:
-    """``GET catalog``: the provenance record of the served database (``catalog.provenance.describe``)."""
+    """``GET catalog``: the provenance record of the served database (``catalog.db.provenance.describe``)."""
     return json_response(await run_query(request, provenance.describe))
 
 

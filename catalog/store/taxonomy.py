@@ -17,8 +17,8 @@ from __future__ import annotations
 import sqlite3
 from typing import Any
 
-from catalog.store import NotFound, Page, envelope, loads, newest_paper_date, sid
-from catalog.store_papers import resolve_task
+from catalog.store.core import NotFound, Page, envelope, loads, newest_paper_date, sid
+from catalog.store.papers import resolve_task
 
 __all__ = ["area_list", "areas_with_task_benchmarks", "areas_with_tasks", "method_detail",
            "method_list", "task_list", "task_page", "task_summary", "trending_benchmarks"]

@@ -1,5 +1,5 @@
 """What the catalog's route modules share with the app: the app keys, the JSON response and the
-SQL thread-pool runner (``catalog.server`` builds the app; the routes import only this)."""
+SQL thread-pool runner (``catalog.api.app`` builds the app; the routes import only this)."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from typing import Any
 import orjson
 from aiohttp import web
 
-from catalog.store import Store
+from catalog.store.core import Store
 
 __all__ = ["EXECUTOR_KEY", "STORE_KEY", "json_response", "run_query"]
 

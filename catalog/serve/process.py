@@ -12,7 +12,7 @@ An import that replaces the file is picked up by restarting the service
 the file it opened.
 
 Either way, connections answer a request aiohttp cannot parse with the JSON detail and no
-echo (:mod:`catalog.connection`), and an address that cannot be listened on (a busy port) is
+echo (:mod:`catalog.serve.connection`), and an address that cannot be listened on (a busy port) is
 one line before anything starts.
 """
 
@@ -26,8 +26,8 @@ from typing import Any
 
 from aiohttp import web
 
-from catalog.connection import CatalogRunner, check_listen
-from catalog.routes_params import REQUEST_LINE_LIMIT
+from catalog.api.params import REQUEST_LINE_LIMIT
+from catalog.serve.connection import CatalogRunner, check_listen
 
 __all__ = ["WORKER_CLASS", "bind_address", "run_catalog"]
 
@@ -50,7 +50,7 @@ def run_catalog(db: Path, host: str, port: int, *, processes: int = 1) -> None:
         FileNotFoundError: ``db`` does not exist (checked before any process starts).
         CannotListen: ``host:port`` cannot be listened on (checked first).
     """
-    from catalog.server import create_app
+    from catalog.api.app import create_app
 
     check_listen(host, port)  # one clear line before "serving" is logged, not a raw [Errno 98] after it
     if processes <= 1:
@@ -90,7 +90,7 @@ def _gunicorn_app(db: Path, options: dict[str, Any]) -> Any:
     from gunicorn.app.base import BaseApplication
 
     class CatalogApplication(BaseApplication):
-        """gunicorn running :func:`catalog.server.create_app` with aiohttp's worker class."""
+        """gunicorn running :func:`catalog.api.app.create_app` with aiohttp's worker class."""
 
         def load_config(self) -> None:
             for key, value in options.items():
@@ -100,7 +100,7 @@ def _gunicorn_app(db: Path, options: dict[str, Any]) -> Any:
             async def factory() -> web.AppRunner:
                 # A runner, not the bare app: aiohttp's gunicorn worker then serves with the
                 # catalog's own request-line limit (a 10 KB query answers 422, not a text 400).
-                from catalog.server import create_app
+                from catalog.api.app import create_app
 
                 # CatalogRunner: a request aiohttp cannot parse gets the JSON detail, no echo.
                 return CatalogRunner(create_app(db), access_log=None, max_line_size=REQUEST_LINE_LIMIT)

@@ -11,8 +11,8 @@ lists of plain names, stored one row per name:
   records that list them (``catalog.importer.writer.Writer.set_aliases``).
 * ``entity_aliases_alias_nocase``: look-ups of a name typed in any case.
 
-``catalog.vocabulary`` reads them so a query naming a synonym or a variant
-matches its task or dataset. Plain SQL run by :func:`catalog.schema.migrate`
+``catalog.search.vocabulary`` reads them so a query naming a synonym or a variant
+matches its task or dataset. Plain SQL run by :func:`catalog.db.schema.migrate`
 in one transaction. Never edit it once released: append migration 5 instead.
 """
 

@@ -15,7 +15,7 @@ Modes (all deterministic; ties broken by paper id):
   ranking walks every match.
 * ``semantic``: cosine similarity between the query's embedding and each
   paper's (title + start of abstract), by an exact scan over the int8 vectors
-  of :mod:`catalog.vectors` (embedder: :mod:`catalog.embeddings`). The best
+  of :mod:`catalog.search.vectors` (embedder: :mod:`catalog.search.embeddings`). The best
   :data:`CANDIDATES` papers whose cosine reaches the floor are the result: the
   floor is :data:`MIN_COSINE`, or half the best paper's cosine when no paper
   reaches it (a catalog whose text embeds far from every query, e.g. a
@@ -24,7 +24,7 @@ Modes (all deterministic; ties broken by paper id):
   keyword and semantic candidate lists (:data:`CANDIDATES` each), each weighted
   by the evidence it has for this query (see :func:`_hybrid`), plus the
   catalog's vocabulary: a task, method or dataset the query names
-  (:mod:`catalog.vocabulary`: "NER", "ViT", "SVHN") adds a BM25 ranking of its
+  (:mod:`catalog.search.vocabulary`: "NER", "ViT", "SVHN") adds a BM25 ranking of its
   full name, pulls the query vector toward the name's, and boosts the
   candidates tagged with it.
 
@@ -54,15 +54,13 @@ another database, semantic and hybrid searches are a 503 naming the fix.
 
 from __future__ import annotations
 
-import re
 import sqlite3
 from typing import Any
 
 import numpy as np
 
-from catalog import vectors, vocabulary
-from catalog.store import (
-    Invalid,
+from catalog.search import vectors, vocabulary
+from catalog.store.core import (
     Page,
     StoreError,
     envelope,
@@ -70,6 +68,8 @@ from catalog.store import (
     paper_summaries,
     strip_arxiv_version,
 )
+from catalog.store.filters import PaperFilters
+from catalog.store.fts import _WORD, STOP_WORDS, fts_phrase, keyword_parts, searchable
 
 __all__ = ["CANDIDATES", "MODES", "SemanticUnavailable", "cosine_floor", "keyword_parts", "rrf", "search_papers",
            "searchable"]
@@ -89,50 +89,12 @@ ENTITY_KEYWORD = 0.5  # BM25 over the full name of an entity the query names
 ENTITY_VECTOR = 2.0  # how far the query vector is pulled toward the named entity's
 TAGGED = 0.5  # papers tagged with a named task or method
 _BM25 = "bm25(papers_fts, 10.0, 1.0, 3.0)"
-_TOKEN = re.compile(r'"([^"]*)"|(\S+)')
-_WORD = re.compile(r"\w+", re.UNICODE)
-STOP_WORDS = frozenset(
-    ["a", "an", "and", "are", "as", "at", "be", "by", "for", "from", "in", "into", "is", "it", "of", "on", "or", "that", "the", "this", "to", "with", "via", "using", "we", "our", "its", "their", "than", "not", "no", "near"])
 
 
 class SemanticUnavailable(StoreError):
     """Semantic or hybrid search without a usable semantic index (503)."""
 
     status = 503
-
-
-def _fts_phrase(words: list[str]) -> str:
-    return '"' + " ".join(words) + '"'
-
-
-def keyword_parts(query: str) -> list[str]:
-    """Split a query into FTS5-safe parts: quoted phrases and single words, each double-quoted.
-
-    Single stop words are dropped when anything else is left.
-    """
-    parts: list[str] = []
-    stops: list[str] = []
-    for phrase, word in _TOKEN.findall(query):
-        if phrase:
-            words = _WORD.findall(phrase)
-            if words:
-                parts.append(_fts_phrase(words))
-            continue
-        for item in _WORD.findall(word):
-            (stops if item.casefold() in STOP_WORDS else parts).append(_fts_phrase([item]))
-    return parts or stops
-
-
-def searchable(query: str) -> bool:
-    """Whether ``query`` has a word that is not a stop word (only then is anything searched).
-
-    Raises:
-        Invalid: the query has no letter or digit at all (e.g. only emoji or punctuation).
-    """
-    words = _WORD.findall(query)
-    if not words:
-        raise Invalid("q has no letters or digits to search for")
-    return not all(w.casefold() in STOP_WORDS for w in words)
 
 
 def rrf(rankings: list[list[int]], k: int = RRF_K) -> list[int]:
@@ -163,17 +125,9 @@ def cosine_floor(hits: list[tuple[int, float]]) -> float:
     return MIN_COSINE if best >= MIN_COSINE or best <= 0 else RELATIVE_FLOOR * best
 
 
-def _filters(start_date: str | None, end_date: str | None, official: bool | None) -> tuple[str, list[Any]]:
-    where, args = [], []
-    if start_date:
-        where.append("p.published >= ?")
-        args.append(start_date)
-    if end_date:
-        where.append("p.published <= ?")
-        args.append(end_date)
-    if official is not None:
-        where.append(f"p.has_official_implementation = {1 if official else 0}")
-    return "".join(f" AND {w}" for w in where), args
+def _filters(filters: PaperFilters) -> tuple[str, list[Any]]:
+    where, args = filters.sql()
+    return "".join(f" AND {w}" for w in where), list(args)
 
 
 def _fts_from(where: str) -> str:
@@ -230,15 +184,15 @@ def _index(conn: sqlite3.Connection) -> vectors.VectorIndex:
         raise SemanticUnavailable(str(exc)) from None
 
 
-def _hybrid_keyword(conn: sqlite3.Connection, index: vectors.VectorIndex, query: str, start_date: str | None,
-                    end_date: str | None, official: bool | None) -> tuple[list[int], float]:
+def _hybrid_keyword(conn: sqlite3.Connection, index: vectors.VectorIndex, query: str,
+                    filters: PaperFilters) -> tuple[list[int], float]:
     """BM25 candidates for hybrid mode and the evidence they carry (1: every word of the query occurs
     in them; OR_EVIDENCE: only some do; 0: none). Filters apply to the ranked matches through the
     index's per-row columns, not by joining a large ``papers`` row per FTS match."""
     match, together = _keyword_plan(conn, query, "", [])
     if not match:
         return [], 0.0
-    pool = _bm25_pool(conn, index, match, start_date, end_date, official)
+    pool = _bm25_pool(conn, index, match, filters)
     if together or not pool:
         return pool, 1.0
     # OR-ed: as much evidence as the best match holds of the query's words (a remembered title with
@@ -249,13 +203,13 @@ def _hybrid_keyword(conn: sqlite3.Connection, index: vectors.VectorIndex, query:
     return pool, max(OR_EVIDENCE, (held / len(parts)) ** OR_POWER)
 
 
-def _bm25_pool(conn: sqlite3.Connection, index: vectors.VectorIndex, match: str, start_date: str | None,
-               end_date: str | None, official: bool | None) -> list[int]:
-    filtered = bool(start_date or end_date or official is not None)
+def _bm25_pool(conn: sqlite3.Connection, index: vectors.VectorIndex, match: str,
+               filters: PaperFilters) -> list[int]:
+    filtered = filters.active
     limit = RANK_WINDOW if filtered else CANDIDATES
     pool = _match_ids(conn, match, "", [], limit, common=_count(conn, match, "", []) >= COUNT_CAP)
     if filtered:
-        pool = index.allowed(pool, start_date=start_date, end_date=end_date, official=official)
+        pool = index.allowed(pool, filters)
     return pool[:CANDIDATES]
 
 
@@ -280,13 +234,13 @@ def _tagged(conn: sqlite3.Connection, matches: list[vocabulary.Match], ids: list
     return out
 
 
-def _hybrid(conn: sqlite3.Connection, index: vectors.VectorIndex, query: str, start_date: str | None,
-            end_date: str | None, official: bool | None) -> tuple[list[int], list[vocabulary.Match], set[int]]:
+def _hybrid(conn: sqlite3.Connection, index: vectors.VectorIndex, query: str,
+            filters: PaperFilters) -> tuple[list[int], list[vocabulary.Match], set[int]]:
     """Hybrid ranking: weighted reciprocal-rank fusion of what each side knows about this query.
 
     * BM25 weighs 1 when every query word occurs in its matches, OR_EVIDENCE when they were OR-ed
       (words the catalog never uses together: lean on the vectors), 0 without a match.
-    * A task, method or dataset the query names (:mod:`catalog.vocabulary`) adds a BM25 ranking of its
+    * A task, method or dataset the query names (:mod:`catalog.search.vocabulary`) adds a BM25 ranking of its
       full name, pulls the query vector toward the name's, and ranks the candidates tagged with it,
       each weighted by how much of the query the name explains.
 
@@ -303,18 +257,18 @@ def _hybrid(conn: sqlite3.Connection, index: vectors.VectorIndex, query: str, st
         norm = float(np.linalg.norm(vector))
         if norm > 0:
             vector /= norm
-    hits = index.search_vector(vector, CANDIDATES, start_date=start_date, end_date=end_date, official=official)
+    hits = index.search_vector(vector, CANDIDATES, filters)
     floor = cosine_floor(hits)
     semantic = [pid for pid, cosine in hits if cosine >= floor]
     strong = {pid for pid, cosine in hits if cosine >= STRONG_COSINE}
-    keyword, evidence = _hybrid_keyword(conn, index, query, start_date, end_date, official)
+    keyword, evidence = _hybrid_keyword(conn, index, query, filters)
     if evidence >= 1.0:  # every query word occurs together in these
         strong.update(keyword)
     rankings = [(keyword, evidence), (semantic, 1.0)]
     for m in matches:
         words = _WORD.findall(m.phrase)
         if words and m.via != "embedding" and m.text.casefold() != m.phrase.casefold():
-            pool = _bm25_pool(conn, index, _fts_phrase(words), start_date, end_date, official)
+            pool = _bm25_pool(conn, index, fts_phrase(words), filters)
             rankings.append((pool, ENTITY_KEYWORD * m.strength))
             if m.strength >= 0.5:  # the query mostly names this entity, and these papers name it in full
                 strong.update(pool)
@@ -345,14 +299,9 @@ def search_papers(conn: sqlite3.Connection, query: str, page: Page, *, mode: str
         SemanticUnavailable: semantic/hybrid mode without a matching semantic index.
     """
     nothing = not searchable(query)
-    where, args = _filters(start_date, end_date, has_official_implementation)
-    applied: dict[str, Any] = {}
-    if start_date:
-        applied["start_date"] = start_date
-    if end_date:
-        applied["end_date"] = end_date
-    if has_official_implementation is not None:
-        applied["has_official_implementation"] = "true" if has_official_implementation else "false"
+    filters = PaperFilters(start_date, end_date, has_official_implementation)
+    where, args = _filters(filters)
+    applied: dict[str, Any] = dict(filters.applied())
     if nothing:  # only stop words: every paper would match and none better than another
         return envelope([], 0, page, applied_filters=applied, mode=mode, matched_entities=[], strong_count=0)
     matches: list[vocabulary.Match] = []
@@ -378,13 +327,12 @@ def search_papers(conn: sqlite3.Connection, query: str, page: Page, *, mode: str
     else:
         index = _index(conn)
         if mode == "semantic":
-            hits = index.search(query, CANDIDATES, start_date=start_date, end_date=end_date,
-                                official=has_official_implementation)
+            hits = index.search(query, CANDIDATES, filters)
             floor = cosine_floor(hits)
             ranked = [pid for pid, cosine in hits if cosine >= floor]
             strong = {pid for pid, cosine in hits if cosine >= STRONG_COSINE}
         else:
-            ranked, matches, strong = _hybrid(conn, index, query, start_date, end_date, has_official_implementation)
+            ranked, matches, strong = _hybrid(conn, index, query, filters)
         if pinned is not None:
             ranked = [pinned] + [i for i in ranked if i != pinned]
             strong.add(pinned)

@@ -1,0 +1,1 @@
+"""The catalog's HTTP API: the aiohttp app, its routes, parameters and JSON responses."""

@@ -1,0 +1,1 @@
+"""The catalog database: its schema, numbered migrations, bulk-load mode and provenance record."""

@@ -1,0 +1,1 @@
+"""Serving the API: one aiohttp process or gunicorn workers, and the listening socket."""
