@@ -7,6 +7,7 @@ Nothing here mocks Redis or the catalog: ``redis_server`` spawns its own
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import subprocess
@@ -59,7 +60,31 @@ _GROUPS = {
 }
 
 
-@pytest.hookimpl(tryfirst=True)
+_GROUPS_ENV = "PWC_TESTS_XDIST_GROUPS"
+
+
+def _group_of(item: pytest.Item) -> str | None:
+    """The xdist group of ``item``: its module when it uses a shared fixture defined below this file."""
+    mark = item.get_closest_marker("xdist_group")
+    if mark is not None:
+        return str(mark.args[0] if mark.args else mark.kwargs.get("name", "default"))
+    path = item.nodeid.split("::", 1)[0]
+    group = next((name for prefix, name in _GROUPS.items() if path.startswith(prefix)), None)
+    if group is None:
+        fixtureinfo = getattr(item, "_fixtureinfo", None)
+        defs = fixtureinfo.name2fixturedefs.values() if fixtureinfo is not None else ()
+        if any(d[-1].scope in _SHARED_SCOPES and d[-1].baseid not in ("", "tests") for d in defs if d):
+            group = path
+    return group
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """On the xdist controller, name the file where the workers leave the groups they collected."""
+    if not hasattr(config, "workerinput") and config.getoption("dist", "no") == "loadgroup":
+        os.environ[_GROUPS_ENV] = str(Path(tempfile.mkdtemp(prefix="pwc-xdist-")) / "groups")
+
+
+@pytest.hookimpl(trylast=True)
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """Keep the tests that share an expensive fixture on one xdist worker.
 
@@ -67,19 +92,40 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     nginx, a fuzzing gateway, an imported catalog) is set up once per worker that runs one of
     its tests. Grouping those tests by module sets it up once, as a serial run does. The
     session fixtures here (redis-server, the sample catalog) are per worker and cheap.
+
+    xdist 3.8's own ``loadgroup`` marks a group in the test id, which pytest 9 no longer lets
+    it change: the workers write the groups to a file and the controller's scheduler
+    (:func:`pytest_xdist_make_scheduler`) reads it.
     """
-    for item in items:
-        if item.get_closest_marker("xdist_group") is not None:
-            continue
-        path = item.nodeid.split("::", 1)[0]
-        group = next((name for prefix, name in _GROUPS.items() if path.startswith(prefix)), None)
-        if group is None:
-            fixtureinfo = getattr(item, "_fixtureinfo", None)
-            defs = fixtureinfo.name2fixturedefs.values() if fixtureinfo is not None else ()
-            if any(d[-1].scope in _SHARED_SCOPES and d[-1].baseid not in ("", "tests") for d in defs if d):
-                group = path
-        if group is not None:
-            item.add_marker(pytest.mark.xdist_group(group))
+    target = os.environ.get(_GROUPS_ENV)
+    workerinput = getattr(config, "workerinput", None)
+    if target is None or workerinput is None:
+        return
+    groups = {item.nodeid: group for item in items if (group := _group_of(item)) is not None}
+    part = Path(f"{target}.{workerinput['workerid']}")
+    staged = Path(f"{part}.tmp")
+    staged.write_text(json.dumps(groups), encoding="utf-8")
+    staged.replace(part)
+
+
+def pytest_xdist_make_scheduler(config: pytest.Config, log: object) -> object:
+    """``--dist loadgroup`` with the groups the workers wrote (see above); each other test alone."""
+    if config.getoption("dist", "no") != "loadgroup" or _GROUPS_ENV not in os.environ:
+        return None
+    from xdist.scheduler import LoadScopeScheduling
+
+    target = Path(os.environ[_GROUPS_ENV])
+
+    class GroupScheduling(LoadScopeScheduling):
+        groups: dict[str, str] | None = None
+
+        def _split_scope(self, nodeid: str) -> str:
+            if self.groups is None:
+                parts = sorted(p for p in target.parent.glob(f"{target.name}.gw*") if p.suffix != ".tmp")
+                self.groups = json.loads(parts[0].read_text(encoding="utf-8")) if parts else {}
+            return self.groups.get(nodeid, nodeid)
+
+    return GroupScheduling(config, log)
 
 
 _FAULT_ROWS: list[str] = []
