@@ -84,6 +84,14 @@ def pytest_configure(config: pytest.Config) -> None:
         os.environ[_GROUPS_ENV] = str(Path(tempfile.mkdtemp(prefix="pwc-xdist-")) / "groups")
 
 
+def pytest_unconfigure(config: pytest.Config) -> None:
+    """On the controller, remove the groups' directory made in :func:`pytest_configure`."""
+    target = os.environ.get(_GROUPS_ENV)
+    if target is not None and not hasattr(config, "workerinput"):
+        shutil.rmtree(Path(target).parent, ignore_errors=True)
+        del os.environ[_GROUPS_ENV]
+
+
 @pytest.hookimpl(trylast=True)
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """Keep the tests that share an expensive fixture on one xdist worker.
