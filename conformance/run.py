@@ -25,6 +25,8 @@ import time
 import urllib.request
 from pathlib import Path
 
+from filelock import FileLock
+
 from gateway.process.demo import free_port
 
 HERE = Path(__file__).resolve().parent
@@ -37,13 +39,15 @@ REVISIONS = ("2025-11-25", "2026-07-28")
 def ensure_toolbox() -> Path:
     """Install Node 22 and the pinned suite into the toolbox; return its ``.bin`` directory."""
     bin_dir = TOOLBOX / "node_modules" / ".bin"
-    if not (bin_dir / "conformance").exists():
-        npm = shutil.which("npm")
-        if npm is None:
-            sys.exit("conformance: npm is required (apt-get install npm)")
-        TOOLBOX.mkdir(exist_ok=True)
-        subprocess.run([npm, "install", "--prefix", str(TOOLBOX), "--no-audit", "--no-fund", "--silent", *PACKAGES],
-                       check=True)
+    TOOLBOX.mkdir(exist_ok=True)
+    # The test suite's parallel workers call this too: one installs, the others wait.
+    with FileLock(HERE / ".toolbox.lock", timeout=900):
+        if not (bin_dir / "conformance").exists():
+            npm = shutil.which("npm")
+            if npm is None:
+                sys.exit("conformance: npm is required (apt-get install npm)")
+            subprocess.run([npm, "install", "--prefix", str(TOOLBOX), "--no-audit", "--no-fund", "--silent",
+                            *PACKAGES], check=True)
     return bin_dir
 
 

@@ -7,6 +7,7 @@ Nothing here mocks Redis or the catalog: ``redis_server`` spawns its own
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import subprocess
@@ -22,8 +23,137 @@ from pwc_mcp_core.cluster import redis_keys
 from tests.helpers import free_port, stop_process, wait_http
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
+
+
+def _compile_once() -> None:
+    """Cache compiled bytecode outside the checkout when the environment disables it.
+
+    With ``PYTHONDONTWRITEBYTECODE`` set (container images set it), every xdist worker
+    rewrote and compiled every test module, and every gateway, worker and catalog process
+    the tests start compiled its imports again: minutes of CPU per run. The tests write
+    bytecode to ``$XDG_CACHE_HOME/pwc-mcp-tests/pycache`` instead (``PYTHONPYCACHEPREFIX``),
+    never beside the sources. Runs before the workers and child processes start, which
+    inherit the environment.
+    """
+    if not os.environ.get("PYTHONDONTWRITEBYTECODE"):
+        return
+    cache = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "pwc-mcp-tests" / "pycache"
+    prefix = os.environ.setdefault("PYTHONPYCACHEPREFIX", str(cache))
+    del os.environ["PYTHONDONTWRITEBYTECODE"]
+    sys.dont_write_bytecode = False
+    sys.pycache_prefix = prefix
+
+
+_compile_once()
 SHARED_DATA = REPO_ROOT.parent / "shared" / "data"
 FIXTURES = REPO_ROOT / "tests" / "fixtures"
+
+
+# Tests run in parallel (pytest-xdist, `--dist loadgroup` in pyproject.toml). Each worker has
+# its own session fixtures (redis-server, catalog) and temporary directories; the tests in a
+# group run on one worker, one after another.
+_SHARED_SCOPES = ("class", "module", "package", "session")
+_GROUPS = {
+    # One private podman, one image build: every container test on the worker that built it.
+    "tests/container/": "container",
+    # The second host's veth pair has fixed addresses: one namespace at a time.
+    "tests/fault/test_two_hosts.py": "two-hosts",
+}
+
+
+_GROUPS_ENV = "PWC_TESTS_XDIST_GROUPS"
+
+
+def _group_of(item: pytest.Item) -> str | None:
+    """The xdist group of ``item``: its module when it uses a shared fixture defined below this file."""
+    mark = item.get_closest_marker("xdist_group")
+    if mark is not None:
+        return str(mark.args[0] if mark.args else mark.kwargs.get("name", "default"))
+    path = item.nodeid.split("::", 1)[0]
+    group = next((name for prefix, name in _GROUPS.items() if path.startswith(prefix)), None)
+    if group is None:
+        fixtureinfo = getattr(item, "_fixtureinfo", None)
+        defs = fixtureinfo.name2fixturedefs.values() if fixtureinfo is not None else ()
+        if any(d[-1].scope in _SHARED_SCOPES and d[-1].baseid not in ("", "tests") for d in defs if d):
+            group = path
+    return group
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """On the xdist controller, name the file where the workers leave the groups they collected."""
+    if not hasattr(config, "workerinput") and config.getoption("dist", "no") == "loadgroup":
+        os.environ[_GROUPS_ENV] = str(Path(tempfile.mkdtemp(prefix="pwc-xdist-")) / "groups")
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    """On the controller, remove the groups' directory made in :func:`pytest_configure`."""
+    target = os.environ.get(_GROUPS_ENV)
+    if target is not None and not hasattr(config, "workerinput"):
+        shutil.rmtree(Path(target).parent, ignore_errors=True)
+        del os.environ[_GROUPS_ENV]
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Keep the tests that share an expensive fixture on one xdist worker.
+
+    A module-, class- or session-scoped fixture defined below this file (a deployment behind
+    nginx, a fuzzing gateway, an imported catalog) is set up once per worker that runs one of
+    its tests. Grouping those tests by module sets it up once, as a serial run does. The
+    session fixtures here (redis-server, the sample catalog) are per worker and cheap.
+
+    xdist 3.8's own ``loadgroup`` marks a group in the test id, which pytest 9 no longer lets
+    it change: the workers write the groups to a file and the controller's scheduler
+    (:func:`pytest_xdist_make_scheduler`) reads it.
+    """
+    target = os.environ.get(_GROUPS_ENV)
+    workerinput = getattr(config, "workerinput", None)
+    if target is None or workerinput is None:
+        return
+    groups = {item.nodeid: group for item in items if (group := _group_of(item)) is not None}
+    part = Path(f"{target}.{workerinput['workerid']}")
+    staged = Path(f"{part}.tmp")
+    staged.write_text(json.dumps(groups), encoding="utf-8")
+    staged.replace(part)
+
+
+def pytest_xdist_make_scheduler(config: pytest.Config, log: object) -> object:
+    """``--dist loadgroup`` with the groups the workers wrote (see above); each other test alone."""
+    if config.getoption("dist", "no") != "loadgroup" or _GROUPS_ENV not in os.environ:
+        return None
+    from xdist.scheduler import LoadScopeScheduling
+
+    target = Path(os.environ[_GROUPS_ENV])
+
+    class GroupScheduling(LoadScopeScheduling):
+        groups: dict[str, str] | None = None
+
+        def _split_scope(self, nodeid: str) -> str:
+            if self.groups is None:
+                parts = sorted(p for p in target.parent.glob(f"{target.name}.gw*") if p.suffix != ".tmp")
+                self.groups = json.loads(parts[0].read_text(encoding="utf-8")) if parts else {}
+            return self.groups.get(nodeid, nodeid)
+
+    return GroupScheduling(config, log)
+
+
+_FAULT_ROWS: list[str] = []
+
+
+def pytest_runtest_logreport(report: pytest.TestReport) -> None:
+    """Collect the fault tallies (``tests/fault/accounting.py``) from each test's report."""
+    _FAULT_ROWS.extend(str(value) for name, value in report.user_properties if name == "fault_tally")
+
+
+def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
+    """Print the per-fault accounting table after a run that included fault tests."""
+    if not _FAULT_ROWS:
+        return
+    terminalreporter.write_sep("-", "fault accounting")
+    terminalreporter.write_line("| fault | sent | answered once | clear error | answered twice | hung |")
+    terminalreporter.write_line("|---|---|---|---|---|---|")
+    for row in _FAULT_ROWS:
+        terminalreporter.write_line(row)
 
 
 @dataclass

@@ -25,6 +25,10 @@ from tests.catalog.fake_hub import FakeHub, FakeRepo
 from tests.conftest import REPO_ROOT, start_catalog
 from tests.helpers import stop_process
 
+# The module's setup generates, downloads and imports two archives in subprocesses: tens of
+# seconds alone, minutes on shared cores (the first test's deadline covers the setup).
+pytestmark = [pytest.mark.slow, pytest.mark.timeout(900)]
+
 PAPERS, EVALUATIONS, SEED = 1500, 800, 7
 CARD = b"---\nlicense: cc-by-sa-4.0\n---\n# generated stand-in of a pwc-archive dataset\n"
 

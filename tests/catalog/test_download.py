@@ -18,6 +18,9 @@ import pytest
 from catalog.importer.download import DATASETS, MANIFEST
 from tests.catalog.fake_hub import FakeHub, FakeRepo, parquet_bytes, pwc_repos
 
+# Each test runs `pwc-catalog download` (and some `import`) in subprocesses: seconds apiece.
+pytestmark = pytest.mark.slow
+
 REPO_ROOT = Path(__file__).resolve().parents[2]
 TOKEN = "hf_TestTokenThatMustNeverBePrinted0123456789"
 

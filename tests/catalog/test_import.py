@@ -284,6 +284,7 @@ def _cli(*args: str) -> subprocess.CompletedProcess:
                           capture_output=True, text=True, timeout=120)
 
 
+@pytest.mark.slow
 def test_cli_import_succeeds_and_fails_with_exit_codes_and_no_traceback(tmp_path: Path,
                                                                          tables: Path) -> None:
     db = tmp_path / "c.db"

@@ -97,6 +97,7 @@ def _assert_refused(db: Path, before: tuple[str, list[str]], result: tuple[int, 
 
 
 # -- nesting depth -------------------------------------------------------------------
+@pytest.mark.slow
 def test_a_bracket_bomb_is_refused_while_sniffing_in_bounded_memory(tmp_path: Path, old_db: Path) -> None:
     bomb = tmp_path / "bomb.json"
     bomb.write_bytes(b"[" * 200_000)
@@ -105,6 +106,7 @@ def test_a_bracket_bomb_is_refused_while_sniffing_in_bounded_memory(tmp_path: Pa
     _assert_refused(old_db, before, result, bomb, "nesting deeper than 64 levels", "byte 64 (record 1)")
 
 
+@pytest.mark.slow
 def test_a_deep_record_after_good_ones_is_refused_while_streaming(tmp_path: Path, old_db: Path) -> None:
     deep = dict(PAPER, arxiv_id="1810.04805", paper_url="https://paperswithcode.com/paper/bert")
     # more than the first 64 KiB read while sniffing the format: the streaming reader refuses
@@ -211,6 +213,7 @@ def test_a_record_larger_than_its_bound_is_refused(tmp_path: Path, old_db: Path,
                     "a record is larger than 1048576 bytes", "byte ")
 
 
+@pytest.mark.slow
 def test_oversized_fields_are_cut_or_dropped_counted_and_imported_in_bounded_memory(
         tmp_path: Path) -> None:
     big = dict(PAPER, title="T" * (3 << 20), abstract="A" * (3 << 20),
@@ -337,6 +340,7 @@ def test_a_list_field_that_is_not_a_list_skips_its_record_and_the_import_goes_on
     assert "'collections' must be a list" in output and "'datasets' must be a list" in output
 
 # -- interruption ------------------------------------------------------------------------------
+@pytest.mark.slow
 def test_sigterm_during_an_import_leaves_no_temporary_file(tmp_path: Path, old_db: Path) -> None:
     dump = tmp_path / "papers-with-abstracts.json"
     dump.write_text(json.dumps([dict(PAPER, arxiv_id=f"2101.{i:05d}", title=f"Paper {i}",

@@ -19,6 +19,9 @@ from catalog.importer import run_import
 from catalog.importer.parquet import date_text
 from tests.catalog import parquet_fixtures as fx
 
+# Each test generates or imports whole catalogs in both forms: seconds apiece.
+pytestmark = pytest.mark.slow
+
 REPO_ROOT = Path(__file__).resolve().parents[2]
 SHARED = REPO_ROOT.parent / "shared" / "data" / "pwc-archive" / "evaluation-tables.json"
 SMALL = REPO_ROOT / "tests" / "fixtures" / "pwc-archive" / "evaluation-tables.json"

@@ -250,6 +250,7 @@ def generated_db(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 @pytest.mark.parametrize("query", ["graph neural network", "speech recognition", "Task 3"])
+@pytest.mark.slow
 def test_semantic_search_on_a_generated_catalog_answers_with_weak_matches(generated_db: Path, query: str) -> None:
     # Its text embeds far from every real query: no paper reaches MIN_COSINE, and that used to be 0 results.
     from catalog.search.papers import MIN_COSINE, search_papers

@@ -107,6 +107,7 @@ async def test_access_log_holds_method_route_and_status_only(api, caplog) -> Non
     assert "private" not in caplog.text
 
 
+@pytest.mark.slow
 def test_cli_serves_a_database_over_http(catalog_db: Path) -> None:
     port = free_port()
     proc = subprocess.Popen([sys.executable, "-m", "catalog", "serve", "--db", str(catalog_db), "--port", str(port)],

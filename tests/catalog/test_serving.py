@@ -8,6 +8,7 @@ import time
 from pathlib import Path
 
 import httpx
+import pytest
 
 from tests.helpers import free_port, stop_process, wait_http
 
@@ -19,6 +20,7 @@ def _children(pid: int) -> set[int]:
     return {int(p) for p in path.read_text().split()} if path.exists() else set()
 
 
+@pytest.mark.slow
 def test_serve_with_processes_answers_from_several_processes_and_stops_them_all(catalog_db: Path) -> None:
     port = free_port()
     proc = subprocess.Popen([sys.executable, "-m", "catalog", "serve", "--db", str(catalog_db), "--port", str(port),
@@ -52,6 +54,7 @@ def test_serve_rejects_a_bad_process_count_in_one_line(catalog_db: Path) -> None
     assert "--processes must be 1-64" in result.stderr and "Traceback" not in result.stderr
 
 
+@pytest.mark.slow
 def test_the_session_catalog_keeps_answering_past_a_pipe_buffer_of_access_lines(catalog_server) -> None:
     """The fixture's catalog logs to a file: 1,500 requests (≈ twice a 64 KiB pipe of access lines) all answer."""
     with httpx.Client(timeout=10) as client:

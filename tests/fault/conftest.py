@@ -171,14 +171,13 @@ def assert_workers_alive(cluster: Cluster, expected: int | None = None) -> None:
                timeout_s=20, what=f"/health showing {want} workers")
 
 
-def pytest_terminal_summary(terminalreporter: Any) -> None:
-    """Print the per-fault accounting table (tests/fault/accounting.py) after a fault run."""
+@pytest.fixture(autouse=True)
+def _report_tallies(request: pytest.FixtureRequest) -> Iterator[None]:
+    """Hand the test's fault tallies to its report: the table is printed by the process that
+    reports (``tests/conftest.py``), which under pytest-xdist is not the one that ran the test."""
     from tests.fault.accounting import TALLIES
 
-    if not TALLIES:
-        return
-    terminalreporter.write_sep("-", "fault accounting")
-    terminalreporter.write_line("| fault | sent | answered once | clear error | answered twice | hung |")
-    terminalreporter.write_line("|---|---|---|---|---|---|")
-    for counted in TALLIES:
-        terminalreporter.write_line(counted.row())
+    before = len(TALLIES)
+    yield
+    for counted in TALLIES[before:]:
+        request.node.user_properties.append(("fault_tally", counted.row()))

@@ -16,6 +16,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from filelock import FileLock
 
 from pwc_mcp_core.tools.definitions import TOOL_DEFS
 from tests.conftest import ServerProcess, start_pwc_mcp
@@ -36,15 +37,18 @@ SESSIONS = 16
 def node_toolbox() -> Path:
     """The toolbox directory with Node 22, the TS SDK and the Inspector (installed once)."""
     bin_dir = TOOLBOX / "node_modules" / ".bin"
-    if not ((bin_dir / "node").exists() and (bin_dir / "mcp-inspector").exists()
-            and all((TOOLBOX / "node_modules" / "@modelcontextprotocol" / name).is_dir() for name in ("sdk", "client"))):
-        npm = shutil.which("npm")
-        if npm is None:
-            pytest.fail("npm is required (.ci/run installs it)")
-        TOOLBOX.mkdir(parents=True, exist_ok=True)
-        subprocess.run([npm, "install", "--prefix", str(TOOLBOX), "--no-audit", "--no-fund", "--silent", *PACKAGES],
-                       check=True, timeout=400)
-    shutil.copy(SCRIPT, TOOLBOX / SCRIPT.name)  # ESM resolves packages beside the script
+    TOOLBOX.mkdir(parents=True, exist_ok=True)
+    # Parallel workers (and other checkouts) share the directory: one installs, the rest wait.
+    with FileLock(TOOLBOX.parent / "node-clients.lock", timeout=600):
+        if not ((bin_dir / "node").exists() and (bin_dir / "mcp-inspector").exists()
+                and all((TOOLBOX / "node_modules" / "@modelcontextprotocol" / name).is_dir()
+                        for name in ("sdk", "client"))):
+            npm = shutil.which("npm")
+            if npm is None:
+                pytest.fail("npm is required (.ci/run installs it)")
+            subprocess.run([npm, "install", "--prefix", str(TOOLBOX), "--no-audit", "--no-fund", "--silent",
+                            *PACKAGES], check=True, timeout=400)
+        shutil.copy(SCRIPT, TOOLBOX / SCRIPT.name)  # ESM resolves packages beside the script
     return TOOLBOX
 
 

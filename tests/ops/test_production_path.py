@@ -38,6 +38,7 @@ from typing import Any
 
 import httpx
 import pytest
+from filelock import FileLock
 
 from tests.conftest import REPO_ROOT, RedisServer, ServerProcess, start_pwc_mcp
 from tests.helpers import free_port, refusal_error, stop_process, wait_http
@@ -692,10 +693,11 @@ def test_the_typescript_sdk_surfaces_the_refusal_message_and_code(deployment: De
     spec.loader.exec_module(toolbox)
     node = toolbox.ensure_toolbox() / "node"  # Node 22 from npm, shared with the conformance run
     sdk = REPO_ROOT / "tests" / "ops" / ".ts-sdk"
-    if not (sdk / "node_modules" / "@modelcontextprotocol" / "sdk").exists():
-        sdk.mkdir(exist_ok=True)
-        subprocess.run(["npm", "install", "--prefix", str(sdk), "--no-audit", "--no-fund", "--silent",
-                        "@modelcontextprotocol/sdk@1.32.2"], check=True, timeout=600)
+    sdk.mkdir(exist_ok=True)
+    with FileLock(sdk.parent / ".ts-sdk.lock", timeout=900):  # one install across parallel workers
+        if not (sdk / "node_modules" / "@modelcontextprotocol" / "sdk").exists():
+            subprocess.run(["npm", "install", "--prefix", str(sdk), "--no-audit", "--no-fund", "--silent",
+                            "@modelcontextprotocol/sdk@1.32.2"], check=True, timeout=600)
     script = tmp_path / "refusal.js"
     script.write_text(TS_CLIENT, encoding="utf-8")
     # Node cannot bind a source address for fetch: it speaks from 127.0.0.1, whose semantic

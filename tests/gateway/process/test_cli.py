@@ -16,7 +16,7 @@ import pytest
 from pwc_mcp_core.tools.definitions import TOOL_DEFS
 from tests.helpers import free_port, stop_process, wait_http
 
-REPO = Path(__file__).resolve().parents[2]
+REPO = Path(__file__).resolve().parents[3]
 HEADERS = {"Content-Type": "application/json", "Accept": "application/json, text/event-stream"}
 
 

@@ -14,7 +14,7 @@ from gateway.process.app import create_app
 from gateway.surfaces.sse_sessions import SseSettings
 from pwc_mcp_core.cluster import redis_keys
 from tests.gateway.conftest import FAKE_TOOLS, FakeExecutor, make_settings, rpc, tool_call
-from tests.gateway.test_sse_routes import POST_HEADERS, next_event, open_stream
+from tests.gateway.surfaces.test_sse_routes import POST_HEADERS, next_event, open_stream
 
 
 def redis_app(redis_url: str, fake_executor: FakeExecutor, **sse):

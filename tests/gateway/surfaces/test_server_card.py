@@ -41,7 +41,7 @@ from pwc_mcp_core.tools.data_source import DatasetRevision, DataSource
 from pwc_mcp_core.tools.registry import tool_list_result
 from tests.gateway.conftest import FAKE_TOOLS, FakeExecutor, make_settings
 
-REPO_ROOT = Path(__file__).resolve().parents[2]
+REPO_ROOT = Path(__file__).resolve().parents[3]
 SCHEMAS = REPO_ROOT / "tests" / "fixtures" / "schemas"
 SERVER_JSON: dict[str, Any] = json.loads((REPO_ROOT / "server.json").read_text(encoding="utf-8"))
 REGISTRY_SCHEMA_URL = "https://static.modelcontextprotocol.io/schemas/2025-12-11/server.schema.json"
