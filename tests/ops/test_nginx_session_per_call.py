@@ -27,6 +27,7 @@ from pathlib import Path
 import httpx
 import pytest
 
+from pwc_mcp_core.tools.definitions import TOOL_DEFS
 from tests.conftest import RedisServer, ServerProcess, start_pwc_mcp
 from tests.helpers import refusal_error, stop_process, wait_http
 from tests.integration.test_sse_node_clients import node_env, node_toolbox  # noqa: F401 - the fixture
@@ -153,7 +154,7 @@ def test_langchain_over_streamable_http_reads_the_paper_and_the_ts_sdk_v2_runs_r
                          PAPER], capture_output=True, text=True, timeout=120,
                         env={**node_env(node_toolbox), "NODE_TLS_REJECT_UNAUTHORIZED": "0"})
     assert ts.returncode == 0, ts.stdout[-2000:] + ts.stderr[-2000:]
-    assert json.loads(ts.stdout.strip().splitlines()[-1]) == {"tools": 25, "task": True, "paper": True}
+    assert json.loads(ts.stdout.strip().splitlines()[-1]) == {"tools": len(TOOL_DEFS), "task": True, "paper": True}
     lines = edge.access_lines()[before:]
     statuses = [line.split()[3] for line in lines]
     assert "429" not in statuses, (read, statuses)

@@ -34,7 +34,7 @@ from pwc_mcp_core.tools import registry
 from pwc_mcp_core.tools.examples import EXAMPLE_CALLS
 from tests.conftest import start_pwc_mcp
 
-REPO = Path(__file__).resolve().parents[2]
+REPO = Path(__file__).resolve().parents[3]
 GATEWAY_CHART = (REPO / "gateway" / "static" / "sota-history-imagenet.png").read_bytes()
 CHROMIUM = shutil.which("chromium") or ("/usr/bin/chromium" if Path("/usr/bin/chromium").exists() else None)
 TOOLS = registry.tool_list_result()["tools"]

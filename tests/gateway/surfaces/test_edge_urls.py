@@ -112,7 +112,8 @@ async def test_documents_are_gzip_compressed_when_the_client_accepts_it(port: in
     for accept_encoding in ["gzip", "br, gzip;q=0.5", "*"]:
         status, headers, body = await raw_request(port, f"{head}Accept-Encoding: {accept_encoding}\r\n".encode())
         assert status == 200 and headers["Content-Encoding"] == "gzip"
-        assert gzip.decompress(body) == plain and len(body) < len(plain) / 2
+        # /docs inlines the example chart, a PNG gzip cannot shrink; the rest compresses well.
+        assert gzip.decompress(body) == plain and len(body) < len(plain) * (0.8 if path == "/docs" else 0.5)
     _, refused, body = await raw_request(port, f"{head}Accept-Encoding: gzip;q=0, br\r\n".encode())
     assert "Content-Encoding" not in refused and body == plain
 
