@@ -19,10 +19,12 @@ from __future__ import annotations
 import datetime as dt
 import io
 import threading
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-__all__ = ["HEIGHT", "WIDTH", "history_png", "trends_png"]
+from pwc.errors import UsageError
+
+__all__ = ["HEIGHT", "WIDTH", "history_png", "trends_png", "write_chart"]
 
 WIDTH, HEIGHT, _DPI = 800, 450, 100
 _LABELLED_STEPS = 12
@@ -79,6 +81,16 @@ def trends_png(payload: Mapping[str, Any]) -> bytes:
     PNG, no metadata): a bar per year, the papers with code dark at the bottom, those without light on top."""
     with _LOCK:
         return _render_trends(payload)
+
+
+def write_chart(path: str, draw: Callable[[], bytes]) -> None:
+    """``--chart FILE``: write the PNG ``draw()`` makes to ``path``; ``UsageError`` when the file
+    cannot be written."""
+    try:
+        with open(path, "wb") as handle:
+            handle.write(draw())
+    except OSError as exc:
+        raise UsageError(f"cannot write --chart {path}: {exc.strerror or exc}") from None
 
 
 def _png(fig: Any, canvas: Any) -> bytes:

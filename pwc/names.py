@@ -8,7 +8,7 @@ no ambiguity detection).
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 
 from pwc.errors import AreaNotFoundError, NotFoundError, ResponseError
 from pwc.json_types import JsonObject, JsonValue
@@ -115,6 +115,18 @@ def first_word(query: str) -> str | None:
     second, wider search for candidates when the whole query finds none."""
     words = _WORD.findall(_norm(query))
     return words[0] if len(words) > 1 else None
+
+
+def find_named(search: Callable[[str], Sequence[object]], name: str,
+               fields: Sequence[str]) -> tuple[JsonObject | None, Sequence[object]]:
+    """The record ``name`` names exactly among ``search(name)`` (:func:`find_exact`), and the
+    candidates to suggest when none does: when the whole name finds nothing at all, those of its
+    first word (:func:`first_word`: "imagenet-1k" finds nothing; "imagenet" finds the names)."""
+    candidates = search(name)
+    found = find_exact(candidates, name, fields)
+    if found is None and not candidates and (wider := first_word(name)):
+        candidates = search(wider)
+    return found, candidates
 
 
 def find_area(areas: Iterable[object], query: str) -> JsonObject | None:

@@ -43,8 +43,7 @@ from pwc.leaderboard import (
 from pwc.markdown import md_table
 from pwc.names import (
     BENCHMARK_FIELDS,
-    find_exact,
-    first_word,
+    find_named,
     not_found,
     required_name,
     resolve_area,
@@ -139,12 +138,10 @@ def _selection(args: argparse.Namespace) -> MetricSelection:
 
 def _find_benchmark(name: str, client: Any) -> dict[str, Any]:
     """The benchmark record ``name`` names exactly (§2.15 step 1); raises ``NotFoundError`` with candidates."""
-    candidates = result_list(client.get_json("datasets/", {"q": name, "page": 1, "page_size": 100}))
-    benchmark = find_exact(candidates, name, BENCHMARK_FIELDS)
+    benchmark, candidates = find_named(
+        lambda query: result_list(client.get_json("datasets/", {"q": query, "page": 1, "page_size": 100})),
+        name, BENCHMARK_FIELDS)
     if benchmark is None:
-        wider = first_word(name) if not candidates else None
-        if wider:  # "imagenet-1k" finds nothing; "imagenet" finds the candidates to suggest
-            candidates = result_list(client.get_json("datasets/", {"q": wider, "page": 1, "page_size": 100}))
         raise not_found("Benchmark", name, candidates, name_only=True)
     return benchmark
 
@@ -259,13 +256,9 @@ def write_history_chart(payload: dict[str, Any], args: argparse.Namespace) -> No
     """``--chart FILE``: write the PNG chart (``pwc.chart``); ``UsageError`` when the file cannot be written."""
     if not args.chart:
         return
-    from pwc.chart import history_png
+    from pwc.chart import history_png, write_chart
 
-    try:
-        with open(args.chart, "wb") as handle:
-            handle.write(history_png(payload))
-    except OSError as exc:
-        raise UsageError(f"cannot write --chart {args.chart}: {exc.strerror or exc}") from None
+    write_chart(args.chart, lambda: history_png(payload))
 
 
 # ---------------------------------------------------------------- benchmark list

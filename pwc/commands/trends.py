@@ -27,8 +27,7 @@ from pwc.names import (
     BENCHMARK_FIELDS,
     ENTITY_FIELDS,
     METHOD_FIELDS,
-    find_exact,
-    first_word,
+    find_named,
     not_found,
 )
 from pwc.render import Output, result_list, result_total
@@ -86,12 +85,9 @@ def _chosen(args: argparse.Namespace) -> tuple[str, str]:
 def _entity(kind: str, name: str, client: Client) -> Mapping[str, object]:
     """The record ``name`` names exactly (§3.2); ``NotFoundError`` with the closest names and what to do."""
     path, fields, label, _filter = _LOOKUP[kind]
-    candidates = result_list(client.get_json(path, {"q": name, "page": 1, "page_size": 100}))
-    found = find_exact(candidates, name, fields)
+    found, candidates = find_named(
+        lambda query: result_list(client.get_json(path, {"q": query, "page": 1, "page_size": 100})), name, fields)
     if found is None:
-        wider = first_word(name) if not candidates else None
-        if wider:  # "imagenet-1k" finds nothing; "imagenet" finds the names to suggest
-            candidates = result_list(client.get_json(path, {"q": wider, "page": 1, "page_size": 100}))
         error = not_found(label, name, candidates, name_only=kind != "method")
         raise NotFoundError(f"{error}; give its exact name, slug or ID (search the {kind} list to find it)")
     if found.get("id") is None:
@@ -154,10 +150,6 @@ def write_trends_chart(payload: TrendsPayload, args: argparse.Namespace) -> None
     cannot be written."""
     if not args.chart:
         return
-    from pwc.chart import trends_png
+    from pwc.chart import trends_png, write_chart
 
-    try:
-        with open(args.chart, "wb") as handle:
-            handle.write(trends_png(payload))
-    except OSError as exc:
-        raise UsageError(f"cannot write --chart {args.chart}: {exc.strerror or exc}") from None
+    write_chart(args.chart, lambda: trends_png(payload))
