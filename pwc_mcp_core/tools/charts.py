@@ -15,37 +15,39 @@ import hashlib
 import json
 import logging
 import time
+from collections.abc import Callable, Mapping
 
 from pwc.cache import RECORD_TTL_S, TAXONOMY_TTL_S
+from pwc.chart import history_png, trends_png
 from pwc.transport import Client
 from pwc_mcp_core.protocol.json_types import JsonObject
 
-__all__ = ["CHARTED_TOOLS", "CHART_KEY_PREFIX", "chart_content", "history_chart", "preload"]
+__all__ = ["CHART_KEY_PREFIX", "chart_content", "preload"]
 
 CHART_KEY_PREFIX = "CHART:v1:"
 # tool → (pwc.chart renderer, seconds the drawing is kept, digest salt: history keys stay as they were)
-_CHARTS = {"get_sota_history": ("history_png", RECORD_TTL_S, ""),
-           "get_trends": ("trends_png", TAXONOMY_TTL_S, "trends:")}
-CHARTED_TOOLS = frozenset(_CHARTS)
+_CHARTS: dict[str, tuple[Callable[[Mapping[str, object]], bytes], float, str]] = {
+    "get_sota_history": (history_png, RECORD_TTL_S, ""),
+    "get_trends": (trends_png, TAXONOMY_TTL_S, "trends:")}
 logger = logging.getLogger("pwc_mcp.tools")
 
 
 def chart_content(tool: str, structured: JsonObject, client: Client) -> JsonObject | None:
     """``{"type": "image", "mimeType": "image/png", "data": base64}`` of ``tool``'s payload
-    (``structured["data"]``, or the structured content itself for a tool without ``data``), from the cache when drawn before; None for a tool without a chart, when
-    there is nothing to draw or drawing failed."""
+    (``structured["data"]``, or the structured content itself for a tool without ``data``), from
+    the cache when drawn before; None for a tool without a chart, when there is nothing to draw or
+    drawing failed."""
+    if tool not in _CHARTS:
+        return None
     data = structured.get("data", structured)  # typed tools (get_trends) carry their payload as fields
-    if tool not in _CHARTS or not isinstance(data, dict):
+    if not isinstance(data, dict):
         return None
     renderer, ttl_s, salt = _CHARTS[tool]
     canonical = json.dumps(data, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
     digest = hashlib.sha256((salt + canonical).encode()).hexdigest()
 
     def draw() -> bytes:
-        from pwc import chart
-
-        png: bytes = getattr(chart, renderer)(data)
-        return png
+        return renderer(data)
 
     try:
         png = client.cache.fetch(CHART_KEY_PREFIX + digest, ttl_s, draw)
@@ -69,15 +71,9 @@ def preload() -> None:
     ``bench/first_chart.py``). Never raises (logged)."""
     started = time.perf_counter()
     try:
-        from pwc.chart import history_png
-
         history_png(_WARM_PAYLOAD)
     except Exception as exc:  # noqa: BLE001 - a warm-up; the chart path reports its own failures
         logger.warning("chart preload failed type=%s", type(exc).__name__)
         return
     logger.info("chart preloaded duration_ms=%d", (time.perf_counter() - started) * 1000)
 
-
-def history_chart(structured: JsonObject, client: Client) -> JsonObject | None:
-    """The ``get_sota_history`` chart (:func:`chart_content`)."""
-    return chart_content("get_sota_history", structured, client)

@@ -31,7 +31,7 @@ from pwc_mcp_core.runtime.cache_metrics import InstrumentedCache
 from pwc_mcp_core.runtime.caches import ChunkCache
 from pwc_mcp_core.runtime.call import Call
 from pwc_mcp_core.runtime.core_settings import CoreSettings
-from pwc_mcp_core.tools.charts import CHARTED_TOOLS, chart_content
+from pwc_mcp_core.tools.charts import chart_content
 from pwc_mcp_core.tools.cursors import CursorCodec
 from pwc_mcp_core.tools.error_texts import INTERNAL_ERROR, error_result, tool_error_text
 from pwc_mcp_core.tools.projections.leaderboards import (
@@ -160,9 +160,8 @@ def _tool_body(call: Call, runtime: Runtime) -> JsonObject:
         arguments = validate_arguments(tool, call.arguments)
         content, text = run_tool(tool, arguments, runtime)
         items: list[JsonValue] = [{"type": "text", "text": text}]
-        if tool.name in CHARTED_TOOLS:
-            image = chart_content(tool.name, content, runtime.client)
-            items += [image] if image is not None else []
+        image = chart_content(tool.name, content, runtime.client)
+        items += [image] if image is not None else []
         result: JsonObject = {"content": items, "structuredContent": content}
     except Exception as exc:  # noqa: BLE001 - every failure becomes an isError result
         result = error_result(tool_error_text(exc, frozenset(param.name for param in tool.params)))
