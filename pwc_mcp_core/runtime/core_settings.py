@@ -335,10 +335,11 @@ def _cidrs(raw: str) -> tuple[Network, ...]:
     return tuple(networks)
 
 
-def cursor_key_id(secret: str) -> str:
+def cursor_key_id(secret: str | bytes) -> str:
     """The id of a cursor key (``kid`` in the cursors it signs, `pwc_mcp_core.tools.cursors`): a
     hash prefix, never the secret."""
-    return hashlib.sha256(secret.encode("utf-8")).hexdigest()[:16]
+    raw = secret.encode("utf-8") if isinstance(secret, str) else bytes(secret)
+    return hashlib.sha256(raw).hexdigest()[:16]
 
 
 def _namespace(raw: str | None, api_url: str, cursor_key: str) -> str:

@@ -42,6 +42,7 @@ from dataclasses import dataclass, replace
 from typing import TypeGuard
 
 from pwc.references import ARXIV_LEGACY, ARXIV_MODERN
+from pwc_mcp_core.runtime.core_settings import cursor_key_id
 
 __all__ = [
     "CURSOR_TTL_S",
@@ -229,7 +230,7 @@ class CursorCodec:
     @staticmethod
     def _key(secret: str | bytes) -> tuple[str, bytes]:
         raw = secret.encode("utf-8") if isinstance(secret, str) else bytes(secret)
-        return hashlib.sha256(raw).hexdigest()[:16], raw
+        return cursor_key_id(raw), raw
 
     def now(self) -> int:
         """Current unix time in whole seconds, from the codec's clock."""
