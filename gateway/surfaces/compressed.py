@@ -4,6 +4,7 @@ Without nginx (compose, a Space) the gateway itself is the edge, so its large do
 (``/openapi.json`` is over 100 KB) go out gzip-compressed to a client whose
 ``Accept-Encoding`` admits gzip. Each body is compressed once, when it is first built,
 and kept with it: no per-request CPU. nginx passes an already compressed answer through.
+`not_modified` is the one conditional-GET check of the documents that carry an ``ETag``.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from typing import Final
 
 from aiohttp import web
 
-__all__ = ["Body", "accepts_gzip", "respond", "wants_gzip"]
+__all__ = ["Body", "accepts_gzip", "not_modified", "respond", "wants_gzip"]
 
 _MIN_BYTES: Final = 1024  # smaller bodies are sent as they are: gzip would not pay for its header
 
@@ -55,6 +56,12 @@ def accepts_gzip(accept_encoding: str | None) -> bool:
 def wants_gzip(request: web.Request, body: Body) -> bool:
     """Whether ``body`` goes out gzip-compressed to this request."""
     return body.gz is not None and accepts_gzip(request.headers.get("Accept-Encoding"))
+
+
+def not_modified(request: web.Request, etag: str) -> bool:
+    """Whether the request's ``If-None-Match`` names ``etag``: the weak comparison of RFC 9110
+    §13.1.2, since nginx marks a tag weak when it compresses the body."""
+    return etag in {tag.strip().removeprefix("W/") for tag in request.headers.get("If-None-Match", "").split(",")}
 
 
 def respond(request: web.Request, body: Body, content_type: str, *, charset: str | None = None,

@@ -18,7 +18,7 @@ from typing import Final
 import orjson
 from aiohttp import web
 
-from gateway.surfaces.compressed import Body, respond, wants_gzip
+from gateway.surfaces.compressed import Body, not_modified, respond, wants_gzip
 from gateway.surfaces.public_url import PublicUrl
 from pwc_mcp_core.protocol.json_types import JsonObject, JsonValue
 from pwc_mcp_core.protocol.versions import SERVER_INFO, SERVER_VERSION
@@ -160,7 +160,6 @@ class OpenApiDocument:
         # Each encoding is its own representation, so its own strong tag (RFC 9110 §8.8.3).
         etag = f'"{digest}-gz"' if wants_gzip(request, body) else f'"{digest}"'
         headers = {"Cache-Control": "public, max-age=3600", "ETag": etag, "Vary": "Host, Accept-Encoding"}
-        # Weak comparison (RFC 9110 §13.1.2): nginx marks the tag weak when it compresses the body.
-        if etag in {tag.strip().removeprefix("W/") for tag in request.headers.get("If-None-Match", "").split(",")}:
+        if not_modified(request, etag):
             return web.Response(status=304, headers=headers)
         return respond(request, body, "application/json", headers={**headers, "Vary": "Host"})

@@ -34,6 +34,7 @@ from typing import Final
 
 from aiohttp import web
 
+from gateway.surfaces.compressed import not_modified
 from gateway.surfaces.public_url import PublicUrl
 from pwc_mcp_core.protocol.json_types import JsonObject
 from pwc_mcp_core.protocol.versions import (
@@ -143,7 +144,7 @@ class ServerCard:
         body, etag = self._body(self._public_url.base(request), self._data())
         headers = {"Cache-Control": "public, max-age=3600", "ETag": etag, "Vary": "Host, Accept",
                    "Access-Control-Allow-Origin": "*", "Access-Control-Expose-Headers": "ETag"}
-        if etag in {tag.strip().removeprefix("W/") for tag in request.headers.get("If-None-Match", "").split(",")}:
+        if not_modified(request, etag):
             return web.Response(status=304, headers=headers)
         content_type = MEDIA_TYPE if _wants_card_type(request) else "application/json"
         return web.Response(body=body, content_type=content_type, charset="utf-8", headers=headers)
