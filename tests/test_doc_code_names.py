@@ -30,6 +30,7 @@ from __future__ import annotations
 import ast
 import functools
 import io
+import os
 import re
 import subprocess
 import tokenize
@@ -155,9 +156,15 @@ def _module_for(parts: list[str]) -> tuple[str, int] | None:
 def _in_checkout(cited: str, source: str) -> bool:
     """Whether a path's first folder is one of the checkout (from its root or the citing file's
     folder); other paths (API routes such as ``tasks/``, data folders, other projects' files) are
-    not the checkout's."""
-    first = cited.removeprefix("./").split("/", 1)[0]
-    return any((base / first).exists() for base in (ROOT, (ROOT / source).parent))
+    not the checkout's, and neither are paths that leave it (``../shared/data/...``, the data
+    beside a clone, present or not)."""
+    parts = Path(cited.removeprefix("./")).parts
+    ups = next((i for i, part in enumerate(parts) if part != ".."), len(parts))
+    for base in (ROOT, (ROOT / source).parent):
+        first = Path(os.path.normpath(base.joinpath(*parts[:ups + 1])))  # its first folder, past any ".."
+        if first.exists() and first.is_relative_to(ROOT):
+            return True
+    return False
 
 
 def _path_exists(cited: str, source: str) -> bool:
@@ -284,6 +291,10 @@ def test_the_check_finds_a_name_that_does_not_exist() -> None:
     assert problem(f"McpServer.{missing}", "ARCHITECTURE.md") == f"no such name in the code: {missing}"
     assert problem("pwc_mcp_core.nowhere.thing", "README.md") == "pwc_mcp_core has no nowhere"
     assert problem("catalog/importer/nowhere.py", "README.md") == "no such file"
+    assert problem("../catalog/importer/nowhere.py", "docs/README.md") == "no such file"
+    # Data beside a clone is not the checkout's, present or not.
+    assert problem("../shared/data/nowhere.json", "README.md") is None
+    assert problem("../shared/data/nowhere.json", "bench/relevance.py") is None
     assert problem("gateway.surfaces.rest._outcome", "README.md") is None
     assert problem("queue.reply_commands", "ARCHITECTURE.md") is None
     assert problem("execute(call: Call, runtime: Runtime) -> bytes", "ARCHITECTURE.md") is None
