@@ -32,6 +32,7 @@ pytestmark = pytest.mark.slow
 SSE_ENV = {"PWC_MCP_REQUEST_LIMIT": "10000", "PWC_MCP_SEMANTIC_LIMIT": "10000", "PWC_MCP_CONCURRENCY_LIMIT": "64",
            "PWC_MCP_SSE_MAX_STREAMS_PER_CLIENT": "64"}
 SESSIONS = 12
+ROUNDS = 4
 
 
 async def one_session(url: str, index: int) -> None:
@@ -71,11 +72,17 @@ def test_many_python_sdk_sessions_across_two_gateway_processes(cluster_factory: 
                             log_path=tmp_path / "gateway2.log")
     cluster.gateways.append(gateway)
     cluster.wait_ready(gateway)
-    asyncio.run(many_sessions(f"{gateway.base_url}/sse", SESSIONS))
     store = redis.Redis.from_url(redis_url)
-    # Every disconnect freed its session: the cluster-wide cap set empties.
-    wait_until(lambda: store.zcard(redis_keys.sse_sessions_global()) == 0)
-    wait_until(lambda: len(re.findall(r"sse_stream status=200", gateway.log_text())) >= SESSIONS)
+    # Which process accepts a connection is the kernel's choice: on a loaded machine the one that
+    # is awake can take a whole round, so rounds run until an answer crosses (at most ROUNDS).
+    for rounds in range(1, ROUNDS + 1):
+        asyncio.run(many_sessions(f"{gateway.base_url}/sse", SESSIONS))
+        # Every disconnect freed its session: the cluster-wide cap set empties.
+        wait_until(lambda: store.zcard(redis_keys.sse_sessions_global()) == 0)
+        streams = SESSIONS * rounds
+        wait_until(lambda streams=streams: len(re.findall(r"sse_stream status=200", gateway.log_text())) >= streams)
+        if routed_total(gateway.log_text()) > 0:
+            break
     assert routed_total(gateway.log_text()) > 0, "no answer crossed between the two processes"
     assert "sse inbox read failed" not in gateway.log_text()
 
