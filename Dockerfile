@@ -28,7 +28,7 @@ COPY pyproject.toml uv.lock README.md ./
 RUN uv sync --frozen --no-dev --no-install-project
 COPY . .
 RUN uv sync --frozen --no-dev \
-    && python3 -m compileall -q pwc pwc_mcp_core gateway workers catalog metric_rules paper_passages \
+    && python3 -m compileall -q pwc pwc_mcp_core gateway workers catalog metric_rules paper_passages web_serving \
     && install -d -o pwc -g pwc -m 0750 /data
 
 ENV PWC_MCP_HOST=0.0.0.0 \

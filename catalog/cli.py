@@ -84,18 +84,17 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def _serve(args: argparse.Namespace) -> int:
-    from catalog.serve.process import run_catalog
+    from catalog.serve.process import HOST_HINT, PORT_HINT, run_catalog
+    from web_serving.listen import CannotListen, check_listen
 
     if not 0 < args.port < 65536:
         raise ValueError("--port must be 1-65535")
     if not 1 <= args.processes <= 64:
         raise ValueError("--processes must be 1-64")
-    from catalog.serve.connection import CannotListen, check_listen
-
     if args.db is not None and not Path(args.db).is_file():
         raise FileNotFoundError(f"catalog database not found: {args.db}")
     try:
-        check_listen(args.host, args.port)  # before the sample is built: fail in a second, not after it
+        check_listen(args.host, args.port, host_hint=HOST_HINT, port_hint=PORT_HINT)  # before the sample is built: fail in a second, not after it
         with tempfile.TemporaryDirectory(prefix="pwc-catalog-") as tmp:
             db = args.db
             if args.sample:

@@ -39,7 +39,7 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
-PACKAGES = ("pwc", "pwc_mcp_core", "gateway", "workers", "catalog", "metric_rules", "paper_passages", "bench",
+PACKAGES = ("pwc", "pwc_mcp_core", "gateway", "workers", "catalog", "metric_rules", "paper_passages", "web_serving", "bench",
             "conformance", "tests")
 """Top-level folders whose modules a dotted citation may start at."""
 DOCUMENTS = ("README.md", "ARCHITECTURE.md", "RELIABILITY.md", "BENCHMARKS.md")

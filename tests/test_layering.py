@@ -45,6 +45,9 @@ FORBIDDEN = {
     # How a paper splits into paragraphs and ranks by keyword, shared by pwc and the catalog: a leaf.
     "paper_passages": {"pwc", "pwc_mcp_core", "workers", "gateway", "catalog", "metric_rules", "redis", "aiohttp",
                        "orjson", "httpx"} | SEARCH_STACK,
+    # Listening and serving an aiohttp app, shared by the gateway and the catalog: a leaf.
+    "web_serving": {"pwc", "pwc_mcp_core", "workers", "gateway", "catalog", "metric_rules", "paper_passages",
+                    "redis", "orjson", "httpx"} | SEARCH_STACK,
 }
 
 LAYERS = ('protocol', 'cluster', 'runtime', 'tools', 'mcp_server')

@@ -16,7 +16,7 @@ from pwc.transport import MAX_BYTES
 from pwc_mcp_core.runtime import core_settings, dispatch
 
 ROOT = Path(__file__).resolve().parent.parent
-PACKAGES = ("pwc", "pwc_mcp_core", "gateway", "workers", "metric_rules", "paper_passages")
+PACKAGES = ("pwc", "pwc_mcp_core", "gateway", "workers", "metric_rules", "paper_passages", "web_serving")
 """The packages scanned (the catalog, a separate service with its own request bound, is checked by name)."""
 _MIB2 = 2 * 1024 * 1024
 

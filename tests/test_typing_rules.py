@@ -15,7 +15,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 _UNTYPED = {"object", "Any"}
-STRICT = ("pwc_mcp_core", "gateway", "workers", "metric_rules", "paper_passages", "catalog")
+STRICT = ("pwc_mcp_core", "gateway", "workers", "metric_rules", "paper_passages", "catalog", "web_serving")
 """Packages mypy checks with `strict = true` spelled out and no explicit ``Any``."""
 STRICT_MODULES = ("pwc", "pwc.__main__", "pwc.abstracts", "pwc.cache", "pwc.citations", "pwc.cli", "pwc.commands",
                   "pwc.commands.methods", "pwc.commands.papers", "pwc.commands.papers_common",

@@ -1,4 +1,4 @@
-"""The catalog's HTTP connections: JSON for requests aiohttp cannot parse, and a clear bind error.
+"""The catalog's HTTP connections: JSON for requests aiohttp cannot parse.
 
 aiohttp answers a request it cannot parse (not HTTP, a request line over
 ``REQUEST_LINE_LIMIT``, a header over 8 KB, a bad header) with a ``text/plain`` 400 that
@@ -11,9 +11,7 @@ nothing, and log one content-free line.
 from __future__ import annotations
 
 import asyncio
-import errno
 import logging
-import socket
 from typing import Final, TypedDict, Unpack
 
 import orjson
@@ -21,7 +19,9 @@ from aiohttp import web
 from aiohttp.web_protocol import RequestHandler
 from aiohttp.web_request import BaseRequest
 
-__all__ = ["CannotListen", "CatalogRequestHandler", "CatalogRunner", "ServerOptions", "check_listen"]
+from web_serving.runner import HandlerRunner
+
+__all__ = ["CatalogRequestHandler", "CatalogRunner", "ServerOptions"]
 
 logger = logging.getLogger(__name__)
 
@@ -41,33 +41,6 @@ class ServerOptions(TypedDict):
     max_line_size: int
 
 
-class CannotListen(Exception):
-    """The address cannot be listened on (a busy port, an address of another machine)."""
-
-
-def check_listen(host: str, port: int) -> None:
-    """Fail before anything is served (or built) when ``host:port`` cannot be listened on.
-
-    Raises:
-        CannotListen: one line naming the address and what to do.
-    """
-    shown = f"[{host}]:{port}" if ":" in host and not host.startswith("[") else f"{host}:{port}"
-    try:
-        infos = socket.getaddrinfo(host or None, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE)
-    except OSError as exc:
-        raise CannotListen(f"cannot listen on {shown}: {exc.strerror or exc}; "
-                           "pass --host with an address of this machine") from None
-    for family, kind, proto, _, address in infos:
-        with socket.socket(family, kind, proto) as probe:
-            probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as the servers bind
-            try:
-                probe.bind(address)
-            except OSError as exc:
-                reason = "the port is in use" if exc.errno == errno.EADDRINUSE else (exc.strerror or str(exc))
-                raise CannotListen(f"cannot listen on {shown}: {reason}; "
-                                   "stop the other server or pass --port with a free port") from None
-
-
 class CatalogRequestHandler(RequestHandler):
     """aiohttp's connection handler whose parse errors are JSON without echo (module docstring)."""
 
@@ -84,25 +57,7 @@ class CatalogRequestHandler(RequestHandler):
         return response
 
 
-class _HandlerFactory:
-    """The protocol factory a site listens with: aiohttp's server, making catalog handlers."""
-
-    def __init__(self, server: web.Server, handler_kwargs: ServerOptions) -> None:
-        self._server = server
-        self._handler_kwargs = handler_kwargs
-
-    def __call__(self) -> CatalogRequestHandler:
-        # aiohttp annotates access_log as a Logger, but None is its documented "no access log".
-        return CatalogRequestHandler(self._server, loop=asyncio.get_running_loop(),
-                                     **self._handler_kwargs)  # type: ignore[arg-type]
-
-    @property
-    def requests_count(self) -> int:
-        """Requests served so far (gunicorn's ``max_requests`` reads it)."""
-        return self._server.requests_count
-
-
-class CatalogRunner(web.AppRunner):
+class CatalogRunner(HandlerRunner):
     """``web.AppRunner`` whose sites accept connections with :class:`CatalogRequestHandler`.
 
     Args:
@@ -114,8 +69,7 @@ class CatalogRunner(web.AppRunner):
         super().__init__(app, **handler_kwargs)
         self._handler_kwargs = handler_kwargs
 
-    @property
-    def server(self) -> _HandlerFactory | None:  # type: ignore[override]  # stands in for web.Server at the sites
-        """The protocol factory sites listen with (None before ``setup``)."""
-        server = super().server
-        return None if server is None else _HandlerFactory(server, self._handler_kwargs)
+    def make_handler(self, server: web.Server, loop: asyncio.AbstractEventLoop) -> CatalogRequestHandler:
+        """A :class:`CatalogRequestHandler` with the runner's server settings."""
+        # aiohttp annotates access_log as a Logger, but None is its documented "no access log".
+        return CatalogRequestHandler(server, loop=loop, **self._handler_kwargs)  # type: ignore[arg-type]

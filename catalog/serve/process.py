@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import signal
 from collections.abc import Awaitable, Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -28,23 +27,22 @@ from typing import TYPE_CHECKING
 from aiohttp import web
 
 from catalog.api.params import REQUEST_LINE_LIMIT
-from catalog.serve.connection import CatalogRunner, check_listen
+from catalog.serve.connection import CatalogRunner
+from web_serving.listen import bind_address, check_listen
+from web_serving.runner import serve_until_signal
 
 if TYPE_CHECKING:
     from gunicorn.app.base import BaseApplication
 
-__all__ = ["WORKER_CLASS", "bind_address", "run_catalog"]
+__all__ = ["HOST_HINT", "PORT_HINT", "WORKER_CLASS", "run_catalog"]
 
 logger = logging.getLogger(__name__)
 
 WORKER_CLASS = "aiohttp.GunicornWebWorker"
 PROCESS_TIMEOUT_S = 60  # gunicorn restarts a process whose event loop stalls longer
 GRACEFUL_S = 30
-
-
-def bind_address(host: str, port: int) -> str:
-    """``host:port`` for gunicorn, with IPv6 hosts bracketed."""
-    return f"[{host}]:{port}" if ":" in host and not host.startswith("[") else f"{host}:{port}"
+HOST_HINT = "pass --host with an address of this machine"
+PORT_HINT = "stop the other server or pass --port with a free port"
 
 
 def run_catalog(db: Path, host: str, port: int, *, processes: int = 1) -> None:
@@ -52,15 +50,17 @@ def run_catalog(db: Path, host: str, port: int, *, processes: int = 1) -> None:
 
     Raises:
         FileNotFoundError: ``db`` does not exist (checked before any process starts).
-        CannotListen: ``host:port`` cannot be listened on (checked first).
+        web_serving.listen.CannotListen: ``host:port`` cannot be listened on (checked first).
     """
     from catalog.api.app import create_app
 
-    check_listen(host, port)  # one clear line before "serving" is logged, not a raw [Errno 98] after it
+    # One clear line before "serving" is logged, not a raw [Errno 98] after it.
+    check_listen(host, port, host_hint=HOST_HINT, port_hint=PORT_HINT)
     if processes <= 1:
         app = create_app(db)
         logger.info("catalog serving on %s", bind_address(host, port))
-        asyncio.run(_serve_one(app, host, port))
+        asyncio.run(serve_until_signal(CatalogRunner(app, access_log=None, max_line_size=REQUEST_LINE_LIMIT),
+                                       host, port))
         return
     create_app(db)  # fail here, once, with a clear error instead of in every process
     logger.info("catalog serving on %s with %d processes", bind_address(host, port), processes)
@@ -73,21 +73,6 @@ def run_catalog(db: Path, host: str, port: int, *, processes: int = 1) -> None:
         "graceful_timeout": GRACEFUL_S,
         "keepalive": 75,  # above nginx's upstream keep-alive (60 s): the proxy closes first
     }).run()
-
-
-async def _serve_one(app: web.Application, host: str, port: int) -> None:
-    """One process: ``app`` on ``host:port`` through `CatalogRunner` until SIGTERM/SIGINT."""
-    runner = CatalogRunner(app, access_log=None, max_line_size=REQUEST_LINE_LIMIT)
-    await runner.setup()
-    try:
-        await web.TCPSite(runner, host, port).start()
-        stop = asyncio.Event()
-        loop = asyncio.get_running_loop()
-        for sig in (signal.SIGTERM, signal.SIGINT):
-            loop.add_signal_handler(sig, stop.set)
-        await stop.wait()
-    finally:
-        await runner.cleanup()
 
 
 def _gunicorn_app(db: Path, options: Mapping[str, object]) -> BaseApplication:

@@ -24,6 +24,8 @@ from aiohttp import web
 from aiohttp.web_protocol import RequestHandler
 from aiohttp.web_request import BaseRequest
 
+from web_serving.runner import HandlerRunner
+
 __all__ = ["HEADER_TIMEOUT_S", "GatewayRequestHandler", "GatewayRunner", "ServerOptions", "request_started_middleware"]
 
 logger = logging.getLogger(__name__)
@@ -102,23 +104,7 @@ class GatewayRequestHandler(RequestHandler):
         return response
 
 
-class _HandlerFactory:
-    """The protocol factory a site listens with: aiohttp's server, making gateway handlers."""
-
-    def __init__(self, server: web.Server, handler_kwargs: ServerOptions) -> None:
-        self._server = server
-        self._handler_kwargs = handler_kwargs
-
-    def __call__(self) -> GatewayRequestHandler:
-        return GatewayRequestHandler(self._server, loop=asyncio.get_running_loop(), **self._handler_kwargs)
-
-    @property
-    def requests_count(self) -> int:
-        """Requests served so far (gunicorn's ``max_requests`` reads it)."""
-        return self._server.requests_count
-
-
-class GatewayRunner(web.AppRunner):
+class GatewayRunner(HandlerRunner):
     """``web.AppRunner`` whose sites accept connections with :class:`GatewayRequestHandler`.
 
     Args:
@@ -132,11 +118,9 @@ class GatewayRunner(web.AppRunner):
         super().__init__(app, shutdown_timeout=shutdown_timeout, **handler_kwargs)
         self._handler_kwargs = handler_kwargs
 
-    @property
-    def server(self) -> _HandlerFactory | None:  # type: ignore[override]  # stands in for web.Server at the sites
-        """The protocol factory sites listen with (None before ``setup``)."""
-        server = super().server
-        return None if server is None else _HandlerFactory(server, self._handler_kwargs)
+    def make_handler(self, server: web.Server, loop: asyncio.AbstractEventLoop) -> GatewayRequestHandler:
+        """A :class:`GatewayRequestHandler` with the runner's server settings."""
+        return GatewayRequestHandler(server, loop=loop, **self._handler_kwargs)
 
 
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]

@@ -22,11 +22,8 @@ shows the sum of all of them; a dead process's files are marked dead on exit.
 from __future__ import annotations
 
 import asyncio
-import errno
 import logging
 import os
-import signal
-import socket
 import sys
 import tempfile
 from collections.abc import Awaitable, Callable, Mapping
@@ -34,6 +31,8 @@ from typing import TYPE_CHECKING, Final
 
 from gateway.process.settings import GatewaySettings
 from pwc_mcp_core.errors import ConfigError
+from web_serving.listen import CannotListen, bind_address
+from web_serving.listen import check_listen as check_web_listen
 
 if TYPE_CHECKING:  # gunicorn is imported lazily: embedded serving never needs it
     from aiohttp import web
@@ -99,11 +98,6 @@ def gunicorn_logger_class() -> type[Logger]:
     return GunicornLogger
 
 
-def bind_address(host: str, port: int) -> str:
-    """``host:port`` for gunicorn, with IPv6 hosts bracketed."""
-    return f"[{host}]:{port}" if ":" in host and not host.startswith("[") else f"{host}:{port}"
-
-
 def child_exit(server: Arbiter, worker: Worker) -> None:
     """gunicorn hook: drop a dead process's live gauges from the multiprocess metrics."""
     if os.environ.get("PROMETHEUS_MULTIPROC_DIR"):
@@ -167,25 +161,6 @@ async def app_factory() -> GatewayRunner:
     return GatewayRunner(serving_app(settings), shutdown_timeout=graceful_s * 0.95, **server_options())
 
 
-async def _serve_one(app: web.Application, host: str, port: int) -> None:
-    """One process: the app on ``host:port`` through `GatewayRunner` until SIGTERM/SIGINT."""
-    from aiohttp import web
-
-    from gateway.process.connection import GatewayRunner
-
-    runner = GatewayRunner(app, **server_options())
-    await runner.setup()
-    try:
-        await web.TCPSite(runner, host, port).start()
-        stop = asyncio.Event()
-        loop = asyncio.get_running_loop()
-        for sig in (signal.SIGTERM, signal.SIGINT):
-            loop.add_signal_handler(sig, stop.set)
-        await stop.wait()
-    finally:
-        await runner.cleanup()
-
-
 def run_gateway(settings: GatewaySettings, *, processes: int = 1) -> None:
     """Serve until SIGTERM/SIGINT on ``PWC_MCP_HOST:PORT``.
 
@@ -197,7 +172,10 @@ def run_gateway(settings: GatewaySettings, *, processes: int = 1) -> None:
 
         app = serving_app(settings)
         logger.info("pwc-mcp gateway listening on %s", bind_address(core.host, core.port))
-        asyncio.run(_serve_one(app, core.host, core.port))
+        from gateway.process.connection import GatewayRunner
+        from web_serving.runner import serve_until_signal
+
+        asyncio.run(serve_until_signal(GatewayRunner(app, **server_options()), core.host, core.port))
         return
     if not os.environ.get("PROMETHEUS_MULTIPROC_DIR"):
         os.environ["PROMETHEUS_MULTIPROC_DIR"] = tempfile.mkdtemp(prefix="pwc-mcp-metrics-")
@@ -226,19 +204,10 @@ def check_listen(host: str, port: int) -> None:
         ConfigError: one line naming the address and what to do.
     """
     try:
-        infos = socket.getaddrinfo(host or None, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE)
-    except OSError as exc:
-        raise ConfigError(f"cannot listen on {bind_address(host, port)}: {exc.strerror or exc}; "
-                          "set PWC_MCP_HOST to an address of this machine") from None
-    for family, kind, proto, _, address in infos:
-        with socket.socket(family, kind, proto) as probe:
-            probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as the servers bind
-            try:
-                probe.bind(address)
-            except OSError as exc:
-                reason = "the port is in use" if exc.errno == errno.EADDRINUSE else (exc.strerror or str(exc))
-                raise ConfigError(f"cannot listen on {bind_address(host, port)}: {reason}; "
-                                  "stop the other server or set PORT to a free port") from None
+        check_web_listen(host, port, host_hint="set PWC_MCP_HOST to an address of this machine",
+                                 port_hint="stop the other server or set PORT to a free port")
+    except CannotListen as exc:
+        raise ConfigError(str(exc)) from None
 
 
 def config_error(command: str, exc: ConfigError) -> int:
