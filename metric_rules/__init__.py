@@ -21,9 +21,9 @@ from __future__ import annotations
 import re
 from typing import Final, Literal
 
-from metric_rules.values import metric_magnitude, metric_number
+from metric_rules.values import find_metric, metric_magnitude, metric_number
 
-__all__ = ["HIGHER_WORDS", "LOWER_WORDS", "Direction", "is_size_metric", "metric_direction", "metric_magnitude",
+__all__ = ["HIGHER_WORDS", "LOWER_WORDS", "Direction", "find_metric", "is_size_metric", "metric_direction", "metric_magnitude",
            "metric_number"]
 
 Direction = Literal["higher", "lower", "unknown"]

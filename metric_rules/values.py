@@ -15,12 +15,14 @@ from __future__ import annotations
 
 import math
 import re
-from typing import Final
+from collections.abc import Mapping
+from typing import Final, TypeVar
 
-__all__ = ["metric_magnitude", "metric_number"]
+__all__ = ["find_metric", "metric_magnitude", "metric_number"]
 
 # A count with a magnitude suffix as leaderboards report sizes: 632M, 1.2B, 340K, 13B, 1.5T, 4.4G.
 _MAGNITUDE_RE: Final = re.compile(r"(\d+(?:\.\d*)?|\.\d+)\s?([kmbgt])", re.IGNORECASE)
+_Key = TypeVar("_Key")  # str from the catalog, object from JSON the CLI has not narrowed
 _MAGNITUDE: Final = {"k": 1e3, "m": 1e6, "b": 1e9, "g": 1e9, "t": 1e12}
 
 
@@ -70,3 +72,20 @@ def metric_magnitude(value: object) -> float | None:
     if match is None:
         return None
     return _finite(float(match.group(1)) * _MAGNITUDE[match.group(2).lower()])
+
+
+def find_metric(metrics: Mapping[_Key, object], name: str) -> tuple[bool, object]:
+    """``(reported, raw value)`` of metric ``name`` in one result's metrics: the exact name first,
+    then the first name equal to it ignoring case ("Top-1 accuracy" finds "Top-1 Accuracy").
+
+    >>> find_metric({"Top-1 Accuracy": "88.5%"}, "top-1 accuracy"), find_metric({"FID": 2.1}, "IS")
+    ((True, '88.5%'), (False, None))
+    """
+    for key, value in metrics.items():
+        if key == name:
+            return True, value
+    folded = name.casefold()
+    for key, value in metrics.items():
+        if str(key).casefold() == folded:
+            return True, value
+    return False, None

@@ -23,7 +23,7 @@ from collections import Counter
 from collections.abc import Mapping, Sequence
 from typing import TypedDict, cast
 
-from metric_rules import is_size_metric, metric_direction, metric_magnitude
+from metric_rules import find_metric, is_size_metric, metric_direction, metric_magnitude
 from pwc.errors import UsageError
 from pwc.markdown import md_table
 from pwc.render import EM_DASH, md_escape
@@ -108,12 +108,10 @@ def _date(row: Mapping[str, object]) -> str | None:
     return None
 
 
-def _value(row: Mapping[str, object], folded: str) -> tuple[bool, float | None]:
+def _value(row: Mapping[str, object], metric: str) -> tuple[bool, float | None]:
     """(reports the metric, its numeric value or None)."""
-    for name, value in _metrics(row).items():
-        if str(name).casefold() == folded:
-            return True, metric_magnitude(value)
-    return False, None
+    reported, raw = find_metric(_metrics(row), metric)
+    return reported, metric_magnitude(raw)
 
 
 def _unit(rows: Sequence[Mapping[str, object]], metric: str) -> str | None:
@@ -123,9 +121,9 @@ def _unit(rows: Sequence[Mapping[str, object]], metric: str) -> str | None:
     if "percent" in folded or "%" in folded:
         return "%"
     for row in rows:
-        for name, value in _metrics(row).items():
-            if str(name).casefold() == folded and isinstance(value, str) and value.strip().endswith("%"):
-                return "%"
+        value = find_metric(_metrics(row), metric)[1]
+        if isinstance(value, str) and value.strip().endswith("%"):
+            return "%"
     return None
 
 
@@ -161,7 +159,8 @@ def sota_history(benchmark: Mapping[str, object], rows: Sequence[Mapping[str, ob
     if metric is None:
         chosen = primary_metric(rows)
     else:
-        chosen = next((n for n in names if n.casefold() == metric.strip().casefold()), None)
+        named = find_metric(dict(zip(names, names, strict=True)), metric.strip())[1]
+        chosen = named if isinstance(named, str) else None
         if chosen is None:
             raise UsageError(f"unknown metric: {metric.strip()}; available metrics: {', '.join(names) or 'none'}")
     direction = metric_direction(chosen) if chosen else "unknown"
@@ -170,7 +169,7 @@ def sota_history(benchmark: Mapping[str, object], rows: Sequence[Mapping[str, ob
     left_out = {"without_metric": 0, "unparseable_value": 0, "without_date": 0}
     dated: list[tuple[str, float, Mapping[str, object]]] = []
     for row in rows:
-        reports, value = _value(row, chosen.casefold()) if chosen else (False, None)
+        reports, value = _value(row, chosen) if chosen else (False, None)
         date = _date(row)
         if not reports:
             left_out["without_metric"] += 1

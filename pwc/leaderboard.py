@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import Any, TypeGuard
 
-from metric_rules import metric_direction, metric_magnitude
+from metric_rules import find_metric, metric_direction, metric_magnitude
 from pwc.errors import ResponseError, UsageError
 from pwc.render import EM_DASH, result_list, result_total
 
@@ -172,11 +172,7 @@ def metric_value(metrics: object, name: str) -> float | None:
     """
     if not isinstance(metrics, Mapping):
         return None
-    wanted = name.casefold()
-    for key, value in metrics.items():
-        if str(key).casefold() == wanted:
-            return metric_magnitude(value)
-    return None
+    return metric_magnitude(find_metric(metrics, name)[1])
 
 
 def parse_metric_list(text: str) -> tuple[str, ...]:

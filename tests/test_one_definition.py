@@ -77,3 +77,11 @@ def test_metric_values_have_one_parser() -> None:
     ranking = (ROOT / "catalog/importer/ranking.py").read_text(encoding="utf-8")
     assert "def metric_value" not in ranking and "float(" not in ranking
 
+
+
+def test_a_metric_is_found_by_one_rule() -> None:
+    """Exact name first, then ignoring case: ``metric_rules.find_metric``, not a loop per caller."""
+    for path in ("catalog/importer/ranking.py", "pwc/leaderboard.py", "pwc/history.py"):
+        text = (ROOT / path).read_text(encoding="utf-8")
+        assert "find_metric(" in text, path
+        assert "casefold() == " not in text, path

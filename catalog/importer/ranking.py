@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 
-from metric_rules import is_size_metric, metric_direction
+from metric_rules import find_metric, is_size_metric, metric_direction
 from metric_rules import metric_magnitude as metric_value
 
 __all__ = ["competition_ranks", "is_size_metric", "lookup", "lower_is_better", "metric_value",
@@ -41,14 +41,8 @@ def ranking_metric(metrics: Sequence[object]) -> str | None:
 
 
 def lookup(metrics: Mapping[str, object], name: str) -> object:
-    """Case-insensitive metric lookup (exact name first)."""
-    if name in metrics:
-        return metrics[name]
-    folded = name.casefold()
-    for key, value in metrics.items():
-        if key.casefold() == folded:
-            return value
-    return None
+    """Case-insensitive metric lookup (exact name first); None when the metric is not reported."""
+    return find_metric(metrics, name)[1]
 
 
 def competition_ranks(rows: Iterable[tuple[int, float | None]], *, lower: bool) -> dict[int, int | None]:
