@@ -20,7 +20,7 @@ STRICT = ("pwc_mcp_core", "gateway", "workers", "metric_rules", "paper_passages"
 STRICT_MODULES = ("pwc", "pwc.__main__", "pwc.abstracts", "pwc.cache", "pwc.citations", "pwc.cli", "pwc.commands",
                   "pwc.commands.methods", "pwc.commands.papers", "pwc.commands.papers_common",
                   "pwc.commands.papers_find", "pwc.commands.search", "pwc.commands.trends", "pwc.errors",
-                  "pwc.history", "pwc.json_types", "pwc.markdown", "pwc.names", "pwc.queries", "pwc.references", "pwc.refparse", "pwc.render",
+                  "pwc.history", "pwc.json_types", "pwc.leaderboard", "pwc.markdown", "pwc.names", "pwc.queries", "pwc.references", "pwc.refparse", "pwc.render",
                   "pwc.transport", "pwc.trends")
 """Single modules of a package not yet strict as a whole, held to the same rules (issue 34 item 2)."""
 _STRICT_FLAGS = ("disallow_any_explicit", "disallow_any_generics", "disallow_subclassing_any", "disallow_untyped_calls",
