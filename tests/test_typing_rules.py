@@ -18,7 +18,7 @@ _UNTYPED = {"object", "Any"}
 STRICT = ("pwc_mcp_core", "gateway", "workers", "metric_rules", "paper_passages", "catalog")
 """Packages mypy checks with `strict = true` spelled out and no explicit ``Any``."""
 STRICT_MODULES = ("pwc", "pwc.__main__", "pwc.abstracts", "pwc.cache", "pwc.chart", "pwc.citations", "pwc.cli", "pwc.commands", "pwc.commands.benchmarks", "pwc.commands.entities",
-                  "pwc.commands.methods", "pwc.commands.papers", "pwc.commands.papers_common", "pwc.commands.papers_detail",
+                  "pwc.commands.methods", "pwc.commands.papers", "pwc.commands.papers_cite", "pwc.commands.papers_common", "pwc.commands.papers_detail",
                   "pwc.commands.papers_find", "pwc.commands.search", "pwc.commands.tasks", "pwc.commands.trends", "pwc.errors",
                   "pwc.history", "pwc.json_types", "pwc.leaderboard", "pwc.markdown", "pwc.names", "pwc.queries", "pwc.references", "pwc.refparse", "pwc.render",
                   "pwc.transport", "pwc.trends")
