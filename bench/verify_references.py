@@ -31,7 +31,7 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
 from bench.catalog_process import serve
-from pwc.commands.papers_cite import verify_one
+from pwc.commands.papers_cite import ReferenceVerdict, verify_one
 from pwc.transport import Client
 
 SUITE = REPO / "tests" / "fixtures" / "verification-suite.json"
@@ -49,9 +49,9 @@ class CountingTransport(httpx.HTTPTransport):
         return super().handle_request(request)
 
 
-def _answer(verdict: dict[str, Any]) -> str:
-    paper = verdict.get("paper") or {}
-    return str(paper.get("id")) if verdict["status"] == "verified" else verdict["status"]
+def _answer(verdict: ReferenceVerdict) -> str:
+    paper = verdict.get("paper")
+    return str(paper.get("id") if paper else None) if verdict["status"] == "verified" else verdict["status"]
 
 
 def measure(api_url: str) -> dict[str, Any]:
@@ -62,7 +62,7 @@ def measure(api_url: str) -> dict[str, Any]:
     counter = CountingTransport()
     calls: dict[str, Counter[int]] = {"real": Counter(), "fabricated": Counter()}
 
-    def verify(kind: str, text: str) -> dict[str, Any]:
+    def verify(kind: str, text: str) -> ReferenceVerdict:
         before = counter.requests
         verdict = verify_one(client, text)
         calls[kind][counter.requests - before] += 1

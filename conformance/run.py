@@ -51,7 +51,7 @@ def ensure_toolbox() -> Path:
     return bin_dir
 
 
-def start_demo() -> tuple[subprocess.Popen, str]:
+def start_demo() -> tuple[subprocess.Popen[bytes], str]:
     port = free_port()
     env = {**os.environ, "PORT": str(port), "PWC_MCP_HOST": "127.0.0.1",
            # The suite sends many requests from one address in seconds.

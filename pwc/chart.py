@@ -20,9 +20,17 @@ import datetime as dt
 import io
 import threading
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, cast
 
 from pwc.errors import UsageError
+
+if TYPE_CHECKING:  # matplotlib is imported on first use
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+    from matplotlib.font_manager import FontProperties
+
+    from pwc.history import HistoryPayload, HistoryStep
+    from pwc.trends import TrendsPayload, TrendsYear
 
 __all__ = ["HEIGHT", "WIDTH", "history_png", "trends_png", "write_chart"]
 
@@ -34,7 +42,7 @@ _INK, _POINTS, _GRID = "#1b2a41", "#b8c0c8", "#e6e9ec"
 _LOCK = threading.Lock()
 
 
-def _fonts() -> tuple[Any, Any]:
+def _fonts() -> tuple[FontProperties, FontProperties]:
     from pathlib import Path
 
     import matplotlib
@@ -45,8 +53,9 @@ def _fonts() -> tuple[Any, Any]:
             FontProperties(fname=folder / "DejaVuSans-Bold.ttf", size=11))
 
 
-def _day(text: str) -> dt.datetime:
-    return dt.datetime.combine(dt.date.fromisoformat(text), dt.time())
+def _day(text: object) -> dt.datetime:
+    # A history payload's dates are ISO strings (a point is [date, value]).
+    return dt.datetime.combine(dt.date.fromisoformat(str(text)), dt.time())
 
 
 def _years(first: dt.datetime, last: dt.datetime) -> list[int]:
@@ -63,24 +72,27 @@ def _short(text: object) -> str:
     return label if len(label) <= _LABEL_CHARS else label[:_LABEL_CHARS - 1] + "…"
 
 
-def _y_label(payload: Mapping[str, Any]) -> str:
+def _y_label(payload: HistoryPayload) -> str:
     unit = payload.get("unit")
     arrow = "↑" if payload.get("direction") == "higher" else "↓"
     way = f"{payload.get('direction')} is better" + ("" if payload.get("direction_known") else ", assumed")
     return f"{payload.get('metric')}{f' ({unit})' if unit else ''}, {way} {arrow}"
 
 
-def history_png(payload: Mapping[str, Any]) -> bytes:
-    """The chart of a history payload as PNG bytes (800×450, palette PNG, no metadata)."""
-    with _LOCK:
-        return _render(payload)
+def history_png(payload: Mapping[str, object]) -> bytes:
+    """The chart of a history payload as PNG bytes (800×450, palette PNG, no metadata).
+
+    ``payload`` is a :func:`pwc.history.sota_history` (or its JSON round trip through the MCP layer).
+    """
+    with _LOCK:  # trusted shape, as history_markdown's: built by sota_history
+        return _render(cast("HistoryPayload", payload))
 
 
-def trends_png(payload: Mapping[str, Any]) -> bytes:
+def trends_png(payload: Mapping[str, object]) -> bytes:
     """The papers-per-year chart of a :func:`pwc.trends.trends_payload` as PNG bytes (800×450, palette
     PNG, no metadata): a bar per year, the papers with code dark at the bottom, those without light on top."""
-    with _LOCK:
-        return _render_trends(payload)
+    with _LOCK:  # trusted shape, as trends_markdown's: built by trends_payload
+        return _render_trends(cast("TrendsPayload", payload))
 
 
 def write_chart(path: str, draw: Callable[[], bytes]) -> None:
@@ -93,7 +105,7 @@ def write_chart(path: str, draw: Callable[[], bytes]) -> None:
         raise UsageError(f"cannot write --chart {path}: {exc.strerror or exc}") from None
 
 
-def _png(fig: Any, canvas: Any) -> bytes:
+def _png(fig: Figure, canvas: FigureCanvasAgg) -> bytes:
     from PIL import Image
 
     canvas.draw()
@@ -105,7 +117,7 @@ def _png(fig: Any, canvas: Any) -> bytes:
     return out.getvalue()
 
 
-def _render_trends(payload: Mapping[str, Any]) -> bytes:
+def _render_trends(payload: TrendsPayload) -> bytes:
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
     from matplotlib.ticker import MaxNLocator
@@ -114,12 +126,12 @@ def _render_trends(payload: Mapping[str, Any]) -> bytes:
     fig = Figure(figsize=(WIDTH / _DPI, HEIGHT / _DPI), dpi=_DPI, facecolor="white")
     canvas = FigureCanvasAgg(fig)
     ax = fig.add_axes((0.09, 0.12, 0.88, 0.78))
-    entity = payload.get("entity") or {}
+    entity: Mapping[str, object] = payload.get("entity") or {}
     ax.set_title(f"{entity.get('name') or entity.get('slug') or '?'} ({payload.get('kind')}): papers per year",
                  fontproperties=bold, color=_INK, loc="left")
     for side in ("top", "right"):
         ax.spines[side].set_visible(False)
-    rows: Sequence[Mapping[str, Any]] = payload.get("years") or []
+    rows: Sequence[TrendsYear] = payload.get("years") or []
     if not rows:
         ax.text(0.5, 0.5, "No paper with a publication date", transform=ax.transAxes,
                 ha="center", va="center", fontproperties=font, color=_INK)
@@ -149,7 +161,7 @@ def _render_trends(payload: Mapping[str, Any]) -> bytes:
     return _png(fig, canvas)
 
 
-def _render(payload: Mapping[str, Any]) -> bytes:
+def _render(payload: HistoryPayload) -> bytes:
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.dates import date2num
     from matplotlib.figure import Figure
@@ -159,14 +171,14 @@ def _render(payload: Mapping[str, Any]) -> bytes:
     fig = Figure(figsize=(WIDTH / _DPI, HEIGHT / _DPI), dpi=_DPI, facecolor="white")
     canvas = FigureCanvasAgg(fig)
     ax = fig.add_axes((0.09, 0.12, 0.88, 0.78))
-    bench = payload.get("benchmark") or {}
+    bench: Mapping[str, object] = payload.get("benchmark") or {}
     title = f"{bench.get('name') or 'Benchmark'}"
     if payload.get("task"):
         title += f" ({payload['task']})"
     ax.set_title(f"{title}: {payload.get('metric') or 'no metric'}, state of the art over time",
                  fontproperties=bold, color=_INK, loc="left")
-    points: Sequence[Sequence[Any]] = payload.get("points") or []
-    steps: Sequence[Mapping[str, Any]] = payload.get("steps") or []
+    points: Sequence[Sequence[str | float]] = payload.get("points") or []
+    steps: Sequence[HistoryStep] = payload.get("steps") or []
     for side in ("top", "right"):
         ax.spines[side].set_visible(False)
     ax.set_facecolor("white")

@@ -19,11 +19,15 @@ import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from decimal import Decimal
-from typing import Any, TypeGuard
+from typing import TYPE_CHECKING, TypeGuard, TypeVar
 
 from metric_rules import find_metric, metric_direction, metric_magnitude
 from pwc.errors import ResponseError, UsageError
+from pwc.json_types import JsonObject, JsonValue
 from pwc.render import EM_DASH, result_list, result_total
+
+if TYPE_CHECKING:  # the transport (httpx) is imported only where a call is made
+    from pwc.transport import Client
 
 __all__ = [
     "PAGE_SIZE",
@@ -34,6 +38,7 @@ __all__ = [
     "fetch_leaderboard",
     "merge_evaluations",
     "metric_direction",
+    "metric_magnitude",
     "metric_summary",
     "metric_value",
     "model_label",
@@ -56,6 +61,9 @@ _SHOT_RE = re.compile(r"\b(\d+)\s*[- ]?shot", re.IGNORECASE)
 _SIZE_RE = re.compile(r"(\d+(?:_\d+)*)(?:\.(\d+(?:_\d+)*))?([mb])?", re.IGNORECASE)
 _SIZE_SUFFIX = {"m": 10**6, "b": 10**9}
 
+# A row type kept through ordering and selection (merged rows are JsonObject; callers may pass their own).
+RowT = TypeVar("RowT", bound=Mapping[str, object])
+
 
 def _is_int(value: object) -> TypeGuard[int]:
     return isinstance(value, int) and not isinstance(value, bool)
@@ -76,35 +84,36 @@ def _text(value: object) -> str:
     return "" if value is None else str(value)
 
 
-def _split(row: Mapping[str, Any]) -> str:
+def _split(row: Mapping[str, object]) -> str:
     for name in ("split", "split_name", "evaluated_on"):
         if row.get(name):
             return str(row[name])
     return ""
 
 
-def _group_key(row: Mapping[str, Any]) -> tuple[str, ...]:
+def _group_key(row: Mapping[str, object]) -> tuple[str, ...]:
     # task_id is deliberately absent: one model result listed under several tasks is one row.
     return (_text(row.get("paper_id")), _text(row.get("dataset_id")), _text(row.get("model_name")),
             _text(row.get("harness")), _split(row), shot_count(row.get("methodology")))
 
 
-def _metrics(row: Mapping[str, Any]) -> dict[str, Any]:
+def _metrics(row: Mapping[str, object]) -> JsonObject:
     metrics = row.get("metrics")
     return metrics if isinstance(metrics, dict) else {}
 
 
-def _conflicts(left: Mapping[str, Any], right: Mapping[str, Any]) -> bool:
+def _conflicts(left: Mapping[str, object], right: Mapping[str, object]) -> bool:
     return any(left[name] != right[name] for name in left.keys() & right.keys())
 
 
 @dataclass
 class _Merged:
-    row: dict[str, Any]
-    sources: list[dict[str, Any]] = field(default_factory=list)
+    row: JsonObject
+    metrics: JsonObject  # row["metrics"], the union of the sources' metrics
+    sources: list[JsonObject] = field(default_factory=list)
 
 
-def merge_evaluations(rows: Iterable[Any]) -> list[dict]:
+def merge_evaluations(rows: Iterable[object]) -> list[JsonObject]:
     """Merge equivalent evaluation rows (§3.4, 0.4.1 rules) and return them in leaderboard order.
 
     Rows group on (paper_id, dataset_id, model_name, harness, split, shots); within a
@@ -122,40 +131,42 @@ def merge_evaluations(rows: Iterable[Any]) -> list[dict]:
         candidates = groups.setdefault(_group_key(row), [])
         target = next((m for m in candidates if not _conflicts(_metrics(m.row), _metrics(row))), None)
         if target is None:
-            target = _Merged(row={**row, "metrics": {}})
+            metrics: JsonObject = {}
+            target = _Merged(row={**row, "metrics": metrics}, metrics=metrics)
             candidates.append(target)
         target.sources.append(row)
         for name, value in _metrics(row).items():
-            target.row["metrics"].setdefault(name, value)
+            target.metrics.setdefault(name, value)
     merged = [_finish(m) for group in groups.values() for m in group]
     merged.sort(key=_order_key)
     return merged
 
 
-def _finish(merged: _Merged) -> dict[str, Any]:
+def _finish(merged: _Merged) -> JsonObject:
     row, sources = merged.row, merged.sources
-    scopes: dict[str | None, dict[str, Any]] = {}
+    scopes: dict[str | None, JsonObject] = {}
     for source in sources:
         task_id = source.get("task_id")
         task_key = None if task_id is None else str(task_id)
-        rank = source.get("best_rank") if _is_int(source.get("best_rank")) else None
+        best = source.get("best_rank")
+        rank = best if _is_int(best) else None
         scope = scopes.get(task_key)
         if scope is None:
             scopes[task_key] = {"task_id": task_key, "task_name": source.get("task_name"),
                                 "task_slug": source.get("task_slug"), "rank": rank}
-        elif rank is not None and (scope["rank"] is None or rank < scope["rank"]):
-            scope["rank"] = rank
-    row["rank_scopes"] = list(scopes.values())
-    ranks = [s["best_rank"] for s in sources if _is_int(s.get("best_rank"))]
+        elif rank is not None and (not _is_int(current := scope["rank"]) or rank < current):
+            scope["rank"] = rank  # a scope's rank is an int or None, so not an int is None
+    row["rank_scopes"] = list[JsonValue](scopes.values())
+    ranks = [best for s in sources if _is_int(best := s.get("best_rank"))]
     row["best_rank"] = min(ranks) if ranks else None
     row["best_metric"] = next((s["best_metric"] for s in sources if s.get("best_metric")), None)
-    sizes = {s.get("num_parameters") if _is_int(s.get("num_parameters")) else None for s in sources}
+    sizes = {size if _is_int(size) else None for size in (s.get("num_parameters") for s in sources)}
     common = sizes.pop() if len(sizes) == 1 else None
     row["num_parameters"] = common if common is not None and common > 0 else None
     return row
 
 
-def _order_key(row: Mapping[str, Any]) -> tuple[float, str, str]:
+def _order_key(row: Mapping[str, object]) -> tuple[float, str, str]:
     rank = row.get("best_rank")
     return (rank if _is_int(rank) else math.inf, _text(row.get("model_name")).casefold(),
             _text(row.get("paper_id")))
@@ -250,7 +261,7 @@ class MetricSelection:
             spellings.setdefault(name.casefold(), name)
         return spellings
 
-    def apply(self, rows: Sequence[dict]) -> list[dict]:
+    def apply(self, rows: Sequence[RowT]) -> list[RowT]:
         """Check names, filter, Pareto-reduce and sort merged ``rows``.
 
         Raises ``UsageError("unknown metric(s): …; available metrics: …")`` when a
@@ -277,7 +288,7 @@ class MetricSelection:
                       reverse=direction == "higher")
         return kept
 
-    def _passes(self, row: Mapping[str, Any], requested: Sequence[str]) -> bool:
+    def _passes(self, row: Mapping[str, object], requested: Sequence[str]) -> bool:
         metrics = row.get("metrics")
         if any(metric_value(metrics, name) is None for name in requested):
             return False
@@ -285,9 +296,9 @@ class MetricSelection:
                 and all(metric_value(metrics, n) <= v for n, v in self.maximum))  # type: ignore[operator]
 
 
-def _pareto_front(rows: Sequence[dict], objectives: Sequence[tuple[str, str]]) -> list[dict]:
+def _pareto_front(rows: Sequence[RowT], objectives: Sequence[tuple[str, str]]) -> list[RowT]:
     # Orient every objective so that larger is better, then drop dominated rows.
-    def vector(row: Mapping[str, Any]) -> list[float]:
+    def vector(row: Mapping[str, object]) -> list[float]:
         return [(1.0 if d == "higher" else -1.0) * (metric_value(row.get("metrics"), n) or 0.0)
                 for n, d in objectives]
 
@@ -301,18 +312,18 @@ def _pareto_front(rows: Sequence[dict], objectives: Sequence[tuple[str, str]]) -
     return [row for row, vec in zip(rows, vectors, strict=True) if not dominated(vec)]
 
 
-def model_label(row: Mapping[str, Any]) -> str:
+def model_label(row: Mapping[str, object]) -> str:
     """The Model cell: ``model_name``, plus `` (harness)`` when the row names an evaluation harness."""
     model = _text(row.get("model_name"))
     return f"{model} ({row['harness']})" if row.get("harness") else model
 
 
-def metric_summary(row: Mapping[str, Any]) -> str:
+def metric_summary(row: Mapping[str, object]) -> str:
     """The Scores cell: ``best_metric`` first, then the rest case-insensitively, ``name: value``; ``—`` if none."""
     metrics = _metrics(row)
     best = row.get("best_metric")
     names = sorted(metrics, key=lambda n: str(n).casefold())
-    if best is not None and best in metrics:
+    if isinstance(best, str) and best in metrics:  # metric names are JSON keys: strings
         names.remove(best)
         names.insert(0, best)
     return ", ".join(f"{name}: {metrics[name]}" for name in names) or EM_DASH
@@ -356,7 +367,7 @@ PARAMETER_METRICS = frozenset({"number of params", "number of parameters", "para
                                "#params", "param count", "model size"})
 
 
-def row_parameters(row: Mapping[str, Any]) -> int | None:
+def row_parameters(row: Mapping[str, object]) -> int | None:
     """A row's parameter count: ``num_parameters``, else the count a parameter metric of the row
     states ("Number of params: 197M"), so the parameter column never shows "—" beside a score
     that gives the size. None when neither says."""
@@ -374,7 +385,7 @@ def row_parameters(row: Mapping[str, Any]) -> int | None:
     return None
 
 
-def check_parameter_limit(rows: Iterable[Mapping[str, Any]], limit: int) -> None:
+def check_parameter_limit(rows: Iterable[Mapping[str, object]], limit: int) -> None:
     """Fail closed (§2.15 step 4) unless every merged row has an int ``num_parameters`` ≤ ``limit``."""
     for row in rows:
         size = row.get("num_parameters")
@@ -385,8 +396,8 @@ def check_parameter_limit(rows: Iterable[Mapping[str, Any]], limit: int) -> None
 # ---------------------------------------------------------------- fetching (§3.4)
 
 
-def fetch_leaderboard(client: Any, dataset_id: Any, *, is_open: str | None, max_parameters: int | None,
-                      scan_all: bool) -> tuple[list[dict], int]:
+def fetch_leaderboard(client: Client, dataset_id: object, *, is_open: str | None, max_parameters: int | None,
+                      scan_all: bool) -> tuple[list[JsonObject], int]:
     """Fetch a benchmark's raw evaluation rows; returns (rows, upstream total).
 
     Without ``max_parameters``: ``datasets/<id>/evaluations/``; with it:
@@ -395,13 +406,13 @@ def fetch_leaderboard(client: Any, dataset_id: Any, *, is_open: str | None, max_
     follows ``count`` (or ``next_page`` with ``max_parameters``), stops on an
     empty page and refuses to go past ``SCAN_LIMIT`` rows. Errors: ``ResponseError``.
     """
-    rows: list[dict] = []
+    rows: list[JsonObject] = []
     total: int | None = None
     page = 1
     while True:
         if max_parameters is None:
             path = f"datasets/{dataset_id}/evaluations/"
-            params: dict[str, Any] = {"page": page, "page_size": PAGE_SIZE, "ordering": "best_rank",
+            params: dict[str, object] = {"page": page, "page_size": PAGE_SIZE, "ordering": "best_rank",
                                       "is_open": is_open}
         else:
             path = "evaluations/"
@@ -423,12 +434,13 @@ def fetch_leaderboard(client: Any, dataset_id: Any, *, is_open: str | None, max_
             if total is None or len(rows) >= total:
                 break
             next_page = page + 1
-        else:
-            next_page = payload.get("next_page")
-            if next_page is None:
+        else:  # checked above: with max_parameters the payload is an object
+            following = payload.get("next_page") if isinstance(payload, dict) else None
+            if following is None:
                 break
-            if not _is_int(next_page) or next_page <= page:
+            if not isinstance(following, int) or isinstance(following, bool) or following <= page:
                 raise ResponseError("API returned invalid evaluation pagination")
+            next_page = following
         if len(rows) >= SCAN_LIMIT:
             shown = total if total is not None else len(rows)
             raise ResponseError(f"metric selection requires scanning {shown} evaluation rows; "
@@ -440,7 +452,7 @@ def fetch_leaderboard(client: Any, dataset_id: Any, *, is_open: str | None, max_
 # ---------------------------------------------------------------- default order (best first)
 
 
-def primary_metric(rows: Sequence[Mapping[str, Any]], requested: Sequence[str]) -> tuple[str, str] | None:
+def primary_metric(rows: Sequence[Mapping[str, object]], requested: Sequence[str]) -> tuple[str, str] | None:
     """``(metric, direction)`` a leaderboard is ordered by: the first requested metric, else the
     ``best_metric`` most rows name, else the metric most rows report; None when its direction is
     unknown (then the catalog's rank order stays)."""
@@ -462,7 +474,7 @@ def primary_metric(rows: Sequence[Mapping[str, Any]], requested: Sequence[str]) 
     return None
 
 
-def best_first(rows: Sequence[dict], requested: Sequence[str] = ()) -> tuple[list[dict], dict[str, str] | None]:
+def best_first(rows: Sequence[RowT], requested: Sequence[str] = ()) -> tuple[list[RowT], dict[str, str] | None]:
     """``rows`` ordered by :func:`primary_metric` in its direction (rows without it after, in rank
     order), and ``{"metric", "direction"}`` naming it; the rows unchanged and None when no metric
     has a known direction. The first row is then the best row, not the #1 of some task scope."""

@@ -14,7 +14,7 @@ import datetime as dt
 import functools
 import threading
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from pwc.cli import RaisingParser, build_parser, parse_args
 from pwc.errors import UsageError
@@ -131,7 +131,7 @@ def build_argv(command: Sequence[str], options: Mapping[str, object]) -> list[st
     return argv
 
 
-def query(command: Sequence[str], options: Mapping[str, object], client: Client) -> Any:
+def query(command: Sequence[str], options: Mapping[str, object], client: Client) -> object:
     """Run a read-only research command in-process and return its ``--json`` ``data``.
 
     Raises ``UsageError`` for non-research commands (``pwc <cmd> is not a

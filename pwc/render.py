@@ -12,13 +12,14 @@ not ``no``.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, TextIO
+from typing import TextIO
 from urllib.parse import quote
 
 from pwc import API_CONTRACT_VERSION
 from pwc.errors import ResponseError
+from pwc.json_types import JsonObject
 
 __all__ = [
     "EM_DASH",
@@ -105,7 +106,7 @@ def md_escape(value: object) -> str:
             .replace("\r", " ").replace("\n", " "))
 
 
-def open_cell(row: dict[str, Any]) -> str:
+def open_cell(row: Mapping[str, object]) -> str:
     """The Open cell of evaluation tables: ``yes``/``no``; ``is_open: null`` → ``unknown`` (quirk fix).
 
     A missing ``is_open`` key counts as ``yes`` (§2.3).
@@ -202,7 +203,7 @@ def json_envelope(payload: object) -> str:
                       ensure_ascii=False, separators=(",", ":"))
 
 
-def result_list(payload: Any) -> list[dict[str, Any]]:
+def result_list(payload: object) -> list[JsonObject]:
     """The rows of a list response (§4.2): a bare array, or ``results`` (else ``items``).
 
     Non-object items are skipped. Raises ``ResponseError`` when the payload is
@@ -236,7 +237,7 @@ def result_total(payload: object) -> int | None:
     return None
 
 
-def pagination_hint(out: Output, payload: Any, *, page: int = 1, page_size: int | None = None,
+def pagination_hint(out: Output, payload: object, *, page: int = 1, page_size: int | None = None,
                     rows: int = 0) -> None:
     """Write ``# more: rerun with --page <page+1>`` to stderr when the total exceeds page × size.
 
@@ -249,7 +250,7 @@ def pagination_hint(out: Output, payload: Any, *, page: int = 1, page_size: int 
         out.hint(f"# more: rerun with --page {page + 1}")
 
 
-def paper_rows(items: Iterable[dict[str, Any]], *, coverage: bool) -> tuple[list[str], list[list[Any]]]:
+def paper_rows(items: Iterable[Mapping[str, object]], *, coverage: bool) -> tuple[list[str], list[list[object]]]:
     """Headers and rows of the standard paper table (§1.3)."""
     headers = ["id", "title", "year", "citations"]
     if coverage:
@@ -257,7 +258,7 @@ def paper_rows(items: Iterable[dict[str, Any]], *, coverage: bool) -> tuple[list
     rows = []
     for item in items:
         published = item.get("published") or item.get("date_published")
-        row: list[Any] = [
+        row: list[object] = [
             item.get("arxiv_id") or item.get("id"),
             item.get("title"),
             str(published)[:4] if published else None,
@@ -270,7 +271,7 @@ def paper_rows(items: Iterable[dict[str, Any]], *, coverage: bool) -> tuple[list
     return headers, rows
 
 
-def render_paper_table(out: Output, payload: Any, *, coverage: bool = False) -> None:
+def render_paper_table(out: Output, payload: object, *, coverage: bool = False) -> None:
     """Write the standard paper table (§1.3) for a list response (TSV captured, aligned on a TTY)."""
     headers, rows = paper_rows(result_list(payload), coverage=coverage)
     write_table(out, headers, rows, right=("year", "citations", "code_repositories"))

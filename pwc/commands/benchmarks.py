@@ -18,12 +18,14 @@ Deliberate fixes of reference quirks (§7):
 from __future__ import annotations
 
 import argparse
-from typing import Any
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, NotRequired, TypedDict
 from urllib.parse import quote
 
 from pwc.cli import int_range
 from pwc.errors import ResponseError, UsageError
 from pwc.history import HistoryPayload, history_markdown, sota_history
+from pwc.json_types import JsonObject, JsonValue
 from pwc.leaderboard import (
     MetricSelection,
     best_first,
@@ -64,7 +66,10 @@ from pwc.render import (
     write_table,
 )
 
-__all__ = ["register", "render_benchmark", "render_benchmark_history", "render_benchmark_list", "run_benchmark",
+if TYPE_CHECKING:  # the transport (httpx) is imported only where a call is made
+    from pwc.transport import Client
+
+__all__ = ["BenchmarkPayload", "register", "render_benchmark", "render_benchmark_history", "render_benchmark_list", "run_benchmark",
            "run_benchmark_history", "run_benchmark_list", "write_history_chart"]
 
 ORDER_FIELDS = ("trending", "name", "full_name", "created_at", "paper_count")
@@ -74,7 +79,18 @@ LEADERBOARD_ONLY = (("max_parameters", "--max-parameters"), ("name", "--name"),
 IGNORED_GROUPING = "# filters select task-scoped flat output; --group-by-area ignored"
 
 
-def register(subparsers: argparse._SubParsersAction) -> None:
+class BenchmarkPayload(TypedDict):
+    """``pwc benchmark --name --json`` data: the benchmark, the stored and matched row counts, the
+    merged rows shown and, when they are ordered best first, the metric and direction."""
+
+    benchmark: JsonObject
+    count: int
+    matched_count: int
+    results: list[JsonObject]
+    order: NotRequired[dict[str, str]]
+
+
+def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Add ``benchmark`` (leaderboard) and ``benchmark list`` to the top-level sub-parsers."""
     bench = subparsers.add_parser("benchmark", help="show a benchmark leaderboard or list benchmarks",
                                   description="Show one benchmark's merged leaderboard.")
@@ -136,7 +152,7 @@ def _selection(args: argparse.Namespace) -> MetricSelection:
                            sort=args.sort, pareto=args.pareto or ())
 
 
-def _find_benchmark(name: str, client: Any) -> dict[str, Any]:
+def _find_benchmark(name: str, client: Client) -> JsonObject:
     """The benchmark record ``name`` names exactly (§2.15 step 1); raises ``NotFoundError`` with candidates."""
     benchmark, candidates = find_named(
         lambda query: result_list(client.get_json("datasets/", {"q": query, "page": 1, "page_size": 100})),
@@ -146,7 +162,7 @@ def _find_benchmark(name: str, client: Any) -> dict[str, Any]:
     return benchmark
 
 
-def run_benchmark(args: argparse.Namespace, client: Any) -> dict[str, Any]:
+def run_benchmark(args: argparse.Namespace, client: Client) -> BenchmarkPayload:
     """Resolve the benchmark, fetch and merge its evaluations, apply metric selection (§2.15).
 
     Without ``--sort`` or ``--pareto`` the rows are best first by the requested metric, else the
@@ -166,17 +182,19 @@ def run_benchmark(args: argparse.Namespace, client: Any) -> dict[str, Any]:
     order = None
     if not args.sort and not args.pareto:  # best first by the requested or primary metric, as the tool
         selected, order = best_first(selected, selection.requested())
-    payload = {"benchmark": benchmark, "count": count, "matched_count": len(selected),
-               "results": selected[:args.limit]}
-    return payload if order is None else {**payload, "order": order}
+    payload: BenchmarkPayload = {"benchmark": benchmark, "count": count, "matched_count": len(selected),
+                                 "results": selected[:args.limit]}
+    if order is not None:
+        payload["order"] = order
+    return payload
 
 
-def _md_label(text: Any) -> str:
+def _md_label(text: object) -> str:
     return (str(text).replace("\\", "\\\\").replace("[", "\\[").replace("]", "\\]").replace("|", "\\|")
             .replace("\r", " ").replace("\n", " "))
 
 
-def render_benchmark(payload: dict[str, Any], args: argparse.Namespace, out: Output) -> None:
+def render_benchmark(payload: BenchmarkPayload, args: argparse.Namespace, out: Output) -> None:
     """Benchmark header, the summary line and the leaderboard (aligned on a TTY, Markdown captured)."""
     bench, rows = payload["benchmark"], payload["results"]
     name = bench.get("name")
@@ -194,7 +212,7 @@ def render_benchmark(payload: dict[str, Any], args: argparse.Namespace, out: Out
     else:
         summary = f"Top {len(rows)} of {payload['count']} evaluation rows."
     order = payload.get("order")
-    if isinstance(order, dict):
+    if order is not None:
         summary += (f" Ordered by {text(order['metric'])} ({order['direction']} first); Rank is each row's rank "
                     "in its own task.")
     out.lines(["", summary, ""])
@@ -206,21 +224,21 @@ def render_benchmark(payload: dict[str, Any], args: argparse.Namespace, out: Out
                   row.get("paper_published_date") or EM_DASH, open_cell(row)] for row in rows]
         out.stdout.write(format_table(headers, table, right=("Rank",), aligned=True))
         return
-    table = []
+    cells: list[list[str]] = []
     for row in rows:
         ref = row.get("paper_arxiv_id") or row.get("paper_id")
         title = row.get("paper_title") or row.get("paper_arxiv_id") or f"Paper {row.get('paper_id')}"
-        table.append([md_escape(row.get("best_rank")), md_escape(model_label(row)),
+        cells.append([md_escape(row.get("best_rank")), md_escape(model_label(row)),
                       parameters_cell(row_parameters(row)), md_escape(metric_summary(row)),
                       md_escape(row.get("task_name")), f"[{_md_label(title)}]({site_url('paper', ref)})",
                       md_escape(row.get("paper_published_date")), open_cell(row)])
-    out.lines(md_table(headers, table, ["---:", "---", "---:", "---", "---", "---", "---", ":---:"]))
+    out.lines(md_table(headers, cells, ["---:", "---", "---:", "---", "---", "---", "---", ":---:"]))
 
 
 # ---------------------------------------------------------------- history (§2.23)
 
 
-def _task_rows(rows: list[dict[str, Any]], task: str) -> list[dict[str, Any]]:
+def _task_rows(rows: list[JsonObject], task: str) -> list[JsonObject]:
     """The rows of one task (name, slug or ID, case-insensitive); ``UsageError`` naming the board's tasks."""
     wanted = task.strip().casefold()
     kept = [row for row in rows if wanted in {str(row.get(k)).casefold() for k in ("task_name", "task_slug", "task_id")
@@ -231,7 +249,7 @@ def _task_rows(rows: list[dict[str, Any]], task: str) -> list[dict[str, Any]]:
     return kept
 
 
-def run_benchmark_history(args: argparse.Namespace, client: Any) -> HistoryPayload:
+def run_benchmark_history(args: argparse.Namespace, client: Client) -> HistoryPayload:
     """Resolve the benchmark, fetch every evaluation row (up to the scan limit), merge them and
     compute the best-so-far series (``pwc.history.sota_history``). Raises ``NotFoundError`` (exit 4)
     and ``UsageError`` for an unknown metric or task (exit 2)."""
@@ -252,7 +270,7 @@ def render_benchmark_history(payload: HistoryPayload, args: argparse.Namespace, 
     out.lines(history_markdown(payload))
 
 
-def write_history_chart(payload: dict[str, Any], args: argparse.Namespace) -> None:
+def write_history_chart(payload: HistoryPayload, args: argparse.Namespace) -> None:
     """``--chart FILE``: write the PNG chart (``pwc.chart``); ``UsageError`` when the file cannot be written."""
     if not args.chart:
         return
@@ -264,7 +282,7 @@ def write_history_chart(payload: dict[str, Any], args: argparse.Namespace) -> No
 # ---------------------------------------------------------------- benchmark list
 
 
-def run_benchmark_list(args: argparse.Namespace, client: Any) -> Any:
+def run_benchmark_list(args: argparse.Namespace, client: Client) -> object:
     """Grouped, task-scoped trending or flat catalogue listing (§2.16 mode selection).
 
     Sets ``args.mode`` (``grouped``/``trending``/``flat``) and ``args.notice`` for
@@ -304,30 +322,31 @@ def run_benchmark_list(args: argparse.Namespace, client: Any) -> Any:
         "is_open": args.is_open, "ordering": ordering})
 
 
-def _trending(args: argparse.Namespace, client: Any) -> dict[str, Any]:
+def _trending(args: argparse.Namespace, client: Client) -> JsonObject:
     payload = client.get_json(f"tasks/{quote(args.task, safe='')}/trending-benchmarks", {
         "limit": 100, "min_recent_papers": 0, "include_descendants": args.include_descendants,
         "is_open": args.is_open})
-    if not isinstance(payload, dict) or not isinstance(payload.get("results"), list):
+    results = payload.get("results") if isinstance(payload, dict) else None
+    if not isinstance(payload, dict) or not isinstance(results, list):
         raise ResponseError("API response did not contain benchmark trends")
-    rows = [row for row in payload["results"] if isinstance(row, dict)]
+    rows = [row for row in results if isinstance(row, dict)]
     if args.search:
         needle = args.search.casefold()
         rows = [r for r in rows if needle in " ".join(str(r.get(k) or "") for k in ("name", "full_name", "slug"))
                 .casefold()]
     if args.min_eval_count is not None:
-        rows = [r for r in rows if isinstance(r.get("all_time_paper_count"), (int, float))
-                and r["all_time_paper_count"] >= args.min_eval_count]
+        rows = [r for r in rows if isinstance(count := r.get("all_time_paper_count"), (int, float))
+                and count >= args.min_eval_count]
     start = (args.page - 1) * args.page_size
-    return {**payload, "count": len(rows), "results": rows[start:start + args.page_size]}
+    return {**payload, "count": len(rows), "results": list[JsonValue](rows[start:start + args.page_size])}
 
 
-def render_benchmark_list(payload: Any, args: argparse.Namespace, out: Output) -> None:
+def render_benchmark_list(payload: object, args: argparse.Namespace, out: Output) -> None:
     """Grouped Markdown sections, or an always-aligned trending/flat table plus the pagination hint."""
     if args.notice:
         out.hint(args.notice)
-    if args.mode == "grouped":
-        _render_grouped(payload["results"], out)
+    if args.mode == "grouped":  # run_benchmark_list's {"results": [area]}
+        _render_grouped(result_list(payload), out)
         return
     rows = result_list(payload)
     if args.mode == "trending":
@@ -346,19 +365,24 @@ def render_benchmark_list(payload: Any, args: argparse.Namespace, out: Output) -
     pagination_hint(out, payload, page=args.page, page_size=args.page_size, rows=len(rows))
 
 
-def _render_grouped(areas: list[dict[str, Any]], out: Output) -> None:
+def _objects(value: JsonValue) -> list[JsonObject]:
+    """The objects of a JSON array; anything else (a missing or null list) is none."""
+    return [item for item in value if isinstance(item, dict)] if isinstance(value, list) else []
+
+
+def _render_grouped(areas: list[JsonObject], out: Output) -> None:
     for index, area in enumerate(areas):
         if index:
             out.line()
         out.lines([f"# Area: {area.get('name') or 'Uncategorized'}", "",
                    "Inspect a benchmark with `pwc benchmark --name SLUG`."])
-        for task in (t for t in area.get("tasks") or [] if isinstance(t, dict)):
+        for task in _objects(area.get("tasks")):
             out.lines(["", f"## {task.get('name')} (`{task.get('slug')}`)", ""])
-            for bench in (b for b in task.get("benchmarks") or [] if isinstance(b, dict)):
+            for bench in _objects(task.get("benchmarks")):
                 out.line(_grouped_line(bench))
 
 
-def _grouped_line(bench: dict[str, Any]) -> str:
+def _grouped_line(bench: Mapping[str, object]) -> str:
     parts = []
     if bench.get("description"):
         parts.append("description: " + " ".join(str(bench["description"]).replace("\r", "").split("\n")))

@@ -10,8 +10,8 @@ from __future__ import annotations
 import argparse
 import difflib
 import re
-from collections.abc import Callable
-from typing import Any, TypeVar
+from collections.abc import Callable, Mapping, Sequence
+from typing import TYPE_CHECKING, NotRequired, TypedDict, TypeVar, cast
 
 from pwc.citations import (
     FORMATS,
@@ -24,12 +24,16 @@ from pwc.citations import (
 )
 from pwc.commands.papers_common import add_json_flag
 from pwc.errors import AmbiguousError, HTTPStatusError, NotFoundError, PwcError, UsageError
+from pwc.json_types import JsonObject, JsonValue
 from pwc.references import is_identifier, resolve_paper
 from pwc.refparse import ParsedReference, parse_reference, title_key
 from pwc.render import Output, result_list
 from pwc.transport import quote_ref
 
-__all__ = ["MAX_REFERENCES", "cite_failures", "register", "render_cite", "render_verify", "run_cite", "run_verify", "verify_lines"]
+if TYPE_CHECKING:  # the transport (httpx) is imported only where a call is made
+    from pwc.transport import Client
+
+__all__ = ["MAX_REFERENCES", "CiteItem", "CitePayload", "VerifyItem", "VerifyPayload", "cite_failures", "register", "render_cite", "render_verify", "run_cite", "run_verify", "verify_lines"]
 
 MAX_REFERENCES = 25
 MAX_REFERENCE_CHARS = 1000
@@ -40,7 +44,107 @@ STATUSES = ("verified", "ambiguous", "not_found", "lookup_failed")
 T = TypeVar("T")
 
 
-def register(commands: Any) -> None:
+class CiteItem(TypedDict):
+    """One reference of ``paper cite``: a failure has ``message``, a cited paper the other fields."""
+
+    reference: str
+    status: str
+    message: NotRequired[str]
+    paper: NotRequired[str | None]
+    title: NotRequired[str]
+    in_catalog: NotRequired[bool]
+    key: NotRequired[str]
+    citation: NotRequired[JsonValue]  # the entry's text, or a CSL-JSON object
+
+
+class CitePayload(TypedDict):
+    """``pwc paper cite --json`` data."""
+
+    format: str
+    count: int
+    cited: int
+    text: str
+    items: list[CiteItem]
+
+
+class PaperSummary(TypedDict):
+    """A paper a verdict names (the match or a candidate)."""
+
+    id: str | None
+    title: str
+    first_author: str | None
+    authors: int
+    year: int | None
+    in_catalog: bool
+
+
+class YearEvidence(TypedDict):
+    """The reference's year against the paper's (venue year, else publication year)."""
+
+    reference: int | None
+    paper: int | None
+    agrees: bool | None
+    journal: NotRequired[str | None]
+    journal_lag: NotRequired[int]
+
+
+class AuthorEvidence(TypedDict):
+    """The reference's first author against the paper's."""
+
+    reference: str | None
+    paper: str | None
+    agrees: bool | None
+
+
+class Evidence(TypedDict):
+    """Why a verdict holds: title similarity, year and first author."""
+
+    title_similarity: float
+    year: YearEvidence
+    first_author: AuthorEvidence
+
+
+class Verdict(TypedDict):
+    """What one lookup concluded: ``status`` and, by status, the paper, candidates, evidence, message."""
+
+    status: str
+    paper: NotRequired[PaperSummary]
+    matched_by: NotRequired[str]
+    candidates: NotRequired[list[PaperSummary]]
+    evidence: NotRequired[Evidence]
+    message: NotRequired[str]
+
+
+class ParsedView(TypedDict):
+    """What the reference was read as."""
+
+    title: str | None
+    first_author: str | None
+    year: int | None
+    identifier: str | None
+
+
+class ReferenceVerdict(Verdict):
+    """:func:`verify_one`'s answer: the verdict with what the reference was read as."""
+
+    parsed: ParsedView
+
+
+class VerifyItem(ReferenceVerdict):
+    """One reference of ``paper verify``."""
+
+    reference: str
+
+
+class VerifyPayload(TypedDict):
+    """``pwc paper verify --json`` data: the count per status and one item per reference."""
+
+    count: int
+    summary: dict[str, int]
+    items: list[VerifyItem]
+
+
+def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Add ``paper cite`` and ``paper verify`` to the ``paper`` sub-commands."""
     cite = commands.add_parser("cite", help="export citations (BibTeX, RIS, CSL-JSON)")
     cite.add_argument("papers", metavar="PAPER", nargs="+",
@@ -87,7 +191,7 @@ def _failure(exc: PwcError) -> tuple[str, str]:
 # --- lookups ----------------------------------------------------------------------------------
 
 
-def _get_record(client: Any, path: str, params: dict[str, Any] | None = None) -> dict[str, Any] | None:
+def _get_record(client: Client, path: str, params: Mapping[str, object] | None = None) -> JsonObject | None:
     """GET ``path``: the object, or None on 404 (other failures raise)."""
     try:
         record = client.get_json(path, params)
@@ -98,7 +202,7 @@ def _get_record(client: Any, path: str, params: dict[str, Any] | None = None) ->
     return record if isinstance(record, dict) else None
 
 
-def _public(client: Any, record: dict[str, Any] | None) -> dict[str, Any] | None:
+def _public(client: Client, record: JsonObject | None) -> JsonObject | None:
     """A public-metadata answer: a record the catalog holds is fetched from the catalog instead."""
     if record is not None and record.get("in_catalog") is True:
         target = record.get("arxiv_id") or record.get("paper_id")
@@ -110,7 +214,7 @@ def _public(client: Any, record: dict[str, Any] | None) -> dict[str, Any] | None
 _SITE_SLUG = re.compile(r"https?://(?:www\.)?paperswithcode\.com?/paper/([a-z0-9][a-z0-9\-]*)/?", re.IGNORECASE)
 
 
-def _by_identifier(client: Any, identifier: str) -> dict[str, Any] | None:
+def _by_identifier(client: Client, identifier: str) -> JsonObject | None:
     """``papers/<id>``, else ``papers/<id>/public-metadata`` (DOIs go to public metadata directly; a Papers
     With Code slug is the catalog's alone)."""
     slug = _SITE_SLUG.fullmatch(identifier)
@@ -139,7 +243,7 @@ def _cite_identifier(ref: str) -> str | None:
     return None
 
 
-def _cite_record(client: Any, ref: str) -> dict[str, Any]:
+def _cite_record(client: Client, ref: str) -> JsonObject:
     """The record to cite for one ``cite`` reference; raises the lookup's ``PwcError``."""
     if not ref:
         raise NotFoundError("Paper reference cannot be empty")
@@ -159,14 +263,14 @@ def _cite_record(client: Any, ref: str) -> dict[str, Any]:
         return record
 
 
-def _fetch(client: Any, ref: str) -> dict[str, Any]:
+def _fetch(client: Client, ref: str) -> JsonObject:
     record = _get_record(client, f"papers/{quote_ref(ref)}")
     if record is None:
         raise NotFoundError(f"Paper not found: {ref}")
     return record
 
 
-def _paper_id(record: dict[str, Any]) -> str | None:
+def _paper_id(record: JsonObject) -> str | None:
     value = record.get("arxiv_id") or record.get("id") or record.get("doi")
     return str(value) if value else None
 
@@ -174,7 +278,7 @@ def _paper_id(record: dict[str, Any]) -> str | None:
 # --- cite -------------------------------------------------------------------------------------
 
 
-def run_cite(args: argparse.Namespace, client: Any) -> dict[str, Any]:
+def run_cite(args: argparse.Namespace, client: Client) -> CitePayload:
     """``{format, count, cited, text, items}``: the citation text and one item per reference, in order.
 
     Items: ``reference``, ``status`` (``ok``, ``not_found``, ``ambiguous``, ``lookup_failed``),
@@ -184,7 +288,7 @@ def run_cite(args: argparse.Namespace, client: Any) -> dict[str, Any]:
     refs = _check_batch(list(args.papers), "references")
     fmt = args.format
 
-    def lookup(ref: str) -> dict[str, Any] | tuple[str, str]:
+    def lookup(ref: str) -> JsonObject | tuple[str, str]:
         try:
             return _cite_record(client, ref)
         except PwcError as exc:
@@ -197,14 +301,14 @@ def run_cite(args: argparse.Namespace, client: Any) -> dict[str, Any]:
             key = _paper_id(answer) or ref
             citations.setdefault(key, citation_fields(answer, ref))
     make_keys(list(citations.values()))
-    items: list[dict[str, Any]] = []
+    items: list[CiteItem] = []
     for ref, answer in zip(refs, answers, strict=True):
         if not isinstance(answer, dict):
             status, message = answer
             items.append({"reference": ref, "status": status, "message": message})
             continue
         citation = citations[_paper_id(answer) or ref]
-        entry: Any = csl_item(citation) if fmt == "csl-json" else format_citations([citation], fmt)
+        entry: JsonValue = csl_item(citation) if fmt == "csl-json" else format_citations([citation], fmt)
         items.append({"reference": ref, "status": "ok", "paper": _paper_id(answer), "title": citation.title,
                       "in_catalog": answer.get("in_catalog", True) is not False, "key": citation.key,
                       "citation": entry})
@@ -212,29 +316,35 @@ def run_cite(args: argparse.Namespace, client: Any) -> dict[str, Any]:
             "text": cite_text(items, list(citations.values()), fmt), "items": items}
 
 
-def cite_text(items: list[dict[str, Any]], citations: list[Citation], fmt: str) -> str:
-    """The paste-ready text; in BibTeX a failed reference is a ``%`` comment in its place."""
+def cite_text(items: Sequence[Mapping[str, object]], citations: list[Citation], fmt: str) -> str:
+    """The paste-ready text; in BibTeX a failed reference is a ``%`` comment in its place.
+
+    ``items`` are :class:`CiteItem` (the MCP layer passes its own items of that shape)."""
     if fmt != "bibtex":
         return format_citations(citations, fmt) if citations else ""
     parts: list[str] = []
-    done: set[str] = set()
+    done: set[object] = set()
     for item in items:
         if item["status"] != "ok":
             reason = " ".join(str(item["message"]).split())
-            parts.append(f"% {item['status']}: {' '.join(item['reference'].split())}: {reason}\n")
+            parts.append(f"% {item['status']}: {' '.join(str(item['reference']).split())}: {reason}\n")
         elif item["key"] not in done:
             done.add(item["key"])
             parts.append(str(item["citation"]))
     return "\n".join(parts)
 
 
-def cite_failures(payload: dict[str, Any]) -> list[str]:
-    """``<n>. <status>: <reference>: <why>`` for each reference that was not cited."""
+def cite_failures(payload: Mapping[str, object]) -> list[str]:
+    """``<n>. <status>: <reference>: <why>`` for each reference that was not cited.
+
+    ``payload`` is a :func:`run_cite` answer (or its JSON round trip through the MCP layer)."""
+    # Trusted shape: built by run_cite; the fields are only formatted.
+    items = cast("CitePayload", payload)["items"]
     return [f"{number}. {item['status']}: {' '.join(str(item['reference']).split())}: {item['message']}"
-            for number, item in enumerate(payload["items"], 1) if item["status"] != "ok"]
+            for number, item in enumerate(items, 1) if item["status"] != "ok"]
 
 
-def render_cite(payload: dict[str, Any], args: argparse.Namespace, out: Output) -> None:
+def render_cite(payload: CitePayload, args: argparse.Namespace, out: Output) -> None:
     """The citation text on stdout; with RIS and CSL-JSON each reference not cited goes to stderr
     (``pwc: <n>. <status>: …``), so stdout stays a valid file. BibTeX has them in place as comments."""
     out.stdout.write(payload["text"])
@@ -246,17 +356,17 @@ def render_cite(payload: dict[str, Any], args: argparse.Namespace, out: Output) 
 # --- verify -----------------------------------------------------------------------------------
 
 
-def _year_of(record: dict[str, Any]) -> int | None:
+def _year_of(record: JsonObject) -> int | None:
     published = str(record.get("published") or record.get("date") or "")
     return int(published[:4]) if re.match(r"[0-9]{4}", published) else None
 
 
-def _venue_year(record: dict[str, Any]) -> int | None:
+def _venue_year(record: JsonObject) -> int | None:
     found = re.findall(r"(?:19|20)[0-9]{2}", str(record.get("conference_name") or ""))
     return int(found[-1]) if found else None
 
 
-def _first_author(record: dict[str, Any]) -> str | None:
+def _first_author(record: JsonObject) -> str | None:
     authors = record.get("authors")
     return str(authors[0]) if isinstance(authors, list) and authors else None
 
@@ -269,14 +379,14 @@ def _author_agrees(written: str | None, author: str | None) -> bool | None:
     return bool(wanted) and (wanted in words or wanted == fold(author))
 
 
-def _year_agrees(written: int | None, record: dict[str, Any]) -> bool | None:
+def _year_agrees(written: int | None, record: JsonObject) -> bool | None:
     published, venue = _year_of(record), _venue_year(record)
     if written is None or (published is None and venue is None):
         return None
     return written in (venue, published)
 
 
-def _journal_lag(parsed: ParsedReference, record: dict[str, Any]) -> int | None:
+def _journal_lag(parsed: ParsedReference, record: JsonObject) -> int | None:
     """How many years (1 to :data:`JOURNAL_LAG_YEARS`) the reference's year follows the preprint's, when
     the reference names a journal and the catalog records no venue for the paper; else None.
 
@@ -291,19 +401,20 @@ def _journal_lag(parsed: ParsedReference, record: dict[str, Any]) -> int | None:
     return lag if 1 <= lag <= JOURNAL_LAG_YEARS else None
 
 
-def _summary(record: dict[str, Any]) -> dict[str, Any]:
+def _summary(record: JsonObject) -> PaperSummary:
     authors = record.get("authors")
     return {"id": _paper_id(record), "title": str(record.get("title") or ""),
             "first_author": _first_author(record), "authors": len(authors) if isinstance(authors, list) else 0,
             "year": _year_of(record), "in_catalog": record.get("in_catalog", True) is not False}
 
 
-def _evidence(parsed: ParsedReference, record: dict[str, Any], similarity: float) -> dict[str, Any]:
+def _evidence(parsed: ParsedReference, record: JsonObject, similarity: float) -> Evidence:
     lag = _journal_lag(parsed, record)
-    year: dict[str, Any] = {"reference": parsed.year, "paper": _venue_year(record) or _year_of(record),
-                            "agrees": True if lag else _year_agrees(parsed.year, record)}
+    year: YearEvidence = {"reference": parsed.year, "paper": _venue_year(record) or _year_of(record),
+                          "agrees": True if lag else _year_agrees(parsed.year, record)}
     if lag:
-        year.update(journal=parsed.journal, journal_lag=lag)
+        year["journal"] = parsed.journal
+        year["journal_lag"] = lag
     return {"title_similarity": round(similarity, 3), "year": year,
             "first_author": {"reference": parsed.first_author, "paper": _first_author(record),
                              "agrees": _author_agrees(parsed.first_author, _first_author(record))}}
@@ -314,7 +425,7 @@ def _similarity(parsed: ParsedReference, title: str) -> float:
     return max((difflib.SequenceMatcher(None, title_key(t), key).ratio() for t in parsed.titles), default=0.0)
 
 
-def _contradictions(evidence: dict[str, Any]) -> list[str]:
+def _contradictions(evidence: Evidence) -> list[str]:
     said: list[str] = []
     if evidence["year"]["agrees"] is False:
         said.append(f"the reference says {evidence['year']['reference']}, the paper is from "
@@ -325,24 +436,24 @@ def _contradictions(evidence: dict[str, Any]) -> list[str]:
     return said
 
 
-def _verified(parsed: ParsedReference, record: dict[str, Any], how: str) -> dict[str, Any]:
+def _verified(parsed: ParsedReference, record: JsonObject, how: str) -> Verdict:
     evidence = _evidence(parsed, record, _similarity(parsed, str(record.get("title") or "")) if parsed.titles
                          else 1.0)
-    result = {"status": "verified", "paper": _summary(record), "matched_by": how, "evidence": evidence}
+    result: Verdict = {"status": "verified", "paper": _summary(record), "matched_by": how, "evidence": evidence}
     if evidence["year"].get("journal_lag"):
         result["message"] = (f"the reference cites the journal version ({evidence['year']['journal']}, "
                              f"{parsed.year}); the catalog records only the preprint ({evidence['year']['paper']})")
     return result
 
 
-def _distinguish(records: list[dict[str, Any]]) -> str:
+def _distinguish(records: list[JsonObject]) -> str:
     parts = [f"{_first_author(r) or 'unknown author'}, {_year_of(r) or 'undated'} ({_paper_id(r)})"
              for r in records]
     return "Same title; they differ by first author and year: " + "; ".join(parts) + \
         ". Add the first author and year, or cite the arXiv ID."
 
 
-def _verify_identifier(client: Any, parsed: ParsedReference) -> dict[str, Any]:
+def _verify_identifier(client: Client, parsed: ParsedReference) -> Verdict:
     identifier = parsed.identifier
     assert identifier is not None
     record = _by_identifier(client, identifier)
@@ -361,7 +472,7 @@ def _verify_identifier(client: Any, parsed: ParsedReference) -> dict[str, Any]:
     return result
 
 
-def _with_venues(client: Any, parsed: ParsedReference, matches: dict[str, dict[str, Any]]) -> list[dict[str, Any]]:
+def _with_venues(client: Client, parsed: ParsedReference, matches: dict[str, JsonObject]) -> list[JsonObject]:
     """The matches, each replaced by its full record when the reference's year is the year after the
     preprint's and the search result does not name its venue (``conference_name``; the bundled catalog's
     results do, a catalog without the field costs one ``papers/<id>`` call): the venue year (ResNet:
@@ -377,13 +488,13 @@ def _with_venues(client: Any, parsed: ParsedReference, matches: dict[str, dict[s
     return records
 
 
-def _verify_title(client: Any, parsed: ParsedReference) -> dict[str, Any]:
+def _verify_title(client: Client, parsed: ParsedReference) -> Verdict:
     assert parsed.title is not None
     keys = {title_key(t) for t in parsed.titles if title_key(t)}
     payload = client.get_json("papers/search", {"q": parsed.title[:500], "mode": "keyword", "page": 1,
                                                 "page_size": SEARCH_PAGE_SIZE})
     results = [r for r in result_list(payload) if r.get("title")]
-    matches: dict[str, dict[str, Any]] = {}
+    matches: dict[str, JsonObject] = {}
     for item in results:
         if title_key(str(item["title"])) in keys:
             matches.setdefault(_paper_id(item) or str(item["title"]), item)
@@ -415,9 +526,10 @@ def _verify_title(client: Any, parsed: ParsedReference) -> dict[str, Any]:
                        + "; ".join(_contradictions(result["evidence"]))}
 
 
-def verify_one(client: Any, text: str) -> dict[str, Any]:
+def verify_one(client: Client, text: str) -> ReferenceVerdict:
     """The verdict on one free-text reference (never raises for a catalog failure)."""
     parsed = parse_reference(text)
+    result: Verdict
     try:
         if parsed.identifier:
             result = _verify_identifier(client, parsed)
@@ -428,22 +540,27 @@ def verify_one(client: Any, text: str) -> dict[str, Any]:
     except PwcError as exc:
         status, message = _failure(exc)
         result = {"status": status, "message": message}
-    parsed_view = {"title": parsed.title, "first_author": parsed.first_author, "year": parsed.year,
-                   "identifier": parsed.identifier}
-    return {"status": result.pop("status"), "parsed": parsed_view, **result}
+    parsed_view: ParsedView = {"title": parsed.title, "first_author": parsed.first_author, "year": parsed.year,
+                               "identifier": parsed.identifier}
+    # "status" first, then "parsed", then the rest in the verdict's order (status keeps its first place).
+    return {"status": result["status"], "parsed": parsed_view, **result}
 
 
-def run_verify(args: argparse.Namespace, client: Any) -> dict[str, Any]:
+def run_verify(args: argparse.Namespace, client: Client) -> VerifyPayload:
     """``{count, summary, items}``: one item per reference, in order, each with its ``status``."""
     refs = _check_batch(list(args.references), "references")
     verdicts = _once(refs, lambda ref: verify_one(client, ref))
-    items = [{"reference": ref, **verdict} for ref, verdict in zip(refs, verdicts, strict=True)]
+    items: list[VerifyItem] = [{"reference": ref, **verdict} for ref, verdict in zip(refs, verdicts, strict=True)]
     summary = {status: sum(1 for item in items if item["status"] == status) for status in STATUSES}
     return {"count": len(items), "summary": summary, "items": items}
 
 
-def verify_lines(payload: dict[str, Any]) -> list[str]:
-    """The text of a verification: a summary line, then one line (and its reason) per reference."""
+def verify_lines(data: Mapping[str, object]) -> list[str]:
+    """The text of a verification: a summary line, then one line (and its reason) per reference.
+
+    ``data`` is a :func:`run_verify` answer (or its JSON round trip through the MCP layer)."""
+    # Trusted shape: built by run_verify; the fields are only formatted.
+    payload = cast("VerifyPayload", data)
     summary = payload["summary"]
     lines = [", ".join(f"{summary[s]} {s}" for s in STATUSES if summary.get(s)) or "no references"]
     for number, item in enumerate(payload["items"], 1):
@@ -463,6 +580,6 @@ def verify_lines(payload: dict[str, Any]) -> list[str]:
     return lines
 
 
-def render_verify(payload: dict[str, Any], args: argparse.Namespace, out: Output) -> None:
+def render_verify(payload: VerifyPayload, args: argparse.Namespace, out: Output) -> None:
     """Text of ``paper verify``: one numbered line per reference with its status and evidence."""
     out.lines(verify_lines(payload))

@@ -8,9 +8,10 @@ empty page; ``is_open: null`` shows as ``unknown``; a site-relative
 from __future__ import annotations
 
 import argparse
-from typing import Any
+from typing import TYPE_CHECKING, TypedDict
 
 from pwc.errors import ResponseError
+from pwc.json_types import JsonObject, JsonValue
 from pwc.leaderboard import merge_evaluations, metric_summary, model_label
 from pwc.markdown import md_table
 from pwc.references import resolve_paper
@@ -26,8 +27,11 @@ from pwc.render import (
 )
 from pwc.transport import quote_ref
 
+if TYPE_CHECKING:  # the transport (httpx) is imported only where a call is made
+    from pwc.transport import Client
+
 __all__ = [
-    "fetch_paper", "render_evaluations", "render_info", "render_lineage", "render_read",
+    "EvaluationsPayload", "ReadPayload", "fetch_paper", "render_evaluations", "render_info", "render_lineage", "render_read",
     "run_evaluations", "run_info", "run_lineage", "run_read",
 ]
 
@@ -35,7 +39,23 @@ EVAL_ORDERING = "-benchmark_popularity"
 MAX_EVAL_PAGES = 100  # bounds `paper info --include-evals` at 10,000 rows
 
 
-def fetch_paper(client: Any, ref: str, *, include_resources: bool) -> dict[str, Any]:
+class EvaluationsPayload(TypedDict):
+    """``pwc paper evaluations --json`` data: one page of the paper's evaluations, merged."""
+
+    count: int
+    page: int
+    next_page: JsonValue
+    results: list[JsonObject]
+
+
+class ReadPayload(TypedDict):
+    """``pwc paper read --json`` data: the paper reference and its Markdown body."""
+
+    paper: str
+    markdown: str
+
+
+def fetch_paper(client: Client, ref: str, *, include_resources: bool) -> JsonObject:
     """GET ``papers/<ref>``; raises ``ResponseError`` unless the body is an object."""
     paper = client.get_json(f"papers/{quote_ref(ref)}", {"include_resources": include_resources})
     if not isinstance(paper, dict):
@@ -43,20 +63,20 @@ def fetch_paper(client: Any, ref: str, *, include_resources: bool) -> dict[str, 
     return paper
 
 
-def _paper_id(paper: dict[str, Any]) -> str:
+def _paper_id(paper: JsonObject) -> str:
     if not paper.get("id"):
         raise ResponseError("Paper response did not contain an ID")
     return str(paper["id"])
 
 
-def run_info(args: argparse.Namespace, client: Any) -> dict[str, Any]:
+def run_info(args: argparse.Namespace, client: Client) -> JsonObject:
     """Paper object, plus ``evaluations: {count, results}`` (raw rows) with ``--include-evals`` (§2.2)."""
     ref = resolve_paper(args.paper, client)
     paper = fetch_paper(client, ref, include_resources=args.include_resources)
     if not args.include_evals:
         return paper
     paper_id = _paper_id(paper)
-    rows: list[dict[str, Any]] = []
+    rows: list[JsonValue] = []
     total: int | None = None
     for page in range(1, MAX_EVAL_PAGES + 1):
         payload = client.get_json("evaluations/", {"page": page, "page_size": 100,
@@ -71,7 +91,7 @@ def run_info(args: argparse.Namespace, client: Any) -> dict[str, Any]:
     return {**paper, "evaluations": {"count": total if total is not None else len(rows), "results": rows}}
 
 
-def run_evaluations(args: argparse.Namespace, client: Any) -> dict[str, Any]:
+def run_evaluations(args: argparse.Namespace, client: Client) -> EvaluationsPayload:
     """One page of the paper's evaluations, merged (§2.3, §3.4): ``{count, page, next_page, results}``."""
     ref = resolve_paper(args.paper, client)
     paper_id = _paper_id(fetch_paper(client, ref, include_resources=False))
@@ -84,14 +104,14 @@ def run_evaluations(args: argparse.Namespace, client: Any) -> dict[str, Any]:
             "results": merge_evaluations(rows)}
 
 
-def run_read(args: argparse.Namespace, client: Any) -> dict[str, str]:
+def run_read(args: argparse.Namespace, client: Client) -> ReadPayload:
     """The paper's Markdown, unparsed: ``{"paper": <ref>, "markdown": <body>}`` (§2.4)."""
     ref = resolve_paper(args.paper, client)
     response = client.get_text(f"research/papers/{quote_ref(ref)}/read")
     return {"paper": ref, "markdown": response.text}
 
 
-def run_lineage(args: argparse.Namespace, client: Any) -> Any:
+def run_lineage(args: argparse.Namespace, client: Client) -> JsonObject:
     """The raw lineage response ``{paper, predecessors, successors}`` (§2.9)."""
     ref = resolve_paper(args.paper, client)
     payload = client.get_json(f"research/papers/{quote_ref(ref)}/lineage")
@@ -103,11 +123,16 @@ def run_lineage(args: argparse.Namespace, client: Any) -> Any:
 # --- text renderers -------------------------------------------------------------------------
 
 
-def _link_title(title: Any) -> str:
+def _list(value: JsonValue) -> list[JsonValue]:
+    """``value`` when it is a JSON array, else none (a missing or null list)."""
+    return value if isinstance(value, list) else []
+
+
+def _link_title(title: object) -> str:
     return str(title).replace("\\", "\\\\").replace("[", "\\[").replace("]", "\\]")
 
 
-def evaluation_lines(rows: list[dict[str, Any]]) -> list[str]:
+def evaluation_lines(rows: list[JsonObject]) -> list[str]:
     """The ``## Evaluations`` section (§2.3) as lines, starting with an empty line."""
     lines = ["", "## Evaluations", ""]
     if not rows:
@@ -125,14 +150,14 @@ def evaluation_lines(rows: list[dict[str, Any]]) -> list[str]:
                             ["---", "---", "---", "---:", "---", ":---:", "---"])
 
 
-def _lineage_item(item: dict[str, Any]) -> str:
+def _lineage_item(item: JsonObject) -> str:
     route = item.get("route_identifier")
     title = _link_title(item.get("title") or route or "Unknown paper")
     text = f"- [{title}]({paper_url(route)})" if route else f"- {title}"
     return text + (f" ({item['published']})" if item.get("published") else "")
 
 
-def _info_fields(paper: dict[str, Any]) -> list[tuple[str, Any]]:
+def _info_fields(paper: JsonObject) -> list[tuple[str, JsonValue]]:
     authors = paper.get("authors")
     orgs = paper.get("organizations")
     return [
@@ -150,11 +175,11 @@ def _info_fields(paper: dict[str, Any]) -> list[tuple[str, Any]]:
     ]
 
 
-def _resource_lines(paper: dict[str, Any]) -> list[str]:
+def _resource_lines(paper: JsonObject) -> list[str]:
     lines: list[str] = []
     for key, title in (("repositories", "Repositories"), ("project_pages", "Project pages")):
         entries = []
-        for entry in paper.get(key) or []:
+        for entry in _list(paper.get(key)):
             url = entry.get("url") if isinstance(entry, dict) else entry
             if isinstance(url, str) and url:
                 entries.append((not (isinstance(entry, dict) and entry.get("is_official") is True), url))
@@ -164,13 +189,13 @@ def _resource_lines(paper: dict[str, Any]) -> list[str]:
             lines += [f"- {url}" if unofficial else f"- **Official:** {url}" for unofficial, url in entries]
     artifacts = [f"- **{label}:** {url}" for key, label in
                  (("hf_models", "Model"), ("hf_datasets", "Dataset"), ("hf_spaces", "Space"))
-                 for url in (paper.get(key) or []) if isinstance(url, str) and url]
+                 for url in _list(paper.get(key)) if isinstance(url, str) and url]
     if artifacts:
         lines += ["", "## Hugging Face artifacts", "", *artifacts]
     return lines
 
 
-def render_info(payload: dict[str, Any], args: argparse.Namespace, out: Output) -> None:
+def render_info(payload: JsonObject, args: argparse.Namespace, out: Output) -> None:
     """Text of ``paper info`` (§2.2): fields, abstract, evaluations, lineage, resources."""
     lines = [f"{label}: {clean_cell(value)}" for label, value in _info_fields(payload)
              if value not in (None, "", [])]
@@ -181,25 +206,25 @@ def render_info(payload: dict[str, Any], args: argparse.Namespace, out: Output) 
         lines += evaluation_lines(result_list(payload.get("evaluations") or {"results": []}))
     lines += ["", "## Paper lineage"]
     for key, name in (("predecessor_papers", "Predecessors"), ("successor_papers", "Successors")):
-        items = [item for item in payload.get(key) or [] if isinstance(item, dict)]
+        items = [item for item in _list(payload.get(key)) if isinstance(item, dict)]
         lines += ["", f"### {name}", ""] + ([_lineage_item(i) for i in items] or ["- None"])
     if args.include_resources:
         lines += _resource_lines(payload)
     out.lines(lines)
 
 
-def render_evaluations(payload: dict[str, Any], args: argparse.Namespace, out: Output) -> None:
+def render_evaluations(payload: EvaluationsPayload, args: argparse.Namespace, out: Output) -> None:
     """Text of ``paper evaluations`` (§2.3): the Markdown evaluations table; no pagination hint."""
     out.lines(evaluation_lines(payload["results"]))
 
 
-def render_read(payload: dict[str, str], args: argparse.Namespace, out: Output) -> None:
+def render_read(payload: ReadPayload, args: argparse.Namespace, out: Output) -> None:
     """The Markdown body as received, plus a final newline when missing (§2.4)."""
     text = payload["markdown"]
     out.stdout.write(text + ("\n" if text and not text.endswith("\n") else ""))
 
 
-def _reference_item(item: Any) -> str:
+def _reference_item(item: JsonValue) -> str:
     if not isinstance(item, dict):
         return "- None"
     ref = item.get("reference")
@@ -207,14 +232,14 @@ def _reference_item(item: Any) -> str:
     return f"- [{title}]({paper_url(ref)}) (`{ref}`)" if ref else f"- {title}"
 
 
-def render_lineage(payload: dict[str, Any], args: argparse.Namespace, out: Output) -> None:
+def render_lineage(payload: JsonObject, args: argparse.Namespace, out: Output) -> None:
     """Text of ``paper lineage list`` (§2.9): Paper, Predecessors and Successors sections."""
     lines = ["# Paper lineage"]
     paper = payload.get("paper")
-    sections = [("Paper", [paper] if isinstance(paper, dict) else []),
-                ("Predecessors", payload.get("predecessors") or []),
-                ("Successors", payload.get("successors") or [])]
-    for name, items in sections:
-        items = [item for item in items if isinstance(item, dict)]
+    sections: list[tuple[str, list[JsonValue]]] = [("Paper", [paper] if isinstance(paper, dict) else []),
+                                                  ("Predecessors", _list(payload.get("predecessors"))),
+                                                  ("Successors", _list(payload.get("successors")))]
+    for name, values in sections:
+        items = [item for item in values if isinstance(item, dict)]
         lines += ["", f"## {name}", ""] + ([_reference_item(i) for i in items] or ["- None"])
     out.lines(lines)

@@ -11,10 +11,12 @@ Deliberate fixes of reference quirks (§7):
 from __future__ import annotations
 
 import argparse
-from typing import Any
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, TypedDict, TypeGuard
 
 from pwc.cli import int_range
 from pwc.errors import ResponseError, UsageError
+from pwc.json_types import JsonObject, JsonValue
 from pwc.names import (
     AREAS_PARAMS,
     ENTITY_FIELDS,
@@ -40,7 +42,10 @@ from pwc.render import (
     write_table,
 )
 
-__all__ = ["register", "render_task", "render_task_list", "run_task", "run_task_list"]
+if TYPE_CHECKING:  # the transport (httpx) is imported only where a call is made
+    from pwc.transport import Client
+
+__all__ = ["TaskPayload", "register", "render_task", "render_task_list", "run_task", "run_task_list"]
 
 ORDER_FIELDS = ("name", "created_at", "level", "paper_count")
 GROUPING_CONFLICT = ("--group-by-area cannot be combined with pagination or --level; "
@@ -48,7 +53,25 @@ GROUPING_CONFLICT = ("--group-by-area cannot be combined with pagination or --le
 SEARCH_CONFLICT = "--group-by-area cannot be combined with --search; use --flat to search tasks"
 
 
-def register(subparsers: argparse._SubParsersAction) -> None:
+class TaskPayload(TypedDict):
+    """``pwc task --json`` data: the task, its area and the task page's lists (as the catalog gave
+    them, ``[]`` when missing), the ranked benchmarks, common methods and the trending papers."""
+
+    task: JsonObject
+    area: JsonObject | None
+    parents: JsonValue
+    sisters: JsonValue
+    recommended_frameworks: JsonValue
+    children: JsonValue
+    subtask_benchmarks: JsonValue
+    benchmarks: list[JsonObject]
+    common_methods: list[JsonObject]
+    paper_sample_size: int
+    paper_count: int
+    papers: list[JsonObject]
+
+
+def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Add ``task`` (detail) and ``task list`` to the top-level sub-parsers."""
     task = subparsers.add_parser("task", help="inspect a task or list tasks",
                                  description="Inspect one task by exact name, slug or ID.")
@@ -75,31 +98,35 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 # ---------------------------------------------------------------- task detail
 
 
-def run_task(args: argparse.Namespace, client: Any) -> dict[str, Any]:
+def run_task(args: argparse.Namespace, client: Client) -> TaskPayload:
     """Compose a task's detail (§2.10 call order, §3.6 ranking); raises ``ResponseError``/``NotFoundError``."""
     name = required_name(args.name, "task")
     if name.isdigit():
-        summary = client.get_json(f"tasks/{name}")
-        if not isinstance(summary, dict):
+        found = client.get_json(f"tasks/{name}")
+        if not isinstance(found, dict):
             raise ResponseError("API returned an unexpected response shape")
+        summary = found
     else:
         candidates = result_list(client.get_json("tasks/", {"q": args.name, "page": 1, "page_size": 100}))
-        summary = find_exact(candidates, name, ENTITY_FIELDS)
-        if summary is None:
+        exact = find_exact(candidates, name, ENTITY_FIELDS)
+        if exact is None:
             raise not_found("Task", name, candidates, name_only=True)
+        summary = exact
     task_id = summary.get("id")
     page = client.get_json(f"tasks/{task_id}/page")
-    if not isinstance(page, dict) or not isinstance(page.get("task"), dict):
+    page_task = page.get("task") if isinstance(page, dict) else None
+    if not isinstance(page, dict) or not isinstance(page_task, dict):
         raise ResponseError("task page API returned an unexpected response shape")
     trends = client.get_json(f"tasks/{task_id}/trending-benchmarks", {"limit": 100, "min_recent_papers": 0})
-    if not isinstance(trends, dict) or not isinstance(trends.get("results"), list):
+    trend_rows = trends.get("results") if isinstance(trends, dict) else None
+    if not isinstance(trend_rows, list):
         raise ResponseError("benchmark trends API returned an unexpected response shape")
     papers_payload = client.get_json(f"tasks/{task_id}/papers", {
         "page": 1, "page_size": 100, "order_by": "trending", "order_dir": "desc", "include_resources": True})
     papers = result_list(papers_payload)
     areas = result_list(client.get_json("areas/", AREAS_PARAMS))
 
-    task = dict(page["task"])
+    task = dict(page_task)
     for key in ("paper_count", "benchmark_count", "evaluation_count"):
         if summary.get(key) is not None:
             task[key] = summary[key]
@@ -109,9 +136,12 @@ def run_task(args: argparse.Namespace, client: Any) -> dict[str, Any]:
     return {
         "task": task,
         "area": area,
-        **{key: page.get(key) or [] for key in
-           ("parents", "sisters", "recommended_frameworks", "children", "subtask_benchmarks")},
-        "benchmarks": rank_benchmarks(page.get("benchmarks", []), trends["results"]),
+        "parents": page.get("parents") or [],
+        "sisters": page.get("sisters") or [],
+        "recommended_frameworks": page.get("recommended_frameworks") or [],
+        "children": page.get("children") or [],
+        "subtask_benchmarks": page.get("subtask_benchmarks") or [],
+        "benchmarks": rank_benchmarks(page.get("benchmarks", []), trend_rows),
         "common_methods": common_methods(papers),
         "paper_sample_size": len(papers),
         "paper_count": total if total is not None else len(papers),
@@ -119,12 +149,13 @@ def run_task(args: argparse.Namespace, client: Any) -> dict[str, Any]:
     }
 
 
-def rank_benchmarks(page_benchmarks: Any, trends: list[Any]) -> list[dict[str, Any]]:
+def rank_benchmarks(page_benchmarks: JsonValue, trends: list[JsonValue]) -> list[JsonObject]:
     """Trended page benchmarks in trend order (page fields overlaid by trend fields), then the rest (§3.6)."""
     if not isinstance(page_benchmarks, list):
         raise ResponseError("task page API did not contain a benchmark list")
     by_id = {str(b.get("id")): b for b in page_benchmarks if isinstance(b, dict)}
-    ranked, seen = [], set()
+    ranked: list[JsonObject] = []
+    seen: set[str] = set()
     for trend in trends:
         if isinstance(trend, dict) and str(trend.get("id")) in by_id and str(trend.get("id")) not in seen:
             seen.add(str(trend.get("id")))
@@ -133,46 +164,58 @@ def rank_benchmarks(page_benchmarks: Any, trends: list[Any]) -> list[dict[str, A
     return ranked
 
 
-def common_methods(papers: list[dict[str, Any]], top: int = 8) -> list[dict[str, Any]]:
+def common_methods(papers: list[JsonObject], top: int = 8) -> list[JsonObject]:
     """The ``top`` methods of the sampled papers by paper count, then name (§3.6)."""
-    counts: dict[str, dict[str, Any]] = {}
+    counts: dict[str, int] = {}
+    methods: dict[str, JsonObject] = {}
     for paper in papers:
-        for method in paper.get("methods") or []:
+        for method in _list(paper.get("methods")):
             if not isinstance(method, dict):
                 continue
             key = method.get("slug") or method.get("id")
             if not key:
                 continue
-            entry = counts.setdefault(str(key), {**method, "paper_count": 0})
-            entry["paper_count"] += 1
-    ranked = sorted(counts.values(), key=lambda m: (-m["paper_count"], str(m.get("name") or "").casefold()))
-    return ranked[:top]
+            methods.setdefault(str(key), method)
+            counts[str(key)] = counts.get(str(key), 0) + 1
+    ranked = sorted(methods, key=lambda k: (-counts[k], str(methods[k].get("name") or "").casefold()))
+    return [{**methods[key], "paper_count": counts[key]} for key in ranked[:top]]
 
 
-def _is_int(value: Any) -> bool:
+def _list(value: JsonValue) -> list[JsonValue]:
+    """``value`` when it is a JSON array, else none (a missing or null list)."""
+    return value if isinstance(value, list) else []
+
+
+def _objects(value: JsonValue) -> list[JsonObject]:
+    """The objects of a JSON array; anything else is none."""
+    return [item for item in _list(value) if isinstance(item, dict)]
+
+
+def _is_int(value: object) -> TypeGuard[int]:
     return isinstance(value, int) and not isinstance(value, bool)
 
 
-def _ref(kind: str, item: dict[str, Any], out: Output) -> str:
+def _ref(kind: str, item: Mapping[str, object], out: Output) -> str:
     name = item.get("name") or item.get("slug") or item.get("id")
     if out.isatty:
         return f"{name} [{item.get('slug') or item.get('id')}]"
     return md_link(name, site_url(kind, item.get("slug"), item.get("id")))
 
 
-def _paper_ref(paper: dict[str, Any], out: Output) -> str:
+def _paper_ref(paper: JsonObject, out: Output) -> str:
     ref = paper.get("arxiv_id") or paper.get("id")
     title = paper.get("title") or ref
     if out.isatty:
         return f"{title} [{ref}]"
-    return md_link(title, paper.get("url_abs") or site_url("paper", ref))
+    url = paper.get("url_abs")
+    return md_link(title, str(url) if url else site_url("paper", ref))
 
 
-def render_task(payload: dict[str, Any], args: argparse.Namespace, out: Output) -> None:
+def render_task(payload: TaskPayload, args: argparse.Namespace, out: Output) -> None:
     """Write the task detail: heading, metadata, description, link and the §2.10 sections."""
     task = payload["task"]
     out.line(heading(task.get("name"), out))
-    area = payload.get("area") or {}
+    area: JsonObject = payload.get("area") or {}
     meta = [f"Area: {area['name']}" if area.get("name") else None,
             f"Level: {task['level']}" if task.get("level") is not None else None,
             *(f"{thousands(task[key])} {noun}" for key, noun in
@@ -188,12 +231,12 @@ def render_task(payload: dict[str, Any], args: argparse.Namespace, out: Output) 
     out.line(entity_link("View task", site_url("task", task.get("slug"), task.get("id")), out))
 
     section(out, "Task hierarchy")
-    chain = [*reversed([p for p in payload["parents"] if isinstance(p, dict)]), task]
+    chain = [*reversed(_objects(payload["parents"])), task]
     out.line(" → ".join(_ref("task", item, out) for item in chain))
-    _bullets(out, "Research trends", [str(t) for t in task.get("research_trends") or []])
-    _bullets(out, "Recommended frameworks", [_framework(f, out) for f in payload["recommended_frameworks"]])
-    _bullets(out, "Sister tasks", [_ref("task", t, out) for t in payload["sisters"]])
-    _bullets(out, "Subtasks", [_ref("task", t, out) for t in payload["children"]])
+    _bullets(out, "Research trends", [str(t) for t in _list(task.get("research_trends"))])
+    _bullets(out, "Recommended frameworks", [_framework(f, out) for f in _objects(payload["recommended_frameworks"])])
+    _bullets(out, "Sister tasks", [_ref("task", t, out) for t in _objects(payload["sisters"])])
+    _bullets(out, "Subtasks", [_ref("task", t, out) for t in _objects(payload["children"])])
     _bullets(out, f"Common methods (from {payload['paper_sample_size']} sampled papers)",
              [f"{_ref('method', m, out)} — {thousands(m['paper_count'])} papers" for m in payload["common_methods"]])
     _bullets(out, "Benchmarks", [_benchmark_line(b, out) for b in payload["benchmarks"]])
@@ -209,16 +252,17 @@ def _bullets(out: Output, title: str, lines: list[str]) -> None:
         out.lines(line if line.startswith("  ") else f"- {line}" for line in lines)
 
 
-def _framework(item: dict[str, Any], out: Output) -> str:
+def _framework(item: JsonObject, out: Output) -> str:
     label = "/".join(str(p) for p in (item.get("owner"), item.get("name")) if p) or str(item.get("id"))
     stars = f"{thousands(item['num_stars'])} stars" if _is_int(item.get("num_stars")) else None
+    url = item.get("url")
     if out.isatty:
-        return " — ".join(p for p in (label, stars, item.get("url")) if p)
-    link = md_link(label, item["url"]) if item.get("url") else label
+        return " — ".join(str(p) for p in (label, stars, url) if p)
+    link = md_link(label, str(url)) if url else label
     return " — ".join(p for p in (link, stars) if p)
 
 
-def _benchmark_line(item: dict[str, Any], out: Output) -> str:
+def _benchmark_line(item: JsonObject, out: Output) -> str:
     parts = []
     if _is_int(item.get("paper_count")):
         parts.append(f"{thousands(item['paper_count'])} papers")
@@ -231,19 +275,19 @@ def _benchmark_line(item: dict[str, Any], out: Output) -> str:
     return f"{link} — {', '.join(parts)}" if parts else link
 
 
-def _subtask_lines(payload: dict[str, Any], out: Output) -> list[str]:
+def _subtask_lines(payload: TaskPayload, out: Output) -> list[str]:
     by_subtask = {str(entry.get("subtask_id")): entry.get("benchmarks") or []
-                  for entry in payload["subtask_benchmarks"] if isinstance(entry, dict)}
+                  for entry in _objects(payload["subtask_benchmarks"])}
     lines = []
-    for child in payload["children"]:
-        benchmarks = [b for b in by_subtask.get(str(child.get("id")), []) if isinstance(b, dict)]
+    for child in _objects(payload["children"]):
+        benchmarks = _objects(by_subtask.get(str(child.get("id")), []))
         if benchmarks:
             lines.append(_ref("task", child, out))
             lines += [f"  - {_ref('benchmark', b, out)}" for b in benchmarks]
     return lines
 
 
-def _paper_line(paper: dict[str, Any], out: Output) -> str:
+def _paper_line(paper: JsonObject, out: Output) -> str:
     published = paper.get("published") or paper.get("date_published")
     citations = (counted(paper["citation_count"], "citation")
                  if _is_int(paper.get("citation_count")) else None)
@@ -255,7 +299,7 @@ def _paper_line(paper: dict[str, Any], out: Output) -> str:
 # ---------------------------------------------------------------- task list
 
 
-def run_task_list(args: argparse.Namespace, client: Any) -> Any:
+def run_task_list(args: argparse.Namespace, client: Client) -> object:
     """Grouped (``areas/with-tasks/``) or flat (``areas/`` then ``tasks/``) task listing (§2.10).
 
     Sets ``args.grouped`` and, for flat output, ``args.area_names`` for the renderer.
@@ -278,7 +322,7 @@ def run_task_list(args: argparse.Namespace, client: Any) -> Any:
     areas = result_list(client.get_json("areas/", AREAS_PARAMS))
     area_id = None if args.area is None else str(resolve_area(areas, args.area).get("id"))
     args.area_names = area_name_map(areas)
-    params = {"page": args.page, "page_size": args.page_size}
+    params: dict[str, object] = {"page": args.page, "page_size": args.page_size}
     if args.search:
         params["q"] = args.search
     params.update(area_id=area_id, level=args.level, visible_only=args.visible_only,
@@ -286,9 +330,9 @@ def run_task_list(args: argparse.Namespace, client: Any) -> Any:
     return with_area_names(client.get_json("tasks/", params), args.area_names)
 
 
-def sort_rows(rows: Any, field: str, direction: str) -> list[dict[str, Any]]:
+def sort_rows(rows: JsonValue, field: str, direction: str) -> list[JsonObject]:
     """Rows sorted by ``field`` (strings casefolded); missing values last ascending, first descending."""
-    def key(row: dict[str, Any]) -> tuple[bool, int, Any]:
+    def key(row: JsonObject) -> tuple[bool, int, float | str]:
         value = row.get(field)
         if value is None:
             return (True, 0, 0)
@@ -296,17 +340,17 @@ def sort_rows(rows: Any, field: str, direction: str) -> list[dict[str, Any]]:
             return (False, 0, value)
         return (False, 1, str(value).casefold())
 
-    items = [row for row in rows or [] if isinstance(row, dict)]
+    items = _objects(rows)
     return sorted(items, key=key, reverse=direction == "desc")
 
 
-def render_task_list(payload: Any, args: argparse.Namespace, out: Output) -> None:
+def render_task_list(payload: object, args: argparse.Namespace, out: Output) -> None:
     """Grouped ``# Area:`` sections, or the flat table plus the pagination hint.
 
     An area without tasks is left out of the grouped listing (it printed a bare "- None"); an
     area asked for by ``--area`` that has none says so."""
-    if args.grouped:
-        areas = payload["results"]
+    if args.grouped:  # run_task_list's {"results": [area with its sorted "tasks" list]}
+        areas = result_list(payload)
         shown = [area for area in areas if area["tasks"]] if len(areas) > 1 else areas
         for index, area in enumerate(shown):
             if index:
@@ -314,7 +358,7 @@ def render_task_list(payload: Any, args: argparse.Namespace, out: Output) -> Non
             out.line(f"# Area: {area.get('name') or 'Uncategorized'}")
             if not area["tasks"]:
                 out.line("- no tasks in this area")
-            for task in area["tasks"]:
+            for task in _objects(area["tasks"]):
                 counts = " · ".join((counted(task.get("paper_count"), "paper"),
                                      counted(task.get("benchmark_count"), "benchmark"),
                                      counted(task.get("evaluation_count"), "eval")))

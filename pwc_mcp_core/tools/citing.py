@@ -76,5 +76,5 @@ def cite_papers(tool: ToolSpec, arguments: JsonObject, client: Client) -> tuple[
             items.append({"reference": ref, **answer})
     payload = {**payload, "count": len(refs), "items": [*items]}
     if fmt == "bibtex":  # the failures, as comments, in their places
-        payload["text"] = cite_text(cast(list[dict[str, object]], items), [], fmt)
+        payload["text"] = cite_text(items, [], fmt)
     return structured(tool.output, payload, tool.effective(arguments), [], tool.name)

@@ -182,7 +182,7 @@ def _candidates(vocabulary: str, typed: str, client: Client) -> tuple[list[str],
     if vocabulary == "paper" and _ARXIV_PREFIX.fullmatch(typed):
         # Titles and abstracts do not hold arXiv IDs; a complete ID is found by keyword search.
         payload = client.get_json("papers/search", {"q": typed, "mode": "keyword", "page": 1, "page_size": 10})
-        values = [row["arxiv_id"] for row in result_list(payload) if isinstance(row.get("arxiv_id"), str)] + values
+        values = [arxiv for row in result_list(payload) if isinstance(arxiv := row.get("arxiv_id"), str)] + values
     month = _ARXIV_MONTH.fullmatch(typed) if vocabulary == "paper" else None
     if month is not None and 1 <= int(month.group(2)) <= 12:
         year, number = 2000 + int(month.group(1)), int(month.group(2))
@@ -190,8 +190,8 @@ def _candidates(vocabulary: str, typed: str, client: Client) -> tuple[list[str],
         payload = client.get_json("papers/", {"start_date": f"{year}-{number:02d}-01",
                                               "end_date": f"{year}-{number:02d}-{last:02d}",
                                               "page": 1, "page_size": MAX_VALUES})
-        ids = sorted(row["arxiv_id"] for row in result_list(payload)
-                     if isinstance(row.get("arxiv_id"), str) and row["arxiv_id"].startswith(typed))
+        ids = sorted(arxiv for row in result_list(payload)
+                     if isinstance(arxiv := row.get("arxiv_id"), str) and arxiv.startswith(typed))
         count = payload.get("count") if isinstance(payload, dict) else None
         more = more or (isinstance(count, int) and count > MAX_VALUES)
         values = ids + values

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol, cast
 
 from pwc.errors import HTTPStatusError
 from pwc.transport import Client
@@ -23,6 +23,9 @@ from pwc_mcp_core.tools.paper_resolution import resolve_paper
 from pwc_mcp_core.tools.projections.text_papers import as_list, as_objects
 from pwc_mcp_core.tools.projections.untrusted import TRUST, framed, new_nonce, server_line
 from pwc_mcp_core.tools.reading import MAX_CHUNK_BYTES, NO_MARKDOWN
+
+if TYPE_CHECKING:
+    from pwc.commands.papers_find import FindPayload
 
 __all__ = ["NOTHING", "find_in_paper", "find_in_paper_text"]
 
@@ -60,7 +63,8 @@ def find_in_paper(arguments: Mapping[str, JsonValue], options: dict[str, object]
     if not resolved.in_catalog:
         raise ToolError(OUTSIDE)
     try:
-        payload = query(("paper", "find"), {**options, "paper": resolved.canonical}, runtime.client)
+        # ``query`` returns what the command's handler returned: run_find's FindPayload.
+        payload = cast("FindPayload", query(("paper", "find"), {**options, "paper": resolved.canonical}, runtime.client))
     except HTTPStatusError as exc:
         if exc.status == 404:
             raise ToolError(NO_MARKDOWN) from None
@@ -78,10 +82,10 @@ def find_in_paper(arguments: Mapping[str, JsonValue], options: dict[str, object]
         except ValueError:  # a reference no cursor can carry (over 500 characters)
             cursor = None
         passages.append({"offset": passage["offset"], "heading": passage["heading"], "text": passage["text"],
-                         "score": passage["score"], "matched": passage["matched"], "cursor": cursor})
+                         "score": passage["score"], "matched": list[JsonValue](passage["matched"]), "cursor": cursor})
     result: JsonObject = {"schema_version": "v1", "paper": reference, "query": payload["query"],
                           "content_version": version, "total_bytes": payload["total_bytes"],
-                          "expanded_with": payload["expanded_with"], "passages": passages, "trust": TRUST}
+                          "expanded_with": list[JsonValue](payload["expanded_with"]), "passages": passages, "trust": TRUST}
     if not passages:
         result["note"] = NOTHING
     return result

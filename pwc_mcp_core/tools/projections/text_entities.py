@@ -195,7 +195,7 @@ def _grouped_tasks(payload: object) -> str:
     for area in result_list(payload):
         ident = f" (id {area['id']})" if area.get("id") else ""
         lines.append(f"## {md_escape(area.get('name') or 'Uncategorized')}{ident}")
-        lines += [_grouped_task(t) for t in area.get("tasks") or [] if isinstance(t, dict)] or ["- None"]
+        lines += [_grouped_task(t) for t in as_objects(area.get("tasks"))] or ["- None"]
     return join_lines(lines)
 
 
