@@ -1,7 +1,7 @@
 """Embedded mode against a baseline revision, same run: the A/B that shows a slower request path before it lands.
 
-Usage: ``uv run python bench/ab_embedded.py [--baseline 71eb608] [--rounds 3] [--seconds 5]
-[--connections 32] [--baseline-tree DIR] [--no-pin] [--write]``.
+Usage: ``uv run python bench/ab_embedded.py [--baseline 71eb608] [--rounds 5] [--seconds 5]
+[--connections 32] [--baseline-tree DIR] [--tree DIR] [--no-pin] [--write]``.
 
 Makes a ``git worktree`` of ``--baseline`` in a temporary directory and ``uv sync --frozen`` s its
 own ``.venv`` there (the two lock files differ; ``--baseline-tree`` reuses a synced checkout
@@ -13,8 +13,9 @@ the order flipped each round so host drift hits both. Each gateway answers wrk (
 pinned to the first and wrk to the second (``taskset``; ``--no-pin`` leaves them free).
 
 Prints, per round and operation, req/s and the gateway's CPU µs per request (``/proc`` user +
-system) of both, and the new ÷ old ratio of the rate; then the median ratio per operation
-and whether every round of the new code was below every round of the old. The load average
+system) of both and the new ÷ old ratios; then per operation the median ratios and whether
+every round of the new code was slower than every round of the old. The goal (`GOAL`) is on
+CPU per request, which a shared host blurs far less than the rate. The load average
 is read before and after. ``--write`` puts the ``## Embedded A/B`` section in ``BENCHMARKS.md``
 (``bench.report.replace_section``; ``bench/run.py`` keeps it). Exit status 1 when an operation
 misses the goal (`GOAL`). Needs git, uv, wrk and taskset.
@@ -46,8 +47,11 @@ HERE = Path(__file__).resolve().parent
 REPO = HERE.parent
 TICKS = os.sysconf("SC_CLK_TCK")
 TITLE = "## Embedded A/B"
-GOAL = 0.97
-"""The new code's median rate ÷ the baseline's, per operation: at least this (the spread of a round is ±3%)."""
+GOAL = 1.03
+"""The new code's gateway CPU per request ÷ the baseline's, median over rounds, per operation: at most this.
+
+CPU per request, not the rate: on a shared host the rate of a round swings by 2× with the other
+jobs' load, the CPU a request costs moves by a few percent (`bench/cpu_per_call.py`)."""
 
 CALL = rpc_body("tools/call", {"name": "list_conferences", "arguments": {}})
 # (key, label, body, MCP-Protocol-Version header, check the body): as bench/load.py's workloads
@@ -197,24 +201,29 @@ def section(rows: dict[str, list[tuple[dict[str, tuple[float, float]], dict[str,
         f"({info['cpu']}, Python {info['python']}; load average {loads[0]} at the start, {loads[1]} at the end; "
         f"{pin}). The embedded gateway (`pwc-mcp gateway`, no Redis) of `{args.baseline}` (its own worktree and "
         f"venv) and of `{new_name}` answer wrk (1 thread, {args.connections} connections, {args.seconds:g} s per "
-        "operation) on the sample catalog, one after the other, the order flipped each round. "
-        f"Goal: the new code's median rate is at least {GOAL:.2f}× the baseline's on every operation.",
+        "operation) on the sample catalog, one after the other, the order flipped each round; the gateway's "
+        "CPU per request is read from `/proc`. "
+        f"Goal: on every operation the new code's gateway CPU per request is at most {GOAL:.2f}× the "
+        "baseline's (median of the rounds' ratios); the rates are shown, but on this shared host a round's "
+        "rate swings with the other jobs' load far more than the CPU a request costs.",
         "",
-        "| operation | baseline req/s (rounds) | new req/s (rounds) | new ÷ old per round | median | "
-        "CPU µs/req old → new | goal |",
-        "| --- | --- | --- | --- | --- | --- | --- |",
+        "| operation | req/s old (rounds) | req/s new (rounds) | rate new ÷ old (rounds) | CPU µs/req old (rounds) | "
+        "CPU µs/req new (rounds) | CPU new ÷ old, median (rounds) | goal |",
+        "| --- | --- | --- | --- | --- | --- | --- | --- |",
     ]
     for key, label, *_ in OPERATIONS:
         olds = [old[key] for old, _ in rows[key]]
         news = [new[key] for _, new in rows[key]]
-        ratios = [n[0] / o[0] for o, n in zip(olds, news, strict=True)]
-        median = _med(ratios)
-        verdict = "PASS" if median >= GOAL else "FAIL"
+        rates = [n[0] / o[0] for o, n in zip(olds, news, strict=True)]
+        cpus = [n[1] / o[1] for o, n in zip(olds, news, strict=True)]
+        verdict = "PASS" if _med(cpus) <= GOAL else "FAIL"
         lines.append(
             f"| {label} | {_med([o[0] for o in olds]):,.0f} ({' / '.join(f'{o[0]:,.0f}' for o in olds)}) | "
             f"{_med([n[0] for n in news]):,.0f} ({' / '.join(f'{n[0]:,.0f}' for n in news)}) | "
-            f"{' / '.join(f'{r:.2f}' for r in ratios)} | {median:.2f}× | "
-            f"{_med([o[1] for o in olds]):,.0f} → {_med([n[1] for n in news]):,.0f} | {verdict} |")
+            f"{_med(rates):.2f} ({' / '.join(f'{r:.2f}' for r in rates)}) | "
+            f"{_med([o[1] for o in olds]):,.0f} ({' / '.join(f'{o[1]:,.0f}' for o in olds)}) | "
+            f"{_med([n[1] for n in news]):,.0f} ({' / '.join(f'{n[1]:,.0f}' for n in news)}) | "
+            f"**{_med(cpus):.2f}** ({' / '.join(f'{c:.2f}' for c in cpus)}) | {verdict} |")
     return "\n".join(lines) + "\n"
 
 
@@ -223,7 +232,8 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
     parser.add_argument("--baseline", default="71eb608", help="the revision to compare with")
     parser.add_argument("--baseline-tree", type=Path, help="a synced checkout of the baseline to reuse")
-    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--tree", type=Path, default=REPO, help="the synced checkout to test (default this one)")
+    parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--seconds", type=int, default=5, help="seconds of wrk per operation")
     parser.add_argument("--connections", type=int, default=32)
     parser.add_argument("--no-pin", action="store_true", help="leave the gateway and wrk unpinned")
@@ -232,10 +242,10 @@ def main(argv: list[str] | None = None) -> int:
     cpus = sorted(os.sched_getaffinity(0))
     pin = (cpus[0], cpus[1]) if not args.no_pin and len(cpus) >= 2 and shutil.which("taskset") else None
     args.no_pin = pin is None
-    new_tree = REPO
-    new_name = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=REPO, capture_output=True, text=True,
+    new_tree = args.tree.resolve()
+    new_name = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=new_tree, capture_output=True, text=True,
                               check=False).stdout.strip() or "HEAD"
-    if subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=REPO, capture_output=True,
+    if subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=new_tree, capture_output=True,
                       text=True, check=False).stdout.strip():
         new_name += " + uncommitted changes"
     load_start = loadavg()
@@ -263,7 +273,8 @@ def main(argv: list[str] | None = None) -> int:
                     old, new = got["old"][key], got["new"][key]
                     rows[key].append((got["old"], got["new"]))
                     print(f"round {round_ + 1} {key:12s} old {old[0]:8,.0f} req/s {old[1]:6,.0f} µs/req | "
-                          f"new {new[0]:8,.0f} req/s {new[1]:6,.0f} µs/req | new ÷ old {new[0] / old[0]:.2f} "
+                          f"new {new[0]:8,.0f} req/s {new[1]:6,.0f} µs/req | new ÷ old rate {new[0] / old[0]:.2f} "
+                          f"CPU {new[1] / old[1]:.2f} "
                           f"(load {loadavg()})", flush=True)
         finally:
             stop([catalog])
@@ -274,11 +285,13 @@ def main(argv: list[str] | None = None) -> int:
     print(text)
     failed = False
     for key, *_ in OPERATIONS:
-        olds = [old[key][0] for old, _ in rows[key]]
-        news = [new[key][0] for _, new in rows[key]]
-        if max(news) < min(olds):
-            print(f"{key}: every round of the new code is below every round of the baseline")
-        failed |= _med([n / o for o, n in zip(olds, news, strict=True)]) < GOAL
+        olds = [old[key] for old, _ in rows[key]]
+        news = [new[key] for _, new in rows[key]]
+        if max(n[0] for n in news) < min(o[0] for o in olds):
+            print(f"{key}: every round of the new code had a lower rate than every round of the baseline")
+        if min(n[1] for n in news) > max(o[1] for o in olds):
+            print(f"{key}: every round of the new code cost more CPU per request than every round of the baseline")
+        failed |= _med([n[1] / o[1] for o, n in zip(olds, news, strict=True)]) > GOAL
     return 1 if failed else 0
 
 
