@@ -104,6 +104,8 @@ async def read_bounded_body(request: web.Request, max_bytes: int) -> bytes | Non
         BodyIncomplete: the body ended early (client abort), was malformed (bad chunking), or
             did not arrive in time.
     """
+    if request.content.is_eof():  # the whole body is buffered already (the usual case): no timer to arm
+        return await _read_body(request, max_bytes)
     try:
         async with asyncio.timeout(BODY_TIMEOUT_S):
             return await _read_body(request, max_bytes)

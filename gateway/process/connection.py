@@ -57,30 +57,42 @@ class GatewayRequestHandler(RequestHandler):
                  **options: Unpack[ServerOptions]) -> None:
         # aiohttp annotates access_log as a Logger, but None is its documented "no access log".
         super().__init__(manager, loop=loop, **options)  # type: ignore[arg-type]
+        self._gateway_loop = loop
         self._in_request = False
+        self._header_started: float | None = None  # loop time of the first byte of headers still incomplete
         self._header_timer: asyncio.TimerHandle | None = None
 
     def data_received(self, data: bytes) -> None:
-        """Arm the header deadline at the first byte of a request, then parse as aiohttp does."""
-        if not self._in_request and self._header_timer is None:
-            self._header_timer = asyncio.get_running_loop().call_later(HEADER_TIMEOUT_S, self._header_timeout)
+        """Note the first byte of a request (arming the deadline if none is), then parse as aiohttp does.
+
+        One timer per connection, not per request: it is armed only when none is pending, and
+        when it fires for a request that has since started it is not re-armed (a timer per
+        request cost keep-alive traffic two heap operations each, `bench/ab_embedded.py`)."""
+        if not self._in_request and self._header_started is None:
+            self._header_started = now = self._gateway_loop.time()
+            if self._header_timer is None:
+                self._header_timer = self._gateway_loop.call_at(now + HEADER_TIMEOUT_S, self._header_timeout)
         super().data_received(data)
 
     def request_started(self) -> None:
-        """The headers are complete (a handler runs): disarm the deadline."""
+        """The headers are complete (a handler runs): no deadline is pending."""
         self._in_request = True
-        if self._header_timer is not None:
-            self._header_timer.cancel()
-            self._header_timer = None
+        self._header_started = None
 
     def request_finished(self) -> None:
-        """The handler returned: the next request's first byte arms the deadline again."""
+        """The handler returned: the next request's first byte starts the deadline again."""
         self._in_request = False
 
     def _header_timeout(self) -> None:
         self._header_timer = None
-        if not self._in_request and self.transport is not None:
+        started = self._header_started
+        if self._in_request or started is None or self.transport is None:
+            return  # the headers came in time; the next request's first byte arms a new timer
+        due = started + HEADER_TIMEOUT_S
+        if self._gateway_loop.time() >= due:
             self.transport.close()
+        else:  # a later request's headers are pending: wait for their own deadline
+            self._header_timer = self._gateway_loop.call_at(due, self._header_timeout)
 
     def connection_lost(self, exc: BaseException | None) -> None:
         """Disarm the deadline, then let aiohttp clean up."""
