@@ -1,7 +1,7 @@
 """Run one queued call in the calling worker thread.
 
 ``execute`` (``pwc_mcp_core.tools.execution``) never raises and returns the serialized
-response body; core's ``LocalExecutor`` adds the runtime, the deadline and the
+response body; core's ``LocalDispatcher`` adds the runtime, the deadline and the
 response-size bound, shared with embedded mode.
 """
 
@@ -12,7 +12,7 @@ import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from pwc_mcp_core.mcp_server.local_executor import LocalExecutor
+from pwc_mcp_core.mcp_server.local_dispatcher import LocalDispatcher
 from pwc_mcp_core.runtime.call import Call
 from pwc_mcp_core.runtime.dispatch import Answer, TooLarge
 
@@ -35,7 +35,7 @@ class Runner:
 
     def __init__(self, runtime_factory: Callable[[], Runtime], threads: int, max_response_bytes: int,
                  clock: Callable[[], float] = time.time) -> None:
-        self._executor = LocalExecutor(runtime_factory, max_workers=threads, max_response_bytes=max_response_bytes,
+        self._dispatcher = LocalDispatcher(runtime_factory, max_workers=threads, max_response_bytes=max_response_bytes,
                                        thread_name_prefix="pwc-call", clock=clock)
         self._clock = clock
         self.threads = threads
@@ -50,11 +50,11 @@ class Runner:
         """
         if isinstance(call, str):
             call = Call.from_json(call)
-        outcome = self._executor.run_here(call)
+        outcome = self._dispatcher.run_here(call)
         if isinstance(outcome, TooLarge):
             logger.warning("response over the bound replaced")
             return TooLarge.REPLY
-        if not isinstance(outcome, Answer):  # past its deadline, or the executor is closing
+        if not isinstance(outcome, Answer):  # past its deadline, or the dispatcher is closing
             return None
         return outcome.body if self._clock() <= call.deadline else None
 
@@ -64,8 +64,8 @@ class Runner:
         Raises:
             whatever the runtime factory raises.
         """
-        self._executor.warm()
+        self._dispatcher.warm()
 
     async def close(self) -> None:
         """Stop the pool without waiting (draining is the worker loop's job)."""
-        await self._executor.close()
+        await self._dispatcher.close()

@@ -2,9 +2,9 @@
 
 Fault 6 of issue 7. Two bounds stand between a flood and unbounded waiting:
 the global concurrency limit (503 ``server_saturated`` at admission, shared by
-every gateway through Redis) and the ``RedisExecutor``'s ``max_backlog`` (the
+every gateway through Redis) and the ``RedisDispatcher``'s ``max_backlog`` (the
 enqueue script refuses once the Stream holds that many entries → 503 JSON-RPC
--32603). ``gateway.dispatch.executors.build_dispatcher`` leaves ``max_backlog`` at its
+-32603). ``gateway.dispatch.dispatchers.build_dispatcher`` leaves ``max_backlog`` at its
 default (1024), so the Stream can only reach it when something else fills it:
 the second test fills it directly.
 """
@@ -20,7 +20,7 @@ from concurrent.futures import ThreadPoolExecutor
 import pytest
 import redis
 
-from gateway.dispatch.redis_executor import RedisExecutor
+from gateway.dispatch.redis_dispatcher import RedisDispatcher
 from pwc_mcp_core.cluster import queue, redis_keys
 from pwc_mcp_core.runtime.call import Call
 from tests.fault.accounting import tally
@@ -36,7 +36,7 @@ GLOBAL_LIMIT = 8
 FLOOD = 40
 FAST_S = 3.0
 MEMORY_BOUND_BYTES = 64 * 1024 * 1024
-DEFAULT_MAX_BACKLOG = RedisExecutor.__init__.__kwdefaults__["max_backlog"]
+DEFAULT_MAX_BACKLOG = RedisDispatcher.__init__.__kwdefaults__["max_backlog"]
 
 
 def _used_memory(client: redis.Redis) -> int:

@@ -1,6 +1,6 @@
 """Send tool calls to the worker pool over Redis and wait for their replies.
 
-One :class:`RedisExecutor` per gateway process. Each process owns a reply
+One :class:`RedisDispatcher` per gateway process. Each process owns a reply
 list (``redis_keys.reply_list(gateway_id)``) read by a single background task that
 resolves the waiting request's future by request id, so a thousand waiting
 calls cost one blocking Redis connection, not a thousand. Wire format:
@@ -30,7 +30,7 @@ Outcomes (`pwc_mcp_core.runtime.dispatch`; each surface maps them to its wire sh
 
 The lease a `Deferred` admission takes travels with the entry and is released by the
 worker in the same round trip as its reply; whenever no reply arrives, this dispatcher
-releases it (`RedisExecutor._settle`, the one place that rule is written).
+releases it (`RedisDispatcher._settle`, the one place that rule is written).
 
 Liveness is judged by Redis's clock, widened after a Redis stall this process saw
 (``pwc_mcp_core.cluster.liveness``), so a Redis pause does not make every worker look dead;
@@ -76,7 +76,7 @@ from pwc_mcp_core.runtime.dispatch import (
     bounded,
 )
 
-__all__ = ["RedisExecutor"]
+__all__ = ["RedisDispatcher"]
 
 logger = logging.getLogger(__name__)
 
@@ -127,7 +127,7 @@ async def _once_more_if_lost(send: Callable[[], Awaitable[_T]]) -> _T:
         return await send()
 
 
-class RedisExecutor:
+class RedisDispatcher:
     """A `Dispatcher` backed by the Redis Stream and the worker pool.
 
     Args:
