@@ -24,7 +24,7 @@ from aiohttp import web
 from gateway.admission.checks import Admission
 from gateway.admission.cors import cors_middleware, preflight_handler
 from gateway.admission.identity import derive_key, parse_networks
-from gateway.admission.limits import Limiter, MemoryLimiter, RedisLimiter
+from gateway.admission.limits import Limiter, MemoryLimiter
 from gateway.admission.security import SecurityPolicy
 from gateway.dispatch.dispatchers import build_dispatcher
 from gateway.dispatch.gate import CallGate
@@ -42,6 +42,7 @@ from gateway.surfaces.sse_routes import add_sse_routes
 from gateway.surfaces.sse_sessions import SessionHub, build_session_store
 from gateway.surfaces.streamable_http import McpEndpoint
 from gateway.surfaces.wellknown import WellKnown
+from pwc_mcp_core.cluster.limits import RedisLimiter
 from pwc_mcp_core.mcp_server.server import McpServer
 from pwc_mcp_core.protocol.json_types import JsonValue
 from pwc_mcp_core.runtime.dispatch import Dispatcher

@@ -29,19 +29,12 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import ClassVar, Final, Protocol
 
-from pwc_mcp_core.cluster.admission import AdmissionScript, Decision
+from pwc_mcp_core.cluster.admission import Decision, Deferred
 from pwc_mcp_core.runtime.call import Call
 from pwc_mcp_core.runtime.core_settings import DEFAULT_MAX_BODY_BYTES
 
 __all__ = ["Answer", "Deferred", "Dispatcher", "InMemoryDispatcher", "Outcome", "PoolState", "Refused", "TimedOut",
            "TooLarge", "Unavailable", "bounded", "refusal_of"]
-
-
-@dataclass(frozen=True, slots=True)
-class Deferred:
-    """An admission the dispatcher runs itself, atomically with the enqueue (``admit_enqueue.lua``)."""
-
-    script: AdmissionScript
 
 
 @dataclass(frozen=True, slots=True)

@@ -21,6 +21,7 @@ from gateway.admission import limits
 from gateway.dispatch.redis_dispatcher import RedisDispatcher
 from gateway.process.app import create_app
 from pwc_mcp_core.cluster import queue, redis_keys, scripts
+from pwc_mcp_core.cluster.limits import RedisLimiter
 from pwc_mcp_core.cluster.redis_pipe import SyncPipe
 from tests.gateway.conftest import (
     FAKE_TOOLS,
@@ -231,7 +232,7 @@ async def test_the_combined_script_gives_the_same_refusals_as_admit(redis_url: s
     """admit_enqueue.lua and admit.lua share admission.lua: same codes, and nothing queued when refused."""
     client = aioredis.Redis.from_url(redis_url)
     try:
-        limiter = limits.RedisLimiter(redis_url, limits.LimitSettings(request_limit=1))
+        limiter = RedisLimiter(redis_url, limits.LimitSettings(request_limit=1))
         try:
             first = limiter.admission_script("k", semantic=False)
             stream = redis_keys.calls_stream()
