@@ -22,7 +22,9 @@ import redis
 
 from gateway.dispatch.redis_dispatcher import RedisDispatcher
 from pwc_mcp_core.cluster import queue, redis_keys
+from pwc_mcp_core.cluster.replies import decode_reply
 from pwc_mcp_core.runtime.call import Call
+from pwc_mcp_core.runtime.dispatch import Answer
 from tests.fault.accounting import tally
 from tests.fault.conftest import assert_workers_alive, call_tool, unique_search, wait_until
 from tests.fault.faulty_catalog import FaultyCatalog
@@ -165,8 +167,8 @@ def test_a_call_whose_read_was_lost_on_its_way_to_a_live_worker_is_still_answere
         started = time.monotonic()
         popped = client.blpop([reply_key], timeout=20)
         assert popped is not None, "the stranded call was never answered"
-        rid, body = queue.decode_reply(popped[1])
-        assert rid == "lost-read" and json.loads(body)["result"]
+        rid, answer = decode_reply(popped[1])
+        assert rid == "lost-read" and isinstance(answer, Answer) and json.loads(answer.body)["result"]
         assert time.monotonic() - started < 15
         wait_until(lambda: not any(_pending(client).values()), timeout_s=10, what="the entry acknowledged")
         assert cluster.workers[0].proc.poll() is None

@@ -23,6 +23,7 @@ from gateway.process.app import create_app
 from pwc_mcp_core.cluster import queue, redis_keys, scripts
 from pwc_mcp_core.cluster.limits import RedisLimiter
 from pwc_mcp_core.cluster.redis_pipe import SyncPipe
+from pwc_mcp_core.runtime.dispatch import Answer
 from tests.gateway.conftest import (
     FAKE_TOOLS,
     JSON_HEADERS,
@@ -97,7 +98,7 @@ class EchoWorker:
         with self._write_lock:
             for attempt in range(3):  # as a real worker does: a restarted Redis costs one failed write
                 try:
-                    queue.finish_sync(self.writer, job, TOOL_RESULT)
+                    queue.finish_sync(self.writer, job, Answer(TOOL_RESULT))
                     return
                 except RedisError:
                     if attempt == 2:
