@@ -337,6 +337,9 @@ class RedisDispatcher:
                 if waiting is not None and not waiting.future.done():
                     waiting.future.set_result(replied)
                 # else: a duplicate (a reclaimed call answered twice) or a late reply: dropped.
+            if replies:
+                # The answered calls run first; the next BLMPOP's write is not on their path.
+                await asyncio.sleep(0)
 
     async def _refresh_liveness(self) -> None:
         sent = time.monotonic()
