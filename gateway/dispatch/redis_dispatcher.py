@@ -56,8 +56,6 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import TypeVar
 
-from redis.asyncio import Redis
-
 from gateway.shared import metrics
 from gateway.shared.background import stop_tasks
 from pwc_mcp_core.cluster import queue, redis_connect, redis_keys
@@ -193,11 +191,6 @@ class RedisDispatcher:
     def redis_ok(self) -> bool:
         """Whether Redis answered at the last liveness refresh."""
         return self._redis_ok
-
-    @property
-    def redis(self) -> Redis:
-        """The shared (non-blocking) client, for other gateway parts such as the limiter."""
-        return self._redis
 
     async def start(self) -> None:
         """Start the reply reader and the liveness refresher (Redis may still be down)."""
