@@ -57,6 +57,19 @@ async def _measure(url: str, calls: int) -> tuple[list[float], float]:
     return rounds[calls // 6:], ping  # the first sixth warms up
 
 
+def measure_floor(url: str, calls: int) -> tuple[list[float], float]:
+    """Run the ping-pong ``calls`` times against the redis-server at ``url`` (an echo process
+    started and stopped here): the round trips after warm-up (seconds) and one ``PING``'s."""
+    echo = multiprocessing.Process(target=_echo, args=(url,))
+    echo.start()
+    try:
+        return asyncio.run(_measure(url, calls))
+    finally:
+        echo.join(10)
+        if echo.is_alive():
+            echo.kill()
+
+
 def main(argv: list[str] | None = None) -> int:
     """Measure and print the floor."""
     parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
@@ -64,10 +77,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     with tempfile.TemporaryDirectory(prefix="pwc-floor-") as tmp, ProcessGroup(Path(tmp)) as group:
         url = group.start_redis()
-        echo = multiprocessing.Process(target=_echo, args=(url,))
-        echo.start()
-        rounds, ping = asyncio.run(_measure(url, args.calls))
-        echo.join(10)
+        rounds, ping = measure_floor(url, args.calls)
     print(f"ping-pong through Redis: p50 {statistics.median(rounds) * 1e6:.0f} µs, "
           f"p90 {statistics.quantiles(rounds, n=10)[8] * 1e6:.0f} µs; one PING {ping * 1e6:.0f} µs")
     return 0

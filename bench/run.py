@@ -19,6 +19,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -160,8 +161,11 @@ def measure_config(group: ProcessGroup, config: ServerConfig, plan: Plan, api_ur
 
 
 def measure_hop(group: ProcessGroup, plan: Plan, api_url: str, redis_url: str, loads: dict[str, Workload],
-                paths: dict[str, Path]) -> dict[str, Any]:
+                paths: dict[str, Path], *, between: Callable[[], dict[str, float]] | None = None) -> dict[str, Any]:
     """The Redis hop: ``embedded`` and ``redis-g1-w1`` up side by side, cached calls at 1 connection.
+
+    ``between``, when given, runs between the two runs of every pair and its values join the
+    pair (``bench/hop.py --floor`` measures the bare Redis ping-pong there, in the same rounds).
 
     On a shared or virtualised machine, single runs minutes apart vary by tens of
     percent, more than the hop itself. So the two servers run at the same time, and the
@@ -184,7 +188,9 @@ def measure_hop(group: ProcessGroup, plan: Plan, api_url: str, redis_url: str, l
         pairs: list[dict[str, float]] = []
         for i in range(plan.hop_pairs):
             pair: dict[str, float] = {}
-            for key in (("redis-g1-w1", "embedded") if i % 2 == 0 else ("embedded", "redis-g1-w1")):
+            for n, key in enumerate(("redis-g1-w1", "embedded") if i % 2 == 0 else ("embedded", "redis-g1-w1")):
+                if n == 1 and between is not None:
+                    pair.update(between())
                 run = _run(urls[key], loads["cached_call"], paths["cached_call"], 1, plan.hop_seconds, 0, result)
                 if "error" in run:
                     return {"error": run["error"]}

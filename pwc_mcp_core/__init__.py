@@ -8,7 +8,7 @@ the ones below it, tests/test_layering.py enforces it):
 * ``runtime``    — settings, the call envelope, caches, cache metrics, logs, GC tuning.
 * ``tools``      — the 24 tools: registry, validation, execution, reading, cursors, resources,
   prompts, completion, projections.
-* ``mcp_server`` — the JSON-RPC dispatcher for both eras, the embedded executor, stdio.
+* ``mcp_server`` — the JSON-RPC server for both eras, the embedded dispatcher, stdio.
 
 ``errors`` (the error tree) sits at the root and is shared by all. Imports `pwc`; never imports
 `gateway` or `workers`.

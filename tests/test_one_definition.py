@@ -1,7 +1,7 @@
 """One definition per fact (issue 34 §3), checked on the source with `ast`.
 
 * the 2 MiB bound is written once (``pwc.transport.MAX_BYTES``); the MCP layer's default reads it;
-* ``TOO_LARGE`` is one object, the `TooLarge` outcome; the worker's reply marker is ``TooLarge.REPLY``;
+* ``TOO_LARGE`` is one object, the `TooLarge` outcome; a reply crosses Redis in one format (``cluster/replies.py``);
 * metric values have one parser (``metric_rules.values``), with no copy in the CLI or the catalog.
 """
 
@@ -13,6 +13,7 @@ import operator
 from pathlib import Path
 
 from pwc.transport import MAX_BYTES
+from pwc_mcp_core.cluster import replies
 from pwc_mcp_core.runtime import core_settings, dispatch
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -60,14 +61,19 @@ def test_the_2_mib_bound_is_written_once() -> None:
 
 
 def test_too_large_is_one_object() -> None:
-    assert _assigned("TOO_LARGE") == ["pwc_mcp_core/runtime/dispatch.py"]
+    assert _assigned("TOO_LARGE") == ["pwc_mcp_core/cluster/outcomes.py"]
     assert isinstance(dispatch.TOO_LARGE, dispatch.TooLarge)
     assert dispatch.bounded(b"xx", 1) is dispatch.TOO_LARGE
 
 
-def test_the_worker_reply_marker_cannot_be_an_answer() -> None:
-    """An answer body is a JSON object; the marker is not JSON, so no answer reads as TOO_LARGE."""
-    assert not dispatch.TooLarge.REPLY.startswith(b"{")
+def test_a_reply_is_encoded_and_decoded_in_one_place() -> None:
+    """The queue's one reply format: only ``cluster/replies.py`` defines its codec, and no answer,
+    whatever its body, reads back as `TooLarge`."""
+    defined = [where for where, tree in _trees().items() for node in ast.walk(tree)
+               if isinstance(node, ast.FunctionDef) and node.name in ("encode_reply", "decode_reply")]
+    assert defined == ["pwc_mcp_core/cluster/replies.py"] * 2
+    for body in (b"", b"L", b"!response-too-large", b'{"result":{}}'):
+        assert replies.decode_reply(replies.encode_reply("r", dispatch.Answer(body))) == ("r", dispatch.Answer(body))
 
 
 def test_metric_values_have_one_parser() -> None:

@@ -12,8 +12,9 @@ import sys
 from collections.abc import Mapping, Sequence
 
 from pwc_mcp_core.cluster import redis_connect, redis_keys
+from pwc_mcp_core.cluster.cache import RedisCache
 from pwc_mcp_core.errors import ConfigError
-from pwc_mcp_core.runtime.caches import MemoryCache, RedisCache, TieredCache
+from pwc_mcp_core.runtime.caches import MemoryCache, TieredCache
 from pwc_mcp_core.runtime.logs import configure_logging
 from pwc_mcp_core.tools.execution import Runtime
 from workers.runner import Runner

@@ -37,6 +37,7 @@ from pwc_mcp_core.cluster import queue, redis_connect, redis_keys
 from pwc_mcp_core.cluster.liveness import StallWatch
 from pwc_mcp_core.cluster.redis_backoff import REDIS_BACKOFF
 from pwc_mcp_core.cluster.redis_pipe import SyncPipe
+from pwc_mcp_core.cluster.replies import Replied
 from pwc_mcp_core.runtime.call import Call
 from pwc_mcp_core.runtime.gc_tuning import settle_after_startup
 from pwc_mcp_core.tools import charts
@@ -224,11 +225,11 @@ class Worker:
             try:
                 call = self._call_of(job)
                 deadline = call.deadline
-                body = self._runner.run_here(call)
+                reply = self._runner.run_here(call)
             except Exception as exc:  # noqa: BLE001 - a malformed entry must not kill the thread
                 logger.warning("dropped an unreadable call error=%s", type(exc).__name__)
-                body = None
-            return self._finish(client, job, body, deadline, read_next=read_next)
+                reply = None
+            return self._finish(client, job, reply, deadline, read_next=read_next)
         finally:
             with self._lock:
                 self._busy -= 1
@@ -236,11 +237,12 @@ class Worker:
                 self._held.discard(job.entry_id)
             logger.debug("call done ms=%d", int((time.monotonic() - started) * 1000))
 
-    def _finish(self, client: SyncPipe, job: queue.Job, body: bytes | None, deadline: float, *,
+    def _finish(self, client: SyncPipe, job: queue.Job, reply: Replied | None, deadline: float, *,
                 read_next: bool = False) -> list[queue.Job]:
         """Reply and acknowledge, retrying through a Redis blip. The call's deadline ends the
-        reply attempts (nobody waits after it); the acknowledgement is retried until it lands
-        or the worker halts, so the entry is not left pending.
+        reply (nobody waits after it: the one judgement of the deadline after the run on this
+        side of Redis); the acknowledgement is retried until it lands or the worker halts, so
+        the entry is not left pending.
 
         With ``read_next`` (and no hand-over waiting, the worker not halting) the first attempt
         carries the thread's next read; returns the jobs it got (to run next), else ``[]``.
@@ -248,20 +250,20 @@ class Worker:
         failures = 0
         jobs: list[queue.Job] = []
         while True:
-            if body is not None and self._settings.clock() >= deadline:
-                body = None
+            if reply is not None and self._settings.clock() >= deadline:
+                reply = None
             try:
                 if read_next and not self._halt.is_set() and self._handover.empty():
                     read_next = False  # one attempt only: its read may already have taken an entry
-                    finished, jobs = queue.finish_and_read_sync(client, job, body, consumer=self.consumer,
+                    finished, jobs = queue.finish_and_read_sync(client, job, reply, consumer=self.consumer,
                                                                 count=1, block_ms=_BLOCK_MS)
                     self._hold(jobs)
                 else:
-                    queue.finish_sync(client, job, body)
+                    queue.finish_sync(client, job, reply)
                     finished = True
             except RedisError:
                 read_next, finished = False, False
-            if finished or (self._halt.is_set() and body is None):
+            if finished or (self._halt.is_set() and reply is None):
                 return jobs
             failures += 1
             time.sleep(REDIS_BACKOFF.compute(failures))

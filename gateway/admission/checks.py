@@ -25,7 +25,7 @@ Every refusal above (0, 1, 2, 3, 5 and the response bound) is a JSON-RPC error o
 request id (``null`` when the body was not read) and ``data: {"error": <code>,
 "retry_after_s": n}`` (:mod:`pwc_mcp_core.protocol.refusals`). Rejected requests are not recorded.
 Behind Redis, a tool call's check 5 runs inside the script that queues the call
-(:mod:`gateway.dispatch.calls`); every answer stays the one this order gives.
+(:mod:`gateway.dispatch.gate`); every answer stays the one this order gives.
 """
 
 from __future__ import annotations

@@ -1,10 +1,10 @@
-"""The aiohttp application: routes, middleware, and the lifecycle of limiter, executor and probes.
+"""The aiohttp application: routes, middleware, and the lifecycle of limiter, dispatcher and probes.
 
 Modes (ARCHITECTURE.md §3): ``PWC_MCP_REDIS_URL`` unset → embedded (``MemoryLimiter``,
-core's ``LocalExecutor`` with its ``MemoryCache``); set → ``RedisLimiter`` and the
-``RedisExecutor`` (workers). Both dispatchers implement
+core's ``LocalDispatcher`` with its ``MemoryCache``); set → ``RedisLimiter`` and the
+``RedisDispatcher`` (workers). Both dispatchers implement
 `pwc_mcp_core.runtime.dispatch.Dispatcher`; every surface runs calls through one
-`gateway.dispatch.calls.CallDispatch`. Routes: ``POST|GET|DELETE|OPTIONS /mcp``, ``GET|HEAD /health``,
+`gateway.dispatch.gate.CallGate`. Routes: ``POST|GET|DELETE|OPTIONS /mcp``, ``GET|HEAD /health``,
 ``GET|HEAD /.well-known/mcp``, ``GET|HEAD|OPTIONS /.well-known/mcp/server-card.json``
 (:mod:`gateway.surfaces.server_card`), ``GET|HEAD /docs``, ``GET /metrics``, the HTTP+SSE transport
 (``GET /sse``, ``POST /messages``, :mod:`gateway.surfaces.sse_routes`), REST (``/v1/tools``,
@@ -24,10 +24,10 @@ from aiohttp import web
 from gateway.admission.checks import Admission
 from gateway.admission.cors import cors_middleware, preflight_handler
 from gateway.admission.identity import derive_key, parse_networks
-from gateway.admission.limits import Limiter, MemoryLimiter, RedisLimiter
+from gateway.admission.limits import Limiter, MemoryLimiter
 from gateway.admission.security import SecurityPolicy
-from gateway.dispatch.calls import CallDispatch
-from gateway.dispatch.executors import build_dispatcher
+from gateway.dispatch.dispatchers import build_dispatcher
+from gateway.dispatch.gate import CallGate
 from gateway.process.connection import request_started_middleware
 from gateway.process.settings import GatewaySettings
 from gateway.shared import metrics
@@ -42,6 +42,7 @@ from gateway.surfaces.sse_routes import add_sse_routes
 from gateway.surfaces.sse_sessions import SessionHub, build_session_store
 from gateway.surfaces.streamable_http import McpEndpoint
 from gateway.surfaces.wellknown import WellKnown
+from pwc_mcp_core.cluster.limits import RedisLimiter
 from pwc_mcp_core.mcp_server.server import McpServer
 from pwc_mcp_core.protocol.json_types import JsonValue
 from pwc_mcp_core.runtime.dispatch import Dispatcher
@@ -71,7 +72,7 @@ def create_app(settings: GatewaySettings, *, dispatcher: Dispatcher | None = Non
 
     Raises:
         ConfigError: an allowlist is invalid (e.g. a wildcard Origin), or Redis mode is
-            configured without the Redis executor.
+            configured without the Redis dispatcher.
     """
     core = settings.core
     if tools is None:
@@ -93,8 +94,8 @@ def create_app(settings: GatewaySettings, *, dispatcher: Dispatcher | None = Non
                           max_body_bytes=settings.max_body_bytes, identity_key=derive_key(core.cursor_keys[0]))
     server = McpServer(core, dispatcher, tools=tools)
     health.on_data_source(server.set_data_source)  # the catalog's provenance, into the instructions
-    calls = CallDispatch(dispatcher, limiter)
-    endpoint = McpEndpoint(admission=admission, server=server, calls=calls, refusals_as_200=settings.refusal_status == "200")
+    gate = CallGate(dispatcher, limiter)
+    endpoint = McpEndpoint(admission=admission, server=server, gate=gate, refusals_as_200=settings.refusal_status == "200")
 
     # client_max_size bounds any body aiohttp itself reads; /mcp counts its own bytes.
     app = web.Application(client_max_size=settings.max_body_bytes,
@@ -118,7 +119,7 @@ def create_app(settings: GatewaySettings, *, dispatcher: Dispatcher | None = Non
     app.cleanup_ctx.append(_lifecycle)
     add_sse_routes(app, admission=admission, endpoint=endpoint, policy=policy,
                    hub=SessionHub(build_session_store(core.redis), settings.sse))
-    add_rest_routes(app, RestApi(admission, server, calls, tools), policy)
+    add_rest_routes(app, RestApi(admission, server, gate, tools), policy)
     app.router.add_get("/openapi.json", metered(admission, OpenApiDocument(tools, public_url).handle))
     return app
 

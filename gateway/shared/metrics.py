@@ -13,7 +13,7 @@ workers on another host are not visible here; scrape them separately.
 Worker-fed metrics (``pwc_mcp_cache_requests_total``, ``pwc_mcp_upstream_requests_total``)
 live in ``pwc_mcp_core.runtime.cache_metrics`` and are recorded wherever calls run (this process
 in embedded mode, the workers in Redis mode); the multiprocess collector sums them. The
-RedisExecutor reports through :func:`set_queue_depth`, :func:`set_busy_workers` and
+RedisDispatcher reports through :func:`set_queue_depth`, :func:`set_busy_workers` and
 :func:`set_live_workers` and :func:`set_worker_threads`.
 """
 

@@ -20,7 +20,7 @@ upstream_error 502, upstream_timeout 504, the catalog's or our limits 429/503 wi
 Admission is the ``/mcp`` admission, by calling :class:`gateway.admission.checks.Admission`:
 body bound (413), Host/Origin (421/403), identity, then every limit (a call holds a
 concurrency lease; listing is counted). The call is a ``tools/call`` `Call` run by the same
-`gateway.dispatch.calls.CallDispatch` as ``/mcp`` (Redis → workers, the limits checked in the
+`gateway.dispatch.gate.CallGate` as ``/mcp`` (Redis → workers, the limits checked in the
 enqueue script); its one `Outcome` becomes the REST answer through `_outcome` below, never
 by reading a JSON-RPC envelope.
 One content-free line per request goes to ``pwc_mcp.requests`` (tool, status, latency,
@@ -42,7 +42,7 @@ from multidict import MultiMapping
 from gateway.admission.checks import Admission
 from gateway.admission.cors import preflight_handler
 from gateway.admission.security import SecurityPolicy
-from gateway.dispatch.calls import CallDispatch
+from gateway.dispatch.gate import CallGate
 from gateway.shared import metrics
 from gateway.shared.request_log import record_request
 from pwc_mcp_core.cluster.admission import Decision
@@ -227,13 +227,13 @@ class RestApi:
     Args:
         admission: the gateway's admission (the one ``/mcp`` uses).
         server: the gateway's ``McpServer`` (builds the calls).
-        calls: admission and dispatch, shared with ``/mcp``.
+        gate: admission and dispatch, shared with ``/mcp``.
         tools: the ``tools/list`` entries.
     """
 
     admission: Admission
     server: McpServer
-    calls: CallDispatch
+    gate: CallGate
     tools: Sequence[Mapping[str, JsonValue]]
 
     def __post_init__(self) -> None:
@@ -292,7 +292,7 @@ class RestApi:
             return await self._counted(request, label, started,
                                        _error(404, "not_found: no such tool; GET /v1/tools lists them"))
         call = self.server.tool_call(name, arguments)
-        outcome = await self.calls.run(call, self.admission.client_hash(request),
+        outcome = await self.gate.run(call, self.admission.client_hash(request),
                                        semantic=self.server.is_semantic_search(name, arguments))
         return _record(label, _outcome(outcome, self.admission.max_body_bytes), started)
 

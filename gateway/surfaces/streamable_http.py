@@ -4,7 +4,7 @@
 then ``McpServer.prepare``. A request the server answers itself is counted under the limits
 (429/503; a notification or a client's response gets no answer, is no request and is not
 counted, `is_request`), then checked for Accept (406) and Content-Type (415). A ``tools/call`` or
-``resources/read`` goes, after the same media checks, to `gateway.dispatch.calls.CallDispatch`
+``resources/read`` goes, after the same media checks, to `gateway.dispatch.gate.CallGate`
 (admission and dispatch, one typed outcome), and ``McpServer.answer`` maps the outcome to
 its JSON-RPC reply (a refusal, 503 ``response_too_large``, …). Refusals are JSON-RPC errors
 carrying the request id (:mod:`pwc_mcp_core.protocol.refusals`).
@@ -24,7 +24,7 @@ from typing import Final
 from aiohttp import web
 
 from gateway.admission.checks import Admission, compact_dumps
-from gateway.dispatch.calls import CallDispatch
+from gateway.dispatch.gate import CallGate
 from gateway.shared.request_log import record_request
 from pwc_mcp_core.mcp_server.server import McpServer, Pending, Reply
 from pwc_mcp_core.protocol.eras import PROTOCOL_HEADER, Classification, protocol_label
@@ -118,7 +118,7 @@ def readable_refusal(response: web.Response, *, as_200: bool) -> web.Response:
 
 @dataclass
 class McpEndpoint:
-    """The ``POST /mcp`` handler: admission, the MCP server, and dispatched calls through `CallDispatch`.
+    """The ``POST /mcp`` handler: admission, the MCP server, and dispatched calls through `CallGate`.
 
     ``refusals_as_200``: answer a refusal that names a request id with HTTP 200 (`readable_refusal`;
     ``PWC_MCP_REFUSAL_STATUS=200``).
@@ -126,7 +126,7 @@ class McpEndpoint:
 
     admission: Admission
     server: McpServer
-    calls: CallDispatch
+    gate: CallGate
     refusals_as_200: bool = False
 
     async def post(self, request: web.Request, *, client_hash: str | None = None) -> web.StreamResponse:
@@ -168,7 +168,7 @@ class McpEndpoint:
         if media_error is None and info.method in DISPATCHED_METHODS:
             prepared = await self._prepare(body, request, info)
             if isinstance(prepared, Pending):
-                outcome = await self.calls.run(prepared.call, client_hash, semantic=info.is_semantic_search)
+                outcome = await self.gate.run(prepared.call, client_hash, semantic=info.is_semantic_search)
                 return _response(self.server.answer(prepared, outcome))
         else:
             prepared = None  # nothing runs before the limits have counted the request
@@ -182,7 +182,7 @@ class McpEndpoint:
         if prepared is None:
             prepared = await self._prepare(body, request, info)
         if isinstance(prepared, Pending):  # a method classify did not see as dispatched (never by contract)
-            return _response(self.server.answer(prepared, await self.calls.run(
+            return _response(self.server.answer(prepared, await self.gate.run(
                 prepared.call, client_hash, semantic=info.is_semantic_search)))
         return _response(prepared)
 

@@ -3,7 +3,7 @@
 A request's admission is decided once and travels as one of these frozen values:
 `Decision` (what the limits said), `Lease` (the concurrency slot an admitted call holds)
 and `AdmissionScript` (the KEYS/ARGV of ``admission.lua`` when the dispatcher runs the
-admission itself, in the same Redis round trip as the enqueue). `decision_from_code`
+admission itself, in the same Redis round trip as the enqueue; handed to it as `Deferred`). `decision_from_code`
 turns the script's integer reply into a `Decision`.
 """
 
@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Final, Literal
 
-__all__ = ["LIMITS_UNAVAILABLE", "AdmissionScript", "Decision", "Lease", "RefusalKind", "decision_from_code"]
+__all__ = ["LIMITS_UNAVAILABLE", "AdmissionScript", "Decision", "Deferred", "Lease", "RefusalKind", "decision_from_code"]
 
 RefusalKind = Literal["ok", "global", "requests", "semantic", "concurrency", "limits_unavailable"]
 # Refusal kinds by the hundreds digit of an admission script's reply (admission.lua).
@@ -73,3 +73,10 @@ class AdmissionScript:
     keys: list[str]
     args: list[str | int]
     lease: Lease
+
+
+@dataclass(frozen=True, slots=True)
+class Deferred:
+    """An admission the dispatcher runs itself, atomically with the enqueue (``admit_enqueue.lua``)."""
+
+    script: AdmissionScript

@@ -26,7 +26,7 @@ from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import RedisError, ResponseError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 
-__all__ = ["StoreConnectionLost", "StoreRefused", "StoreReplyLost", "StoreTimeout", "StoreUnavailable",
+__all__ = ["LimitsUnavailable", "StoreConnectionLost", "StoreRefused", "StoreReplyLost", "StoreTimeout", "StoreUnavailable",
            "store_errors", "translate"]
 
 _P = ParamSpec("_P")
@@ -86,3 +86,7 @@ def store_errors(func: Callable[_P, Awaitable[_R]]) -> Callable[_P, Awaitable[_R
             raise translate(exc) from exc
 
     return wrapper
+
+
+class LimitsUnavailable(Exception):
+    """The shared limit store cannot be reached; the request must be refused (fail closed)."""

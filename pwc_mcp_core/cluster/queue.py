@@ -4,7 +4,7 @@ A tool call travels as one entry of the calls Stream (consumer group
 ``workers``): fields ``rid`` (request id, unique in its gateway process), ``reply``
 (the reply list of the gateway process that waits for it) and ``call``
 (``Call.to_json()``). A worker reads entries with XREADGROUP, runs them, pushes
-``rid + "\\n" + body`` onto the reply list (with a TTL, so replies nobody collects
+its reply (`pwc_mcp_core.cluster.replies`, the one reply format) onto the reply list (with a TTL, so replies nobody collects
 vanish), then XACKs and XDELs the entry, and sends its next XREADGROUP in the same
 write (`finish_and_read_sync`). An entry whose worker dies stays in the
 group's pending list; a live worker that sees the owner's heartbeat gone
@@ -27,6 +27,7 @@ a worker's, redis-py's errors).
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import time
 import weakref
@@ -38,9 +39,11 @@ from redis.asyncio import Redis
 from redis.exceptions import ResponseError
 
 from pwc_mcp_core.cluster import redis_keys, scripts
-from pwc_mcp_core.cluster.errors import store_errors
+from pwc_mcp_core.cluster.admission import AdmissionScript, Decision, Lease, decision_from_code
+from pwc_mcp_core.cluster.errors import StoreUnavailable, store_errors
 from pwc_mcp_core.cluster.liveness import STALL_S
 from pwc_mcp_core.cluster.redis_pipe import RedisPipe, Reply, ScriptRunner, SyncPipe, int_reply
+from pwc_mcp_core.cluster.replies import Replied, decode_reply, encode_reply
 
 __all__ = [
     "ADMITTED_BACKLOG_FULL",
@@ -53,8 +56,7 @@ __all__ = [
     "claim_orphans",
     "claim_stranded",
     "consumer_name",
-    "decode_reply",
-    "encode_reply",
+    "count_admission",
     "enqueue",
     "ensure_group",
     "entry_exists",
@@ -66,6 +68,7 @@ __all__ = [
     "live_workers_at",
     "read_jobs_sync",
     "recover_previous",
+    "release_lease",
     "reply_commands",
     "wait_replies",
     "worker_of",
@@ -111,23 +114,6 @@ class Job:
     call_json: str
     lease: tuple[str, str] | None = None
     redis_deadline: float | None = None
-
-
-def encode_reply(rid: str, body: bytes) -> bytes:
-    """Tag a serialized response body with its request id (``rid\\nbody``)."""
-    return rid.encode("ascii") + b"\n" + body
-
-
-def decode_reply(raw: bytes) -> tuple[str, bytes]:
-    """Split a reply into ``(rid, body)`` without parsing the body.
-
-    Raises:
-        ValueError: the reply has no request-id prefix.
-    """
-    rid, sep, body = raw.partition(b"\n")
-    if not sep:
-        raise ValueError("reply without a request id")
-    return rid.decode("ascii"), body
 
 
 @store_errors
@@ -238,8 +224,8 @@ def _jobs_read(pipe: SyncPipe, response: Reply | Exception) -> list[Job]:
     return jobs
 
 
-def finish_sync(pipe: SyncPipe, job: Job, body: bytes | None) -> None:
-    """Finish ``job`` in one write (`reply_commands`); ``body`` None acknowledges it without a
+def finish_sync(pipe: SyncPipe, job: Job, reply: Replied | None) -> None:
+    """Finish ``job`` in one write (`reply_commands`); ``reply`` None acknowledges it without a
     reply (its caller is gone). No transaction is needed: a worker that dies between the
     push and the XACK leaves the entry pending, it is run again, and the gateway drops the
     second reply.
@@ -247,12 +233,12 @@ def finish_sync(pipe: SyncPipe, job: Job, body: bytes | None) -> None:
     Raises:
         redis.exceptions.RedisError: Redis is unreachable (or refused a command).
     """
-    for result in pipe.execute_many(reply_commands(job, body)):
+    for result in pipe.execute_many(reply_commands(job, reply)):
         if isinstance(result, Exception):
             raise result
 
 
-def finish_and_read_sync(pipe: SyncPipe, job: Job, body: bytes | None, *, consumer: str, count: int,
+def finish_and_read_sync(pipe: SyncPipe, job: Job, reply: Replied | None, *, consumer: str, count: int,
                          block_ms: int) -> tuple[bool, list[Job]]:
     """`finish_sync` and `read_jobs_sync` in one write: the consumer thread's next read goes
     out with its reply, so a call costs a worker one round trip instead of two.
@@ -267,7 +253,7 @@ def finish_and_read_sync(pipe: SyncPipe, job: Job, body: bytes | None, *, consum
         redis.exceptions.RedisError: Redis is unreachable: neither step is known to have
             happened (finish again; an entry the read may have taken stays pending here).
     """
-    commands = reply_commands(job, body)
+    commands = reply_commands(job, reply)
     replies = pipe.execute_many([*commands, _read_command(consumer, count, block_ms)])
     finished = not any(isinstance(reply, Exception) for reply in replies[:-1])
     try:
@@ -277,12 +263,12 @@ def finish_and_read_sync(pipe: SyncPipe, job: Job, body: bytes | None, *, consum
     return finished, jobs
 
 
-def reply_commands(job: Job, body: bytes | None) -> list[Command]:
-    """The commands that finish ``job``: push the reply (``body`` None: none) with its TTL,
-    give back a handed-over lease, acknowledge and delete the entry."""
+def reply_commands(job: Job, reply: Replied | None) -> list[Command]:
+    """The commands that finish ``job``: push its reply (`replies.encode_reply`; None: none) with
+    its TTL, give back a handed-over lease, acknowledge and delete the entry."""
     commands: list[Command] = []
-    if body is not None:
-        commands.append(("LPUSH", job.reply_key, encode_reply(job.rid, body)))
+    if reply is not None:
+        commands.append(("LPUSH", job.reply_key, encode_reply(job.rid, reply)))
         commands.append(("EXPIRE", job.reply_key, redis_keys.REPLY_TTL_S))
     if job.lease is not None:  # idempotent: the gateway may release it too
         lease_id, client_hash = job.lease
@@ -349,8 +335,10 @@ async def _claimed_jobs(redis: Redis, entries: list[StreamEntry]) -> list[Job]:
 
 
 @store_errors
-async def wait_replies(pipe: RedisPipe, reply_key: str, *, timeout_s: float, batch: int = 256) -> list[bytes]:
-    """Up to ``batch`` replies from ``reply_key``, oldest first, waiting at most ``timeout_s`` for one.
+async def wait_replies(pipe: RedisPipe, reply_key: str, *, timeout_s: float,
+                       batch: int = 256) -> list[tuple[str, Replied]]:
+    """Up to ``batch`` replies from ``reply_key`` as ``(rid, outcome)`` (`replies.decode_reply`),
+    oldest first, waiting at most ``timeout_s`` for one; a malformed item is dropped and logged.
 
     One round trip returns everything already waiting (``BLMPOP``, Redis 7.0 or newer),
     so a busy gateway does not pay a round trip per reply. ``[]`` on timeout. ``pipe``
@@ -359,7 +347,29 @@ async def wait_replies(pipe: RedisPipe, reply_key: str, *, timeout_s: float, bat
     popped = await pipe.execute("BLMPOP", timeout_s, 1, reply_key, "RIGHT", "COUNT", batch)
     if not isinstance(popped, list) or len(popped) != 2 or not isinstance(popped[1], list):
         return []  # None: nothing within timeout_s
-    return [reply for reply in popped[1] if isinstance(reply, bytes)]
+    decoded: list[tuple[str, Replied]] = []
+    for raw in popped[1]:
+        try:
+            decoded.append(decode_reply(raw if isinstance(raw, bytes) else b""))
+        except (ValueError, UnicodeDecodeError):
+            logger.warning("dropped a malformed reply")
+    return decoded
+
+
+@store_errors
+async def count_admission(pipe: RedisPipe, script: AdmissionScript) -> Decision:
+    """Count a call that will not be queued against the limits (``admit.lua`` without a lease),
+    so a refusal still wins over the reason it was not queued."""
+    code = await _script(pipe, "admit")(script.keys, [*script.args, "0"])
+    return decision_from_code(int_reply(code), None)
+
+
+async def release_lease(pipe: RedisPipe, lease: Lease) -> None:
+    """Give back a lease no worker released (idempotent; a late worker release is harmless).
+    Never raises: on a Redis failure the lease lapses after its TTL."""
+    with contextlib.suppress(StoreUnavailable):
+        await _script(pipe, "release")([redis_keys.concurrency_client(lease.client_hash),
+                                         redis_keys.concurrency_global()], [lease.lease_id])
 
 
 def consumer_name(worker_id: str, incarnation: str) -> str:

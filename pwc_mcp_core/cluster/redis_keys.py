@@ -101,8 +101,11 @@ CACHE_WAIT_S: Final = 35
 
 
 def calls_stream() -> str:
-    """The Stream of pending tool calls (consumer group ``workers``)."""
-    return f"{_control}calls"
+    """The Stream of pending tool calls (consumer group ``workers``).
+
+    Its name carries the reply format's version (``cluster.replies``): during a rolling upgrade
+    a worker takes only calls whose gateway reads its replies."""
+    return f"{_control}calls:r2"
 
 
 def reply_list(gateway_id: str) -> str:

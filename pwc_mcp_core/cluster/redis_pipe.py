@@ -7,7 +7,7 @@ enqueue and reply wait. :class:`RedisPipe` keeps redis-py's connection and RESP 
 packs with `pack_command` and drops the rest:
 
 * commands submitted during one event-loop iteration are written together, in one
-  system call, by one flush task;
+  system call, by one flush task; a command sent to an idle pipe is written at once;
 * one reader task reads the replies in order and resolves each caller's future, so
   the next batch is written while earlier replies are still on their way;
 * a reply that is a Redis error goes to its caller alone, as `StoreRefused`; a lost
@@ -113,10 +113,12 @@ class RedisPipe:
             raise StoreConnectionLost("the pipe is closed")
         loop = asyncio.get_running_loop()
         waiters: list[_Waiter] = [loop.create_future() for _ in commands]
-        self._outbox.append(b"".join([pack_command(command) for command in commands]))
-        self._outbox_waiters.extend(waiters)
-        if self._flush_task is None:
-            self._flush_task = loop.create_task(self._flush())
+        data = b"".join([pack_command(command) for command in commands])
+        if not self._write_now(data, waiters):
+            self._outbox.append(data)
+            self._outbox_waiters.extend(waiters)
+            if self._flush_task is None:
+                self._flush_task = loop.create_task(self._flush())
         if self._timeout_s is not None:
             deadline = loop.time() + self._timeout_s
             self._deadlines.append((deadline, waiters[-1]))  # replies come in order: the last is the latest
@@ -125,6 +127,20 @@ class RedisPipe:
         if len(waiters) == 1:
             return [await waiters[0]]
         return list(await asyncio.gather(*waiters))
+
+    def _write_now(self, data: bytes, waiters: list[_Waiter]) -> bool:
+        """Write ``data`` at once when the pipe is idle (connected, nothing waiting for a reply or
+        a flush, the socket's buffer empty): a lone command then costs no flush task and no
+        event-loop iteration before it leaves. Busy, it is left to the flush task, which writes
+        every command of one iteration together. Whether it was written."""
+        conn = self._conn
+        writer = conn._writer  # redis-py's asyncio.StreamWriter (None until connected)
+        if (self._pending or self._outbox or self._flush_task is not None or self._write_lock.locked()
+                or writer is None or not conn.is_connected or writer.transport.get_write_buffer_size()):
+            return False
+        self._pending.extend(waiters)  # before the write: replies may come back at once
+        writer.write(data)  # the buffer is empty: the transport sends it now, nothing to drain
+        return True
 
     def _check_deadlines(self) -> None:
         """Timer callback: fail everything once the oldest unanswered batch is past its deadline."""

@@ -1,5 +1,5 @@
-"""The MCP server on top: the JSON-RPC dispatcher for both eras (server, legacy_era, modern_era), the
-embedded executor (local_executor) and the stdio front end.
+"""The MCP server on top: the JSON-RPC server for both eras (server, legacy_era, modern_era), the
+embedded dispatcher (local_dispatcher) and the stdio front end.
 
 Layer 5 of 5 (protocol < cluster < runtime < tools < mcp_server): imports only protocol, cluster,
 runtime, tools and the root modules (errors); tests/test_layering.py enforces it.

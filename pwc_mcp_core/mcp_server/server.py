@@ -1,4 +1,4 @@
-"""`McpServer`: the JSON-RPC dispatcher for both protocol eras, with no HTTP in it (ARCHITECTURE.md §2).
+"""`McpServer`: the JSON-RPC server (method routing) for both protocol eras, with no HTTP in it (ARCHITECTURE.md §2).
 
 The gateway (and `stdio`) hands it a raw body and the request headers and
 gets a `Reply` back. Static results are serialized once at construction;
@@ -272,7 +272,7 @@ class McpServer:
                 return _unsupported_version(params, version or "", id_json)
             if era == "modern":
                 check_modern_request(message, headers)
-            return await self._dispatch(era, method, params, id_json, version or LATEST_LEGACY_VERSION)
+            return await self._route(era, method, params, id_json, version or LATEST_LEGACY_VERSION)
         except ProtocolError as exc:
             return _error(era, id_json, exc.code, exc.message, exc.data)
         except Exception as exc:  # noqa: BLE001 - a handler bug still answers the request, content-free
@@ -281,8 +281,8 @@ class McpServer:
             logger.error("mcp handler failure type=%s", type(exc).__name__)
             return _error(era, id_json, INTERNAL_ERROR, "Internal error: the server failed to handle this request")
 
-    async def _dispatch(self, era: Era, method: str, params: JsonObject, id_json: bytes,
-                        protocol: str) -> Reply | Pending:
+    async def _route(self, era: Era, method: str, params: JsonObject, id_json: bytes,
+                     protocol: str) -> Reply | Pending:
         static = self._static[era].get(method)
         if static is not None:
             if method in _LIST_METHODS and params.get("cursor") is not None:
@@ -315,7 +315,7 @@ class McpServer:
         return Reply(200, splice_id(id_json, result_body(result)), _JSON)
 
     async def _complete(self, params: JsonObject, era: Era, protocol: str) -> Mapping[str, object]:
-        """``completion/complete``: `completion.target` here, the catalog look-up on the executor.
+        """``completion/complete``: `completion.target` here, the catalog look-up on the dispatcher.
 
         The dispatcher runs it where tool calls run (a thread, or a worker in Redis mode), so
         the event loop never waits on the catalog. Any outcome but an answer is no values.

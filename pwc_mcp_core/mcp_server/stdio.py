@@ -1,7 +1,7 @@
 """`pwc-mcp stdio`: the MCP server over stdin/stdout for desktop clients (MCP stdio transport).
 
 One JSON-RPC message per line in, one per line out; logs go to stderr only.
-Requests run concurrently through `McpServer` with an in-process executor
+Requests run concurrently through `McpServer` with an in-process `LocalDispatcher`
 (`execution.execute` in a thread pool), so no Redis and no HTTP are involved.
 A request whose ``params._meta`` names protocol 2026-07-28 is served on the
 modern leg (the headers HTTP would carry are derived from the message);
@@ -38,7 +38,7 @@ from typing import TYPE_CHECKING, BinaryIO, Final
 import httpx
 
 from pwc_mcp_core.errors import ConfigError
-from pwc_mcp_core.mcp_server.local_executor import LocalExecutor
+from pwc_mcp_core.mcp_server.local_dispatcher import LocalDispatcher
 from pwc_mcp_core.mcp_server.server import McpServer
 from pwc_mcp_core.mcp_server.stdio_key import load_or_create_key
 from pwc_mcp_core.protocol.eras import NAME_BEARING_METHODS
@@ -176,17 +176,17 @@ def main(argv: Sequence[str] | None = None, environ: Mapping[str, str] | None = 
     if settings.cursor_key_ephemeral:
         logger.warning("PWC_MCP_CURSOR_KEY_CURRENT is unset and the user state directory is unusable "
                        "(error=%s): using an ephemeral cursor key", stored_key_error)
-    executor = LocalExecutor(lambda: _runtime(settings),
+    dispatcher = LocalDispatcher(lambda: _runtime(settings),
                              max_workers=min(_MAX_STDIO_THREADS, settings.worker_threads),
                              max_response_bytes=settings.max_body_bytes, thread_name_prefix="pwc-mcp-stdio")
-    server = McpServer(settings, executor)
+    server = McpServer(settings, dispatcher)
 
     async def run() -> None:
         server.set_data_source(await _data_source(settings.api_url))
         try:
             await serve(server, sys.stdin.buffer, sys.stdout.buffer, max_line_bytes=settings.max_body_bytes)
         finally:
-            await executor.close()
+            await dispatcher.close()
 
     try:
         asyncio.run(run())

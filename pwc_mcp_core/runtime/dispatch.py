@@ -27,67 +27,26 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import ClassVar, Final, Protocol
+from typing import Protocol
 
-from pwc_mcp_core.cluster.admission import AdmissionScript, Decision
+from pwc_mcp_core.cluster.admission import Decision, Deferred
+from pwc_mcp_core.cluster.outcomes import (
+    TIMED_OUT,
+    TOO_LARGE,
+    Answer,
+    Outcome,
+    Refused,
+    TimedOut,
+    TooLarge,
+    Unavailable,
+)
 from pwc_mcp_core.runtime.call import Call
 from pwc_mcp_core.runtime.core_settings import DEFAULT_MAX_BODY_BYTES
 
-__all__ = ["Answer", "Deferred", "Dispatcher", "InMemoryDispatcher", "Outcome", "PoolState", "Refused", "TimedOut",
-           "TooLarge", "Unavailable", "bounded", "refusal_of"]
-
-
-@dataclass(frozen=True, slots=True)
-class Deferred:
-    """An admission the dispatcher runs itself, atomically with the enqueue (``admit_enqueue.lua``)."""
-
-    script: AdmissionScript
-
-
-@dataclass(frozen=True, slots=True)
-class Answer:
-    """The executor's body, without ``jsonrpc``/``id`` (``b'{"result":…}'`` or ``b'{"error":…}'``)."""
-
-    body: bytes
-
-
-@dataclass(frozen=True, slots=True)
-class Refused:
-    """The limits refused the call; ``decision`` says which limit and when to retry."""
-
-    decision: Decision
-
-
-@dataclass(frozen=True, slots=True)
-class Unavailable:
-    """The call could not run now (no live worker, queue full or unreachable, lost, shutting down).
-
-    ``reason`` is a fixed, content-free phrase for logs; it is never shown to a client.
-    """
-
-    reason: str
-
-
-@dataclass(frozen=True, slots=True)
-class TimedOut:
-    """No answer arrived before the call's deadline."""
-
-
-@dataclass(frozen=True, slots=True)
-class TooLarge:
-    """The serialized answer exceeds the response bound (``max_body_bytes``); `TOO_LARGE` is the one instance."""
-
-    REPLY: ClassVar[bytes] = b"!response-too-large"
-    """What a worker puts on the reply stream in place of a body over the bound, so the oversized
-    body never crosses Redis; the gateway reads it back as `TOO_LARGE`."""
-
-
-Outcome = Answer | Refused | Unavailable | TimedOut | TooLarge
-"""Everything a dispatch can end in; the only thing that crosses the seam."""
-
-TIMED_OUT: Final = TimedOut()
-TOO_LARGE: Final = TooLarge()
-"""The `TooLarge` outcome (a value without fields: one object serves every call)."""
+# The outcomes are defined in `pwc_mcp_core.cluster.outcomes` (the queue's reply format carries
+# them); this seam names them for every caller.
+__all__ = ["TIMED_OUT", "TOO_LARGE", "Answer", "Deferred", "Dispatcher", "InMemoryDispatcher", "Outcome", "PoolState",
+           "Refused", "TimedOut", "TooLarge", "Unavailable", "bounded", "refusal_of"]
 
 
 def refusal_of(decision: Decision) -> tuple[str, int]:

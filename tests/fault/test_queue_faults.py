@@ -2,9 +2,9 @@
 
 Fault 6 of issue 7. Two bounds stand between a flood and unbounded waiting:
 the global concurrency limit (503 ``server_saturated`` at admission, shared by
-every gateway through Redis) and the ``RedisExecutor``'s ``max_backlog`` (the
+every gateway through Redis) and the ``RedisDispatcher``'s ``max_backlog`` (the
 enqueue script refuses once the Stream holds that many entries → 503 JSON-RPC
--32603). ``gateway.dispatch.executors.build_dispatcher`` leaves ``max_backlog`` at its
+-32603). ``gateway.dispatch.dispatchers.build_dispatcher`` leaves ``max_backlog`` at its
 default (1024), so the Stream can only reach it when something else fills it:
 the second test fills it directly.
 """
@@ -20,9 +20,11 @@ from concurrent.futures import ThreadPoolExecutor
 import pytest
 import redis
 
-from gateway.dispatch.redis_executor import RedisExecutor
+from gateway.dispatch.redis_dispatcher import RedisDispatcher
 from pwc_mcp_core.cluster import queue, redis_keys
+from pwc_mcp_core.cluster.replies import decode_reply
 from pwc_mcp_core.runtime.call import Call
+from pwc_mcp_core.runtime.dispatch import Answer
 from tests.fault.accounting import tally
 from tests.fault.conftest import assert_workers_alive, call_tool, unique_search, wait_until
 from tests.fault.faulty_catalog import FaultyCatalog
@@ -36,7 +38,7 @@ GLOBAL_LIMIT = 8
 FLOOD = 40
 FAST_S = 3.0
 MEMORY_BOUND_BYTES = 64 * 1024 * 1024
-DEFAULT_MAX_BACKLOG = RedisExecutor.__init__.__kwdefaults__["max_backlog"]
+DEFAULT_MAX_BACKLOG = RedisDispatcher.__init__.__kwdefaults__["max_backlog"]
 
 
 def _used_memory(client: redis.Redis) -> int:
@@ -165,8 +167,8 @@ def test_a_call_whose_read_was_lost_on_its_way_to_a_live_worker_is_still_answere
         started = time.monotonic()
         popped = client.blpop([reply_key], timeout=20)
         assert popped is not None, "the stranded call was never answered"
-        rid, body = queue.decode_reply(popped[1])
-        assert rid == "lost-read" and json.loads(body)["result"]
+        rid, answer = decode_reply(popped[1])
+        assert rid == "lost-read" and isinstance(answer, Answer) and json.loads(answer.body)["result"]
         assert time.monotonic() - started < 15
         wait_until(lambda: not any(_pending(client).values()), timeout_s=10, what="the entry acknowledged")
         assert cluster.workers[0].proc.poll() is None

@@ -1,4 +1,4 @@
-"""Gateway test helpers: settings, fake executors and a JSON-RPC poster."""
+"""Gateway test helpers: settings, fake dispatchers and a JSON-RPC poster."""
 
 from __future__ import annotations
 
@@ -35,7 +35,7 @@ def make_settings(*, lease_ttl_s: float | None = None, **core: Any) -> GatewaySe
                            lease_ttl_s=lease_ttl_s)
 
 
-class FakeExecutor:
+class FakeDispatcher:
     """A `Dispatcher` answering every call with ``reply`` (bounded like every dispatcher's
     answer), or with ``outcome`` when set; when ``gate`` is set, calls wait for it first."""
 
@@ -70,7 +70,7 @@ class FakeExecutor:
         return None
 
     async def wait_started(self, count: int) -> None:
-        """Wait (bounded) until ``count`` calls are inside the executor."""
+        """Wait (bounded) until ``count`` calls are inside the dispatcher."""
         async with asyncio.timeout(5):
             async with self.started:
                 await self.started.wait_for(lambda: len(self.calls) >= count)
@@ -88,5 +88,5 @@ def tool_call(name: str = "list_tasks", arguments: dict[str, Any] | None = None)
 
 
 @pytest.fixture
-def fake_executor() -> FakeExecutor:
-    return FakeExecutor()
+def fake_dispatcher() -> FakeDispatcher:
+    return FakeDispatcher()

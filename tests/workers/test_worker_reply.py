@@ -14,6 +14,8 @@ import redis
 
 from pwc_mcp_core.cluster import queue, redis_keys
 from pwc_mcp_core.cluster.redis_pipe import SyncPipe
+from pwc_mcp_core.cluster.replies import encode_reply
+from pwc_mcp_core.runtime.dispatch import Answer
 from workers.settings import WorkerSettings
 from workers.worker import Worker
 
@@ -42,14 +44,14 @@ def test_a_reply_is_retried_through_an_outage_and_delivered_before_the_deadline(
     pipe = SyncPipe(redis_url, timeout_s=2)
     redis_server.stop()
     done = threading.Event()
-    thread = threading.Thread(target=lambda: (worker._finish(pipe, job, b"body", time.time() + 30), done.set()))
+    thread = threading.Thread(target=lambda: (worker._finish(pipe, job, Answer(b"body"), time.time() + 30), done.set()))
     thread.start()
     time.sleep(3)  # several backoff rounds against a dead server
     assert not done.is_set()
     redis_server.start()  # the stream is gone (no persistence), the reply still lands
     assert done.wait(10), "the reply was not retried until Redis returned"
     client = redis.Redis.from_url(redis_url)
-    assert client.lpop(redis_keys.reply_list("g")) == queue.encode_reply("r", b"body")
+    assert client.lpop(redis_keys.reply_list("g")) == encode_reply("r", Answer(b"body"))
     pipe.close()
 
 
@@ -60,7 +62,7 @@ def test_past_the_deadline_only_the_acknowledgement_is_retried(redis_server, red
     pipe = SyncPipe(redis_url, timeout_s=2)
     redis_server.proc.send_signal(19)  # SIGSTOP: commands time out
     done = threading.Event()
-    thread = threading.Thread(target=lambda: (worker._finish(pipe, job, b"late", time.time() + 1), done.set()))
+    thread = threading.Thread(target=lambda: (worker._finish(pipe, job, Answer(b"late"), time.time() + 1), done.set()))
     thread.start()
     time.sleep(3)
     redis_server.proc.send_signal(18)  # SIGCONT
@@ -77,8 +79,8 @@ def test_a_reply_brings_back_the_next_call_in_the_same_round_trip(redis_server, 
     worker = _worker(redis_url)
     pipe = SyncPipe(redis_url, timeout_s=2)
     worker.consumer = "reply-test#x"
-    jobs = worker._finish(pipe, job, b"body", time.time() + 30, read_next=True)
+    jobs = worker._finish(pipe, job, Answer(b"body"), time.time() + 30, read_next=True)
     assert [(next_job.entry_id, next_job.rid) for next_job in jobs] == [(later, "s")]
-    assert client.lpop(redis_keys.reply_list("g")) == queue.encode_reply("r", b"body")
+    assert client.lpop(redis_keys.reply_list("g")) == encode_reply("r", Answer(b"body"))
     assert client.xpending(redis_keys.calls_stream(), queue.GROUP)["pending"] == 1  # the next call, now read
     pipe.close()

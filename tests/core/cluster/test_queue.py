@@ -10,6 +10,8 @@ from redis.asyncio import Redis
 
 from pwc_mcp_core.cluster import queue, redis_keys
 from pwc_mcp_core.cluster.redis_pipe import RedisPipe, SyncPipe
+from pwc_mcp_core.cluster.replies import decode_reply, encode_reply
+from pwc_mcp_core.runtime.dispatch import TOO_LARGE, Answer
 
 
 @pytest.fixture
@@ -32,7 +34,7 @@ async def _read(client: SyncPipe, **kwargs) -> list[queue.Job]:
 
 
 async def _finish(client: SyncPipe, job: queue.Job, body: bytes | None) -> None:
-    await asyncio.to_thread(queue.finish_sync, client, job, body)
+    await asyncio.to_thread(queue.finish_sync, client, job, None if body is None else Answer(body))
 
 
 @pytest.fixture
@@ -51,7 +53,7 @@ async def test_a_call_travels_from_enqueue_to_one_reply(redis: Redis, pipe: Redi
 
     await _finish(sync_pipe, jobs[0], b'{"result":{}}')
     raw = await redis.rpop(redis_keys.reply_list("g1"))
-    assert queue.decode_reply(raw) == ("a" * 32, b'{"result":{}}')
+    assert decode_reply(raw) == ("a" * 32, Answer(b'{"result":{}}'))
     assert await redis.xlen(redis_keys.calls_stream()) == 0
     assert await redis.ttl(redis_keys.reply_list("g1")) in (-2, redis_keys.REPLY_TTL_S)
 
@@ -105,16 +107,24 @@ async def test_live_workers_ignores_stale_heartbeats(redis: Redis) -> None:
     assert await queue.live_workers(redis) == []
 
 
-def test_a_reply_without_request_id_is_refused() -> None:
-    with pytest.raises(ValueError):
-        queue.decode_reply(b"no-newline")
+def test_a_reply_without_request_id_or_tag_is_refused() -> None:
+    for raw in (b"no-newline", b"\nA{}", b"rid\n", b"rid\nX{}", b"rid\nLtrailing"):
+        with pytest.raises(ValueError):
+            decode_reply(raw)
+
+
+def test_the_reply_format_carries_an_answer_or_too_large() -> None:
+    assert decode_reply(encode_reply("r1", Answer(b'{"result":{}}'))) == ("r1", Answer(b'{"result":{}}'))
+    assert decode_reply(encode_reply("r2", TOO_LARGE)) == ("r2", TOO_LARGE)
+    assert decode_reply(encode_reply("r3", Answer(b""))) == ("r3", Answer(b""))
 
 
 async def test_waiting_replies_come_oldest_first_in_one_batch(redis: Redis, pipe: RedisPipe) -> None:
     for n in range(5):
-        await redis.lpush("replies", queue.encode_reply(f"{n:032x}", b"{}"))
+        await redis.lpush("replies", encode_reply(f"{n:032x}", Answer(b"{}")))
+    await redis.lpush("replies", b"malformed")  # dropped and logged, never delivered
     replies = await queue.wait_replies(pipe, "replies", timeout_s=1)
-    assert [queue.decode_reply(raw)[0] for raw in replies] == [f"{n:032x}" for n in range(5)]
+    assert replies == [(f"{n:032x}", Answer(b"{}")) for n in range(5)]
     assert await queue.wait_replies(pipe, "replies", timeout_s=0.1) == []
 
 
@@ -164,13 +174,13 @@ async def test_a_reply_carries_the_next_read_in_the_same_write(redis: Redis, pip
         await queue.enqueue(pipe, rid=rid, reply_key=redis_keys.reply_list("g1"), call_json="{}", max_backlog=10)
     (first,) = await _read(sync_pipe, consumer="w1", count=1, block_ms=100)
 
-    finished, jobs = await asyncio.to_thread(queue.finish_and_read_sync, sync_pipe, first, b"one", consumer="w1",
+    finished, jobs = await asyncio.to_thread(queue.finish_and_read_sync, sync_pipe, first, Answer(b"one"), consumer="w1",
                                              count=1, block_ms=100)
     assert finished and [job.rid for job in jobs] == ["b"]
-    assert queue.decode_reply(await redis.rpop(redis_keys.reply_list("g1"))) == ("a", b"one")
+    assert decode_reply(await redis.rpop(redis_keys.reply_list("g1"))) == ("a", Answer(b"one"))
     assert (await redis.xpending(redis_keys.calls_stream(), queue.GROUP))["pending"] == 1  # only "b", now read
 
-    finished, jobs = await asyncio.to_thread(queue.finish_and_read_sync, sync_pipe, jobs[0], b"two", consumer="w1",
+    finished, jobs = await asyncio.to_thread(queue.finish_and_read_sync, sync_pipe, jobs[0], Answer(b"two"), consumer="w1",
                                              count=1, block_ms=50)
     assert finished and jobs == []  # nothing left: the read timed out
     assert await redis.xlen(redis_keys.calls_stream()) == 0
@@ -183,7 +193,7 @@ async def test_a_refused_reply_is_reported_and_the_entry_read_with_it_is_kept(re
     await queue.enqueue(pipe, rid="b", reply_key=redis_keys.reply_list("g1"), call_json="{}", max_backlog=10)
     (first,) = await _read(sync_pipe, consumer="w1", count=1, block_ms=100)
 
-    finished, jobs = await asyncio.to_thread(queue.finish_and_read_sync, sync_pipe, first, b"one", consumer="w1",
+    finished, jobs = await asyncio.to_thread(queue.finish_and_read_sync, sync_pipe, first, Answer(b"one"), consumer="w1",
                                              count=1, block_ms=100)
     assert not finished  # the caller finishes again with finish_sync
     assert [job.rid for job in jobs] == ["b"]

@@ -44,7 +44,7 @@ def test_every_key_carries_the_namespace_control_keys_as_one_hash_tag(namespaced
     assert keys.cache_entry("d") == "pwcmcp:v1:staging:cache:d"
     assert keys.cache_lock("d") == "pwcmcp:v1:staging:cache-lock:d"
     namespaced("production")
-    assert keys.calls_stream() == "pwcmcp:v1:{production}:calls"
+    assert keys.calls_stream() == "pwcmcp:v1:{production}:calls:r2"
 
 
 def test_the_keys_of_each_multi_key_script_and_pipeline_hash_to_one_slot(namespaced: Callable[[str], None]) -> None:

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from pwc_mcp_core.protocol.versions import SERVER_INFO
-from tests.core.mcp_server.test_server import FAKE_TOOLS, FakeExecutor, make_server
+from tests.core.mcp_server.test_server import FAKE_TOOLS, FakeDispatcher, make_server
 
 MODERN = "2026-07-28"
 META = {"io.modelcontextprotocol/protocolVersion": MODERN, "io.modelcontextprotocol/clientCapabilities": {},
@@ -31,7 +31,7 @@ def modern(method: str, params: dict[str, Any] | None = None, *, id_: Any = 1, m
     return body, sent
 
 
-async def send(body: bytes, headers: dict[str, str], executor: FakeExecutor | None = None) -> tuple[int, Any]:
+async def send(body: bytes, headers: dict[str, str], executor: FakeDispatcher | None = None) -> tuple[int, Any]:
     reply = await make_server(executor).handle(body, headers)
     return reply.status, json.loads(reply.body) if reply.body else None
 
@@ -110,7 +110,7 @@ async def test_client_info_is_optional_in_the_envelope() -> None:
 ])
 async def test_headers_that_disagree_with_the_body_are_400_header_mismatch(method: str, params: Any,
                                                                            headers: dict[str, str]) -> None:
-    executor = FakeExecutor()
+    executor = FakeDispatcher()
     body, sent = modern(method, params)
     sent.pop("Mcp-Name", None)
     sent.update(headers)
@@ -130,7 +130,7 @@ async def test_a_protocol_header_that_differs_from_the_envelope_is_a_header_mism
 async def test_a_base64_encoded_mcp_name_is_decoded_before_comparing() -> None:
     uri = "pwc://papers/Attention Is All You Need — ünïcode"
     encoded = "=?base64?" + base64.b64encode(uri.encode()).decode() + "?="
-    executor = FakeExecutor(b'{"result":{"contents":[]}}')
+    executor = FakeDispatcher(b'{"result":{"contents":[]}}')
     status, data = await send(*modern("resources/read", {"uri": uri}, name=encoded), executor)
     assert status == 200
     assert executor.calls[0].name == uri and executor.calls[0].era == "modern"
@@ -159,7 +159,7 @@ async def test_modern_invalid_params_are_400(method: str, params: Any, name: str
 
 
 async def test_a_modern_tool_call_reaches_the_executor_and_gains_result_type() -> None:
-    executor = FakeExecutor()
+    executor = FakeDispatcher()
     status, data = await send(*modern("tools/call", {"name": "search_papers", "arguments": {"query": "q"}},
                                       id_=77, name="search_papers"), executor)
     assert status == 200
@@ -172,11 +172,11 @@ async def test_a_modern_tool_call_reaches_the_executor_and_gains_result_type() -
 
 async def test_a_modern_body_that_already_has_result_type_is_passed_through_unchanged() -> None:
     body = b'{"result":{"resultType":"complete","contents":[],"ttlMs":300000,"cacheScope":"public"}}'
-    status, data = await send(*modern("resources/read", {"uri": "pwc://x"}, name="pwc://x"), FakeExecutor(body))
+    status, data = await send(*modern("resources/read", {"uri": "pwc://x"}, name="pwc://x"), FakeDispatcher(body))
     assert status == 200 and data["result"] == json.loads(body)["result"]
 
 
 async def test_a_modern_resource_not_found_from_the_executor_is_400() -> None:
     body = b'{"error":{"code":-32602,"message":"Resource not found","data":{"uri":"pwc://x"}}}'
-    status, data = await send(*modern("resources/read", {"uri": "pwc://x"}, name="pwc://x"), FakeExecutor(body))
+    status, data = await send(*modern("resources/read", {"uri": "pwc://x"}, name="pwc://x"), FakeDispatcher(body))
     assert (status, data["error"]["code"], data["id"]) == (400, -32602, 1)

@@ -31,7 +31,7 @@ FAKE_TOOLS = [
 TOOL_RESULT = b'{"result": {"content": [{"type": "text", "text": "ok"}], "isError": false}}'
 
 
-class FakeExecutor:
+class FakeDispatcher:
     """A dispatcher that records calls; answers with ``body``, ``outcome``, or raises ``error``."""
 
     runs_admission = False
@@ -60,8 +60,8 @@ class FakeExecutor:
         return None
 
 
-def make_server(executor: FakeExecutor | None = None, **settings: Any) -> McpServer:
-    return McpServer(CoreSettings(cursor_keys=("k",), **settings), executor or FakeExecutor(), tools=FAKE_TOOLS)
+def make_server(executor: FakeDispatcher | None = None, **settings: Any) -> McpServer:
+    return McpServer(CoreSettings(cursor_keys=("k",), **settings), executor or FakeDispatcher(), tools=FAKE_TOOLS)
 
 
 def request(method: str, params: dict[str, Any] | None = None, id_: Any = 1) -> bytes:
@@ -191,7 +191,7 @@ async def test_templates_and_prompts_are_listed_on_the_legacy_era() -> None:
     pytest.param("ping", [1, 2], -32602, id="params-not-object"),
 ])
 async def test_legacy_protocol_errors_travel_with_http_200_and_keep_the_id(method: str, params: Any, code: int) -> None:
-    executor = FakeExecutor()
+    executor = FakeDispatcher()
     reply, data = await call(request(method, params, id_="r-1"), server=make_server(executor))
     assert reply.status == 200
     assert data["id"] == "r-1"
@@ -200,7 +200,7 @@ async def test_legacy_protocol_errors_travel_with_http_200_and_keep_the_id(metho
 
 
 async def test_unknown_tool_is_named_in_the_error_without_calling_the_executor() -> None:
-    executor = FakeExecutor()
+    executor = FakeDispatcher()
     _, data = await call(request("tools/call", {"name": "nope", "arguments": {}}), server=make_server(executor))
     assert data["error"] == {"code": -32602, "message": "Unknown tool: nope"}
     assert executor.calls == []
@@ -215,7 +215,7 @@ async def test_unknown_tool_is_named_in_the_error_without_calling_the_executor()
 ])
 async def test_executed_methods_hand_a_call_to_the_executor_and_splice_its_body(
         method: str, params: dict[str, Any], expected: tuple[str, str, dict[str, Any]]) -> None:
-    executor = FakeExecutor()
+    executor = FakeDispatcher()
     reply, data = await call(request(method, params, id_=9), {"mcp-protocol-version": "2025-06-18"},
                              server=make_server(executor, call_deadline_s=30.0))
     assert reply.status == 200
@@ -228,7 +228,7 @@ async def test_executed_methods_hand_a_call_to_the_executor_and_splice_its_body(
 
 async def test_executor_error_bodies_are_spliced_with_their_legacy_status() -> None:
     body = b'{"error":{"code":-32002,"message":"Resource not found","data":{"uri":"pwc://x"}}}'
-    reply, data = await call(request("resources/read", {"uri": "pwc://x"}, id_=4), server=make_server(FakeExecutor(body)))
+    reply, data = await call(request("resources/read", {"uri": "pwc://x"}, id_=4), server=make_server(FakeDispatcher(body)))
     assert reply.status == 200
     assert data == {"jsonrpc": "2.0", "id": 4, "error": {"code": -32002, "message": "Resource not found",
                                                            "data": {"uri": "pwc://x"}}}
@@ -242,7 +242,7 @@ async def test_executor_error_bodies_are_spliced_with_their_legacy_status() -> N
 ])
 async def test_dispatch_outcomes_become_clear_errors_without_leaking_detail(
         outcome: Outcome | Exception, status: int, expected: int | None) -> None:
-    executor = FakeExecutor(error=outcome) if isinstance(outcome, Exception) else FakeExecutor(outcome=outcome)
+    executor = FakeDispatcher(error=outcome) if isinstance(outcome, Exception) else FakeDispatcher(outcome=outcome)
     reply, data = await call(request("tools/call", {"name": "get_task", "arguments": {}}),
                              server=make_server(executor))
     assert reply.status == status
@@ -264,7 +264,7 @@ async def test_dispatch_outcomes_become_clear_errors_without_leaking_detail(
 ])
 async def test_a_refused_outcome_is_the_limits_refusal_with_the_request_id(
         kind: str, retry: int, status: int, error: str) -> None:
-    executor = FakeExecutor(outcome=Refused(Decision(False, kind, retry)))  # type: ignore[arg-type]
+    executor = FakeDispatcher(outcome=Refused(Decision(False, kind, retry)))  # type: ignore[arg-type]
     reply, data = await call(request("tools/call", {"name": "get_task"}, id_="r"), server=make_server(executor))
     assert (reply.status, refusal_error(data), data["id"]) == (status, error, "r")
     assert reply.headers["Retry-After"] == (str(retry) if status == 429 else "1")

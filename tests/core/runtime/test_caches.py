@@ -12,7 +12,8 @@ import pytest
 import redis
 
 from pwc_mcp_core.cluster import redis_keys
-from pwc_mcp_core.runtime.caches import Chunk, ChunkCache, MemoryCache, RedisCache, TieredCache
+from pwc_mcp_core.cluster.cache import RedisCache
+from pwc_mcp_core.runtime.caches import Chunk, ChunkCache, MemoryCache, TieredCache
 
 REPO_ROOT = Path(__file__).resolve().parents[3]
 
@@ -234,7 +235,7 @@ def test_redis_cache_waiter_loads_itself_when_the_lock_holder_never_finishes(red
 
 _PROCESS_SCRIPT = """
 import sys, time, redis
-from pwc_mcp_core.runtime.caches import RedisCache
+from pwc_mcp_core.cluster.cache import RedisCache
 url = sys.argv[1]
 client = redis.Redis.from_url(url)
 def loader():
@@ -263,7 +264,7 @@ def test_redis_cache_is_single_flight_across_three_processes(redis_url: str) -> 
 
 _DYING_LEADER = """
 import sys, time, redis
-from pwc_mcp_core.runtime.caches import RedisCache
+from pwc_mcp_core.cluster.cache import RedisCache
 client = redis.Redis.from_url(sys.argv[1])
 def loader():
     print("leading", flush=True)

@@ -23,11 +23,11 @@ from pwc_mcp_core.tools.apps import (
     view_html,
 )
 from tests.core.mcp_server.test_modern_era import modern
-from tests.core.mcp_server.test_server import FakeExecutor, request
+from tests.core.mcp_server.test_server import FakeDispatcher, request
 
 
-def server(executor: FakeExecutor | None = None) -> McpServer:
-    return McpServer(CoreSettings(cursor_keys=("k",)), executor or FakeExecutor())
+def server(executor: FakeDispatcher | None = None) -> McpServer:
+    return McpServer(CoreSettings(cursor_keys=("k",)), executor or FakeDispatcher())
 
 
 def test_only_get_sota_history_names_a_view_and_its_meta_is_small() -> None:
@@ -47,7 +47,7 @@ async def test_tools_list_carries_the_meta_on_both_eras() -> None:
 
 
 async def test_the_view_is_read_without_a_worker_on_both_eras() -> None:
-    executor = FakeExecutor()
+    executor = FakeDispatcher()
     mcp = server(executor)
     legacy = json.loads((await mcp.handle(request("resources/read", {"uri": SOTA_HISTORY_URI}), {})).body)
     body, headers = modern("resources/read", {"uri": SOTA_HISTORY_URI}, name=SOTA_HISTORY_URI)

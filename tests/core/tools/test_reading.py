@@ -364,7 +364,7 @@ def test_reading_the_sample_catalog_continues_to_the_end(catalog_url: str) -> No
 def test_versioned_chunks_are_shared_between_processes_through_the_redis_cache(stub, redis_url: str) -> None:
     import redis
 
-    from pwc_mcp_core.runtime.caches import RedisCache
+    from pwc_mcp_core.cluster.cache import RedisCache
 
     server = stub(read_route({"1706.03762": b"abcdefgh"}))
     one = runtime_for(server.url, chunk=5, cache=RedisCache(redis.Redis.from_url(redis_url)))

@@ -10,7 +10,7 @@ from gateway.process.app import create_app
 from tests.gateway.conftest import (
     FAKE_TOOLS,
     JSON_HEADERS,
-    FakeExecutor,
+    FakeDispatcher,
     make_settings,
     rpc,
     tool_call,
@@ -20,8 +20,8 @@ from tests.helpers import refusal_error
 MiB2 = 2 * 1024 * 1024
 
 
-def app_for(executor: FakeExecutor | None = None, **core):
-    return create_app(make_settings(**core), dispatcher=executor or FakeExecutor(), tools=FAKE_TOOLS)
+def app_for(executor: FakeDispatcher | None = None, **core):
+    return create_app(make_settings(**core), dispatcher=executor or FakeDispatcher(), tools=FAKE_TOOLS)
 
 
 def me(name: str) -> dict[str, str]:
@@ -119,7 +119,7 @@ NOT_REQUESTS = [
 async def test_notifications_and_responses_are_not_counted_as_requests(aiohttp_client) -> None:
     """JSON-RPC messages that get no answer (202, empty body) are not requests: a client that
     opens a session per call sends one ``notifications/initialized`` each time."""
-    executor = FakeExecutor()
+    executor = FakeDispatcher()
     client = await aiohttp_client(app_for(executor, request_limit=2))
     for _ in range(3):
         for body in NOT_REQUESTS:
@@ -187,7 +187,7 @@ async def test_a_search_validation_refuses_spends_no_semantic_budget(aiohttp_cli
 
 
 async def test_four_concurrent_requests_per_client(aiohttp_client) -> None:
-    executor = FakeExecutor(blocking=True)
+    executor = FakeDispatcher(blocking=True)
     client = await aiohttp_client(app_for(executor))
     held = [asyncio.create_task(client.post("/mcp", data=tool_call(), headers=me("c"))) for _ in range(4)]
     await executor.wait_started(4)
@@ -203,7 +203,7 @@ async def test_four_concurrent_requests_per_client(aiohttp_client) -> None:
 
 
 async def test_global_concurrency_answers_503_server_saturated(aiohttp_client) -> None:
-    executor = FakeExecutor(blocking=True)
+    executor = FakeDispatcher(blocking=True)
     client = await aiohttp_client(app_for(executor, global_concurrency_limit=2))
     held = [asyncio.create_task(client.post("/mcp", data=tool_call(), headers=me(f"c{i}"))) for i in range(2)]
     await executor.wait_started(2)

@@ -18,10 +18,12 @@ import redis.asyncio as aioredis
 from redis.exceptions import RedisError
 
 from gateway.admission import limits
-from gateway.dispatch.redis_executor import RedisExecutor
+from gateway.dispatch.redis_dispatcher import RedisDispatcher
 from gateway.process.app import create_app
 from pwc_mcp_core.cluster import queue, redis_keys, scripts
+from pwc_mcp_core.cluster.limits import RedisLimiter
 from pwc_mcp_core.cluster.redis_pipe import SyncPipe
+from pwc_mcp_core.runtime.dispatch import Answer
 from tests.gateway.conftest import (
     FAKE_TOOLS,
     JSON_HEADERS,
@@ -96,7 +98,7 @@ class EchoWorker:
         with self._write_lock:
             for attempt in range(3):  # as a real worker does: a restarted Redis costs one failed write
                 try:
-                    queue.finish_sync(self.writer, job, TOOL_RESULT)
+                    queue.finish_sync(self.writer, job, Answer(TOOL_RESULT))
                     return
                 except RedisError:
                     if attempt == 2:
@@ -110,7 +112,7 @@ async def worker(redis_url: str) -> AsyncIterator[EchoWorker]:
 
 
 async def _gateway(aiohttp_client, redis_url: str, *, max_backlog: int | None = None, **limits_: int):
-    executor = RedisExecutor(redis_url, max_backlog=max_backlog) if max_backlog is not None else None
+    executor = RedisDispatcher(redis_url, max_backlog=max_backlog) if max_backlog is not None else None
     return await aiohttp_client(create_app(make_settings(redis_url=redis_url, **limits_), dispatcher=executor,
                                            tools=FAKE_TOOLS))
 
@@ -231,7 +233,7 @@ async def test_the_combined_script_gives_the_same_refusals_as_admit(redis_url: s
     """admit_enqueue.lua and admit.lua share admission.lua: same codes, and nothing queued when refused."""
     client = aioredis.Redis.from_url(redis_url)
     try:
-        limiter = limits.RedisLimiter(redis_url, limits.LimitSettings(request_limit=1))
+        limiter = RedisLimiter(redis_url, limits.LimitSettings(request_limit=1))
         try:
             first = limiter.admission_script("k", semantic=False)
             stream = redis_keys.calls_stream()
@@ -264,7 +266,7 @@ async def test_rest_calls_are_admitted_by_the_same_script_and_hand_their_lease_o
 
 
 async def test_with_no_live_worker_the_limits_still_answer_first(aiohttp_client, redis_url: str) -> None:
-    executor = RedisExecutor(redis_url)
+    executor = RedisDispatcher(redis_url)
     client = await aiohttp_client(create_app(make_settings(redis_url=redis_url, request_limit=1, call_deadline_s=1.0),
                                              dispatcher=executor, tools=FAKE_TOOLS))
     assert executor.live_workers == 0

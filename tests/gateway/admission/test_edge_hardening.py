@@ -26,7 +26,7 @@ from pwc_mcp_core.runtime.logs import BatchingStreamHandler, ContentFreeFilter, 
 from tests.gateway.conftest import (
     FAKE_TOOLS,
     JSON_HEADERS,
-    FakeExecutor,
+    FakeDispatcher,
     make_settings,
     rpc,
 )
@@ -60,7 +60,7 @@ class RefusingLimiter:
 @pytest.mark.parametrize("encoding", ["gzip", "deflate", "br", "zstd", "x-gzip", "identity, gzip"])
 async def test_any_content_encoding_but_identity_is_refused_415_unread(aiohttp_client, encoding: str) -> None:
     # Served as the entry points serve it: with aiohttp's decompression off (gateway.process.serving).
-    server = TestServer(create_app(make_settings(), dispatcher=FakeExecutor(), tools=FAKE_TOOLS))
+    server = TestServer(create_app(make_settings(), dispatcher=FakeDispatcher(), tools=FAKE_TOOLS))
     await server.start_server(auto_decompress=False)
     client = await aiohttp_client(server)
     response = await client.post("/mcp", data=b"\x1f\x8b\x08\x00garbage", headers={
@@ -72,7 +72,7 @@ async def test_any_content_encoding_but_identity_is_refused_415_unread(aiohttp_c
 
 
 async def test_identity_encoding_is_served(aiohttp_client) -> None:
-    client = await aiohttp_client(create_app(make_settings(), dispatcher=FakeExecutor(), tools=FAKE_TOOLS))
+    client = await aiohttp_client(create_app(make_settings(), dispatcher=FakeDispatcher(), tools=FAKE_TOOLS))
     response = await client.post("/mcp", data=rpc("ping"), headers={**JSON_HEADERS, "Content-Encoding": "identity"})
     assert response.status == 200
 
@@ -83,7 +83,7 @@ async def test_identity_encoding_is_served(aiohttp_client) -> None:
     (None, 503, "limits_unavailable", 1)])
 async def test_limit_refusals_are_jsonrpc_errors_with_the_request_id(aiohttp_client, kind: str | None, status: int,
                                                                    error: str, retry: int) -> None:
-    client = await aiohttp_client(create_app(make_settings(), dispatcher=FakeExecutor(), limiter=RefusingLimiter(kind),
+    client = await aiohttp_client(create_app(make_settings(), dispatcher=FakeDispatcher(), limiter=RefusingLimiter(kind),
                                              tools=FAKE_TOOLS))
     response = await client.post("/mcp", data=rpc("tools/list", request_id=41), headers=JSON_HEADERS)
     assert response.status == status and response.headers["Retry-After"] == str(retry)
@@ -106,7 +106,7 @@ async def test_limit_refusals_are_jsonrpc_errors_with_the_request_id(aiohttp_cli
 async def test_each_limit_says_which_limit_refused_and_what_the_agent_can_do(aiohttp_client, kind: str,
                                                                              says: list[str],
                                                                              never: list[str]) -> None:
-    client = await aiohttp_client(create_app(make_settings(), dispatcher=FakeExecutor(), limiter=RefusingLimiter(kind),
+    client = await aiohttp_client(create_app(make_settings(), dispatcher=FakeDispatcher(), limiter=RefusingLimiter(kind),
                                              tools=FAKE_TOOLS))
     mcp = (await (await client.post("/mcp", data=rpc("tools/list", request_id=3), headers=JSON_HEADERS)).json())
     rest = (await (await client.get("/v1/tools/list_tasks")).json())["error"]
@@ -132,10 +132,10 @@ async def test_the_python_sdk_raises_mcp_error_with_the_refusal_message_and_data
                                                                                 error: str) -> None:
     if kind == "ok":  # admitted, then the answer exceeds the bound
         app = create_app(make_settings(max_body_bytes=64 * 1024),
-                         dispatcher=FakeExecutor(b'{"result":{"content":[{"type":"text","text":"' + b"x" * 70000
+                         dispatcher=FakeDispatcher(b'{"result":{"content":[{"type":"text","text":"' + b"x" * 70000
                                                + b'"}]}}', max_response_bytes=64 * 1024), tools=FAKE_TOOLS)
     else:
-        app = create_app(make_settings(), dispatcher=FakeExecutor(), tools=FAKE_TOOLS)
+        app = create_app(make_settings(), dispatcher=FakeDispatcher(), tools=FAKE_TOOLS)
     server = await aiohttp_server(app)
     async with Client(streamable_http_client(f"http://127.0.0.1:{server.port}/mcp",
                                              http_client=httpx2.AsyncClient(timeout=10)), mode="legacy") as client:
@@ -145,7 +145,7 @@ async def test_the_python_sdk_raises_mcp_error_with_the_refusal_message_and_data
             endpoint = next(r.handler.__self__ for r in app.router.routes()  # type: ignore[attr-defined]
                             if getattr(r, "method", "") == "POST" and r.resource.canonical == "/mcp")
             object.__setattr__(endpoint.admission, "limiter", RefusingLimiter(kind))
-            object.__setattr__(endpoint.calls, "limiter", endpoint.admission.limiter)
+            object.__setattr__(endpoint.gate, "limiter", endpoint.admission.limiter)
         with pytest.raises(MCPError) as refused:
             await client.call_tool("list_tasks", {})
     assert refused.value.error.data["error"] == error

@@ -14,9 +14,9 @@ from gateway.admission.limits import (
     LimitSettings,
     LimitsUnavailable,
     MemoryLimiter,
-    RedisLimiter,
 )
 from pwc_mcp_core.cluster import redis_keys
+from pwc_mcp_core.cluster.limits import RedisLimiter
 
 Factory = Callable[[LimitSettings], Limiter]
 

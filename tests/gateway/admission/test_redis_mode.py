@@ -8,7 +8,7 @@ from gateway.process.app import create_app
 from tests.gateway.conftest import (
     FAKE_TOOLS,
     JSON_HEADERS,
-    FakeExecutor,
+    FakeDispatcher,
     make_settings,
     rpc,
     tool_call,
@@ -22,9 +22,9 @@ def me(name: str) -> dict[str, str]:
 
 async def test_two_gateways_share_one_client_budget(aiohttp_client, redis_url: str) -> None:
     one = await aiohttp_client(create_app(make_settings(redis_url=redis_url, request_limit=5, concurrency_limit=100),
-                                          dispatcher=FakeExecutor(), tools=FAKE_TOOLS))
+                                          dispatcher=FakeDispatcher(), tools=FAKE_TOOLS))
     two = await aiohttp_client(create_app(make_settings(redis_url=redis_url, request_limit=5, concurrency_limit=100),
-                                          dispatcher=FakeExecutor(), tools=FAKE_TOOLS))
+                                          dispatcher=FakeDispatcher(), tools=FAKE_TOOLS))
     responses = await asyncio.gather(*[(one if i % 2 else two).post("/mcp", data=rpc("ping"), headers=me("shared"))
                                        for i in range(12)])
     assert sorted(r.status for r in responses) == [200] * 5 + [429] * 7
@@ -32,7 +32,7 @@ async def test_two_gateways_share_one_client_budget(aiohttp_client, redis_url: s
 
 
 async def test_two_gateways_share_one_concurrency_budget(aiohttp_client, redis_url: str) -> None:
-    slow_one, slow_two = FakeExecutor(blocking=True), FakeExecutor(blocking=True)
+    slow_one, slow_two = FakeDispatcher(blocking=True), FakeDispatcher(blocking=True)
     one = await aiohttp_client(create_app(make_settings(redis_url=redis_url, concurrency_limit=2),
                                           dispatcher=slow_one, tools=FAKE_TOOLS))
     two = await aiohttp_client(create_app(make_settings(redis_url=redis_url, concurrency_limit=2),
@@ -51,7 +51,7 @@ async def test_two_gateways_share_one_concurrency_budget(aiohttp_client, redis_u
 
 async def test_redis_down_fails_closed_then_recovers_without_restart(aiohttp_client, redis_server,
                                                                      redis_url: str) -> None:
-    client = await aiohttp_client(create_app(make_settings(redis_url=redis_url), dispatcher=FakeExecutor(),
+    client = await aiohttp_client(create_app(make_settings(redis_url=redis_url), dispatcher=FakeDispatcher(),
                                              tools=FAKE_TOOLS))
     assert (await client.post("/mcp", data=rpc("ping"), headers=me("a"))).status == 200
     redis_server.stop()
@@ -65,13 +65,13 @@ async def test_redis_down_fails_closed_then_recovers_without_restart(aiohttp_cli
     assert (await client.post("/mcp", data=rpc("ping"), headers=me("a"))).status == 200
 
 
-async def test_redis_mode_uses_the_redis_executor_and_reports_no_workers(aiohttp_client, redis_url: str) -> None:
-    from gateway.dispatch.redis_executor import RedisExecutor
+async def test_redis_mode_uses_the_redis_dispatcher_and_reports_no_workers(aiohttp_client, redis_url: str) -> None:
+    from gateway.dispatch.redis_dispatcher import RedisDispatcher
     from gateway.process.app import DISPATCHER
 
     app = create_app(make_settings(redis_url=redis_url, call_deadline_s=1.0), tools=FAKE_TOOLS)
     client = await aiohttp_client(app)
-    assert isinstance(app[DISPATCHER], RedisExecutor)
+    assert isinstance(app[DISPATCHER], RedisDispatcher)
     body = await (await client.get("/health")).json()
     assert body["status"] == "unavailable"
     assert body["checks"]["workers"] == 0

@@ -12,7 +12,7 @@ from pwc_mcp_core.tools.definitions import TOOL_DEFS
 from tests.gateway.conftest import (
     FAKE_TOOLS,
     JSON_HEADERS,
-    FakeExecutor,
+    FakeDispatcher,
     make_settings,
     rpc,
     tool_call,
@@ -21,17 +21,17 @@ from tests.helpers import refusal_error
 
 
 @pytest.fixture
-async def client(aiohttp_client, fake_executor: FakeExecutor):
-    return await aiohttp_client(create_app(make_settings(), dispatcher=fake_executor, tools=FAKE_TOOLS))
+async def client(aiohttp_client, fake_dispatcher: FakeDispatcher):
+    return await aiohttp_client(create_app(make_settings(), dispatcher=fake_dispatcher, tools=FAKE_TOOLS))
 
 
 @pytest.fixture
-async def real_client(aiohttp_client, fake_executor: FakeExecutor):
+async def real_client(aiohttp_client, fake_dispatcher: FakeDispatcher):
     """The app with the real tool catalogue."""
-    return await aiohttp_client(create_app(make_settings(), dispatcher=fake_executor))
+    return await aiohttp_client(create_app(make_settings(), dispatcher=fake_dispatcher))
 
 
-async def test_initialize_is_answered_without_the_executor(client, fake_executor: FakeExecutor) -> None:
+async def test_initialize_is_answered_without_the_executor(client, fake_dispatcher: FakeDispatcher) -> None:
     response = await client.post("/mcp", data=rpc("initialize", {"protocolVersion": "2025-11-25",
                                                                  "capabilities": {}, "clientInfo": {"name": "t",
                                                                                                     "version": "1"}}),
@@ -40,7 +40,7 @@ async def test_initialize_is_answered_without_the_executor(client, fake_executor
     body = await response.json()
     assert body["result"]["protocolVersion"] == "2025-11-25"
     assert "Mcp-Session-Id" not in response.headers
-    assert fake_executor.calls == []
+    assert fake_dispatcher.calls == []
 
 
 async def test_tools_list_returns_the_catalogue(real_client) -> None:
@@ -49,11 +49,11 @@ async def test_tools_list_returns_the_catalogue(real_client) -> None:
     assert len((await response.json())["result"]["tools"]) == len(TOOL_DEFS)
 
 
-async def test_tool_calls_go_to_the_executor(client, fake_executor: FakeExecutor) -> None:
+async def test_tool_calls_go_to_the_executor(client, fake_dispatcher: FakeDispatcher) -> None:
     response = await client.post("/mcp", data=tool_call("list_tasks", {"limit": 2}), headers=JSON_HEADERS)
     assert response.status == 200
     assert (await response.json())["result"]["structuredContent"] == {"ok": True}
-    assert [(c.kind, c.name, c.arguments) for c in fake_executor.calls] == [("tools/call", "list_tasks", {"limit": 2})]
+    assert [(c.kind, c.name, c.arguments) for c in fake_dispatcher.calls] == [("tools/call", "list_tasks", {"limit": 2})]
 
 
 async def test_a_notification_gets_202_with_an_empty_body(client) -> None:
@@ -94,7 +94,7 @@ async def test_accept_and_content_type_are_checked(client, headers: dict[str, st
 
 async def test_a_response_over_the_bound_becomes_503_response_too_large(aiohttp_client) -> None:
     big = b'{"result":{"content":[{"type":"text","text":"' + b"x" * (2 * 1024 * 1024) + b'"}]}}'
-    client = await aiohttp_client(create_app(make_settings(), dispatcher=FakeExecutor(big), tools=FAKE_TOOLS))
+    client = await aiohttp_client(create_app(make_settings(), dispatcher=FakeDispatcher(big), tools=FAKE_TOOLS))
     response = await client.post("/mcp", data=tool_call(), headers=JSON_HEADERS)
     assert response.status == 503
     assert refusal_error(await response.json()) == "response_too_large"
@@ -183,7 +183,7 @@ async def test_allowed_origin_responses_carry_cors_headers(client) -> None:
 def test_a_wildcard_origin_stops_startup() -> None:
     settings = make_settings(allowed_origins=("*",))
     with pytest.raises(ConfigError, match="wildcard"):
-        create_app(settings, dispatcher=FakeExecutor(), tools=FAKE_TOOLS)
+        create_app(settings, dispatcher=FakeDispatcher(), tools=FAKE_TOOLS)
 
 
 async def test_mcp_replies_are_json(client) -> None:

@@ -16,15 +16,15 @@ from gateway.process import connection
 from gateway.process.app import create_app
 from gateway.process.connection import GatewayRunner
 from gateway.process.serving import server_options
-from tests.gateway.conftest import FAKE_TOOLS, FakeExecutor, make_settings, rpc
+from tests.gateway.conftest import FAKE_TOOLS, FakeDispatcher, make_settings, rpc
 
 DEADLINE_S = 0.3
 
 
 @contextlib.asynccontextmanager
-async def served(fake_executor: FakeExecutor) -> AsyncIterator[int]:
+async def served(fake_dispatcher: FakeDispatcher) -> AsyncIterator[int]:
     """The app behind the production runner on a free loopback port; yields the port."""
-    runner = GatewayRunner(create_app(make_settings(request_limit=1000), dispatcher=fake_executor,
+    runner = GatewayRunner(create_app(make_settings(request_limit=1000), dispatcher=fake_dispatcher,
                                       tools=FAKE_TOOLS), **server_options())
     await runner.setup()
     await web.TCPSite(runner, "127.0.0.1", 0).start()
@@ -62,8 +62,8 @@ def short_deadline(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(checks, "BODY_TIMEOUT_S", DEADLINE_S)
 
 
-async def test_incomplete_headers_are_cut_at_the_deadline(fake_executor: FakeExecutor) -> None:
-    async with served(fake_executor) as port:
+async def test_incomplete_headers_are_cut_at_the_deadline(fake_dispatcher: FakeDispatcher) -> None:
+    async with served(fake_dispatcher) as port:
         reader, writer = await asyncio.open_connection("127.0.0.1", port)
         writer.write(b"GET /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Slow: a")
         assert DEADLINE_S * 0.8 <= await closed_after(reader) < DEADLINE_S + 1
@@ -71,10 +71,10 @@ async def test_incomplete_headers_are_cut_at_the_deadline(fake_executor: FakeExe
 
 
 async def test_a_busy_keep_alive_connection_stays_open_and_its_idle_time_is_not_a_deadline(
-        fake_executor: FakeExecutor) -> None:
+        fake_dispatcher: FakeDispatcher) -> None:
     """Requests whose headers come in time, over several deadlines, then an idle pause longer than
     one: the connection stays open (the timer armed by an earlier request does not cut it)."""
-    async with served(fake_executor) as port:
+    async with served(fake_dispatcher) as port:
         reader, writer = await asyncio.open_connection("127.0.0.1", port)
         stop = time.monotonic() + 3 * DEADLINE_S
         while time.monotonic() < stop:
@@ -88,10 +88,10 @@ async def test_a_busy_keep_alive_connection_stays_open_and_its_idle_time_is_not_
 
 
 async def test_incomplete_headers_after_answered_requests_get_their_own_full_deadline(
-        fake_executor: FakeExecutor) -> None:
+        fake_dispatcher: FakeDispatcher) -> None:
     """A request's headers that stall after earlier requests on the connection are cut one deadline
     after their own first byte: not earlier (at a timer an earlier request armed), not never."""
-    async with served(fake_executor) as port:
+    async with served(fake_dispatcher) as port:
         reader, writer = await asyncio.open_connection("127.0.0.1", port)
         writer.write(request(port))
         assert (await answer(reader))[0] == 200
@@ -101,10 +101,10 @@ async def test_incomplete_headers_after_answered_requests_get_their_own_full_dea
         writer.close()
 
 
-async def test_a_body_that_stalls_is_refused_at_its_deadline(fake_executor: FakeExecutor) -> None:
+async def test_a_body_that_stalls_is_refused_at_its_deadline(fake_dispatcher: FakeDispatcher) -> None:
     """Headers complete, part of the body, then nothing: 400 ``request_incomplete`` one body deadline
     later (a body already complete is read without a timer)."""
-    async with served(fake_executor) as port:
+    async with served(fake_dispatcher) as port:
         reader, writer = await asyncio.open_connection("127.0.0.1", port)
         writer.write(f"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nContent-Type: application/json\r\n"
                      "Content-Length: 1000\r\n\r\n{\"jsonrpc\"".encode())

@@ -10,7 +10,7 @@ from gateway.process.app import create_app
 from tests.gateway.conftest import (
     FAKE_TOOLS,
     JSON_HEADERS,
-    FakeExecutor,
+    FakeDispatcher,
     make_settings,
     rpc,
     tool_call,
@@ -29,7 +29,7 @@ SECRETS = {
 async def test_nothing_a_client_sends_reaches_logs_or_metrics(aiohttp_client, caplog: pytest.LogCaptureFixture,
                                                              capsys: pytest.CaptureFixture[str]) -> None:
     caplog.set_level(logging.DEBUG)
-    client = await aiohttp_client(create_app(make_settings(), dispatcher=FakeExecutor(), tools=FAKE_TOOLS))
+    client = await aiohttp_client(create_app(make_settings(), dispatcher=FakeDispatcher(), tools=FAKE_TOOLS))
     sent = [
         (tool_call("search_papers", {"query": SECRETS["query"]}), {"X-Forwarded-For": SECRETS["xff"]}),
         (tool_call("get_paper_info", {"paper": SECRETS["reference"]}), {"X-PwC-MCP-Client": SECRETS["client"]}),

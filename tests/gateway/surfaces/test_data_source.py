@@ -22,7 +22,7 @@ from gateway.surfaces.health import HealthState
 from pwc_mcp_core.tools.data_source import DataSource
 from pwc_mcp_core.tools.instructions import SERVER_INSTRUCTIONS
 from tests.conftest import start_pwc_mcp
-from tests.gateway.conftest import FAKE_TOOLS, JSON_HEADERS, FakeExecutor, make_settings, rpc
+from tests.gateway.conftest import FAKE_TOOLS, JSON_HEADERS, FakeDispatcher, make_settings, rpc
 
 COMMIT = "0123456789abcdef0123456789abcdef01234567"
 ARCHIVE: dict[str, Any] = {
@@ -79,7 +79,7 @@ async def instructions(client) -> str:  # type: ignore[no-untyped-def]
 
 async def test_every_surface_shows_an_archive_catalog(aiohttp_client, aiohttp_server) -> None:
     api, _ = await start_stub(aiohttp_server, Catalog())
-    client = await aiohttp_client(create_app(make_settings(api_url=api), dispatcher=FakeExecutor(), tools=FAKE_TOOLS))
+    client = await aiohttp_client(create_app(make_settings(api_url=api), dispatcher=FakeDispatcher(), tools=FAKE_TOOLS))
     health = await poll_data(client)
     assert health["data"] == {
         "provenance": "recorded", "kind": "archive", "title": "Papers With Code archive", "license": "CC BY-SA 4.0",
@@ -97,7 +97,7 @@ async def test_an_upstream_without_provenance_shows_unknown_and_no_data_line(aio
     catalog = Catalog()
     catalog.record = None
     api, _ = await start_stub(aiohttp_server, catalog)
-    client = await aiohttp_client(create_app(make_settings(api_url=api), dispatcher=FakeExecutor(), tools=FAKE_TOOLS))
+    client = await aiohttp_client(create_app(make_settings(api_url=api), dispatcher=FakeDispatcher(), tools=FAKE_TOOLS))
     async with asyncio.timeout(5):
         while catalog.fetches == 0:
             await asyncio.sleep(0.05)

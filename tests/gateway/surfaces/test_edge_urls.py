@@ -15,7 +15,7 @@ import re
 import pytest
 
 from gateway.process.app import create_app
-from tests.gateway.conftest import FAKE_TOOLS, FakeExecutor, make_settings, rpc
+from tests.gateway.conftest import FAKE_TOOLS, FakeDispatcher, make_settings, rpc
 
 FALLBACK = f"http://localhost:{make_settings().core.port}".encode()
 PAGES = ["/docs", "/docs?format=json", "/openapi.json", "/.well-known/mcp"]
@@ -39,7 +39,7 @@ async def raw_request(port: int, head: bytes, body: bytes = b"") -> tuple[int, d
 
 @pytest.fixture
 async def port(aiohttp_client) -> int:
-    client = await aiohttp_client(create_app(make_settings(), dispatcher=FakeExecutor(), tools=FAKE_TOOLS))
+    client = await aiohttp_client(create_app(make_settings(), dispatcher=FakeDispatcher(), tools=FAKE_TOOLS))
     return int(client.server.port)
 
 
@@ -86,7 +86,7 @@ async def test_nginx_host_without_a_port_is_admitted_and_the_upstream_port_is_no
 
 
 async def test_documents_count_against_the_request_limit(aiohttp_client) -> None:
-    client = await aiohttp_client(create_app(make_settings(request_limit=3), dispatcher=FakeExecutor(),
+    client = await aiohttp_client(create_app(make_settings(request_limit=3), dispatcher=FakeDispatcher(),
                                              tools=FAKE_TOOLS))
     port = int(client.server.port)
     statuses = []
@@ -155,7 +155,7 @@ async def test_a_refusal_carries_its_message_in_the_reason_phrase_or_as_a_200(ai
     import dataclasses
 
     settings = dataclasses.replace(make_settings(request_limit=1), refusal_status=mode)
-    client = await aiohttp_client(create_app(settings, dispatcher=FakeExecutor(), tools=FAKE_TOOLS))
+    client = await aiohttp_client(create_app(settings, dispatcher=FakeDispatcher(), tools=FAKE_TOOLS))
     port = int(client.server.port)
     body = rpc("ping", request_id=9)
     head = (f"POST /mcp HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\n"

@@ -9,7 +9,7 @@ import pytest
 from aiohttp import web
 
 from gateway.process.app import HEALTH, create_app
-from tests.gateway.conftest import FAKE_TOOLS, FakeExecutor, make_settings
+from tests.gateway.conftest import FAKE_TOOLS, FakeDispatcher, make_settings
 
 
 async def catalog_stub(aiohttp_server, *, status: int = 200, payload: object = None, hang: bool = False) -> str:
@@ -38,7 +38,7 @@ async def poll_health(client, want: int) -> dict:
 
 
 async def test_health_is_unavailable_while_the_catalog_is_unreachable(aiohttp_client) -> None:
-    client = await aiohttp_client(create_app(make_settings(), dispatcher=FakeExecutor(), tools=FAKE_TOOLS))
+    client = await aiohttp_client(create_app(make_settings(), dispatcher=FakeDispatcher(), tools=FAKE_TOOLS))
     response = await client.get("/health")
     body = await response.json()
     assert response.status == 503
@@ -49,7 +49,7 @@ async def test_health_is_unavailable_while_the_catalog_is_unreachable(aiohttp_cl
 
 async def test_health_becomes_ok_once_the_catalog_answers(aiohttp_client, aiohttp_server) -> None:
     api = await catalog_stub(aiohttp_server)
-    client = await aiohttp_client(create_app(make_settings(api_url=api), dispatcher=FakeExecutor(), tools=FAKE_TOOLS))
+    client = await aiohttp_client(create_app(make_settings(api_url=api), dispatcher=FakeDispatcher(), tools=FAKE_TOOLS))
     body = await poll_health(client, 200)
     assert body["status"] == "ok"
     assert body["checks"]["catalog"] == "ok"
@@ -63,7 +63,7 @@ async def test_health_becomes_ok_once_the_catalog_answers(aiohttp_client, aiohtt
 async def test_a_catalog_that_answers_wrongly_is_not_ready(aiohttp_client, aiohttp_server, status: int,
                                                            payload: object) -> None:
     api = await catalog_stub(aiohttp_server, status=status, payload=payload)
-    app = create_app(make_settings(api_url=api), dispatcher=FakeExecutor(), tools=FAKE_TOOLS)
+    app = create_app(make_settings(api_url=api), dispatcher=FakeDispatcher(), tools=FAKE_TOOLS)
     client = await aiohttp_client(app)
     async with httpx.AsyncClient() as http:
         assert not await app[HEALTH].probe_catalog(http)
@@ -72,14 +72,14 @@ async def test_a_catalog_that_answers_wrongly_is_not_ready(aiohttp_client, aioht
 
 async def test_health_never_waits_on_a_hanging_catalog(aiohttp_client, aiohttp_server) -> None:
     api = await catalog_stub(aiohttp_server, hang=True)
-    client = await aiohttp_client(create_app(make_settings(api_url=api), dispatcher=FakeExecutor(), tools=FAKE_TOOLS))
+    client = await aiohttp_client(create_app(make_settings(api_url=api), dispatcher=FakeDispatcher(), tools=FAKE_TOOLS))
     for _ in range(3):
         assert (await client.get("/health")).status == 503
 
 
 async def test_redis_mode_needs_redis_and_a_live_worker(aiohttp_client, aiohttp_server, redis_url: str) -> None:
     api = await catalog_stub(aiohttp_server)
-    executor = FakeExecutor(live_workers=0)
+    executor = FakeDispatcher(live_workers=0)
     client = await aiohttp_client(create_app(make_settings(api_url=api, redis_url=redis_url), dispatcher=executor,
                                              tools=FAKE_TOOLS))
     async with asyncio.timeout(5):
@@ -96,7 +96,7 @@ async def test_redis_down_makes_health_unavailable(aiohttp_client, aiohttp_serve
                                                    redis_url: str) -> None:
     api = await catalog_stub(aiohttp_server)
     client = await aiohttp_client(create_app(make_settings(api_url=api, redis_url=redis_url),
-                                             dispatcher=FakeExecutor(), tools=FAKE_TOOLS))
+                                             dispatcher=FakeDispatcher(), tools=FAKE_TOOLS))
     await poll_health(client, 200)
     redis_server.stop()
     try:

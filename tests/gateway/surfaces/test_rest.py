@@ -14,7 +14,7 @@ from pwc_mcp_core.cluster.admission import LIMITS_UNAVAILABLE, Decision
 from pwc_mcp_core.runtime.dispatch import Outcome, Refused, TimedOut, TooLarge, Unavailable
 from pwc_mcp_core.tools import registry
 from pwc_mcp_core.tools.definitions import TOOL_DEFS
-from tests.gateway.conftest import FAKE_TOOLS, FakeExecutor, make_settings
+from tests.gateway.conftest import FAKE_TOOLS, FakeDispatcher, make_settings
 
 
 def tool_reply(text: str) -> bytes:
@@ -22,8 +22,8 @@ def tool_reply(text: str) -> bytes:
 
 
 @pytest.fixture
-async def client(aiohttp_client, fake_executor: FakeExecutor):
-    return await aiohttp_client(create_app(make_settings(request_limit=1000), dispatcher=fake_executor))
+async def client(aiohttp_client, fake_dispatcher: FakeDispatcher):
+    return await aiohttp_client(create_app(make_settings(request_limit=1000), dispatcher=fake_dispatcher))
 
 
 async def test_list_tools_gives_the_catalogue(client) -> None:
@@ -33,17 +33,17 @@ async def test_list_tools_gives_the_catalogue(client) -> None:
     assert len(tools) == len(TOOL_DEFS) and {"name", "inputSchema", "outputSchema"} <= set(tools[0])
 
 
-async def test_post_answers_the_structured_content(client, fake_executor: FakeExecutor) -> None:
+async def test_post_answers_the_structured_content(client, fake_dispatcher: FakeDispatcher) -> None:
     response = await client.post("/v1/tools/list_tasks", json={"limit": 2})
     assert (response.status, await response.json()) == (200, {"ok": True})
-    (call,) = fake_executor.calls
+    (call,) = fake_dispatcher.calls
     assert (call.kind, call.name, call.arguments) == ("tools/call", "list_tasks", {"limit": 2})
 
 
-async def test_get_coerces_the_query_per_input_schema(client, fake_executor: FakeExecutor) -> None:
+async def test_get_coerces_the_query_per_input_schema(client, fake_dispatcher: FakeDispatcher) -> None:
     response = await client.get("/v1/tools/search_papers?query=vit&limit=3&has_official_implementation=true")
     assert response.status == 200
-    assert fake_executor.calls[0].arguments == {"query": "vit", "limit": 3, "has_official_implementation": True}
+    assert fake_dispatcher.calls[0].arguments == {"query": "vit", "limit": 3, "has_official_implementation": True}
 
 
 def test_query_coercion_of_arrays_numbers_and_bad_values() -> None:
@@ -63,8 +63,8 @@ def test_query_numbers_beyond_64_bits_or_not_finite_never_reach_the_encoder() ->
     assert coerce_query(MultiDict([("n", "1" + "0" * 400)]), schema) == {"n": "1" + "0" * 400}
 
 
-async def test_error_paths_are_counted(aiohttp_client, fake_executor: FakeExecutor) -> None:
-    client = await aiohttp_client(create_app(make_settings(request_limit=3), dispatcher=fake_executor))
+async def test_error_paths_are_counted(aiohttp_client, fake_dispatcher: FakeDispatcher) -> None:
+    client = await aiohttp_client(create_app(make_settings(request_limit=3), dispatcher=fake_dispatcher))
     statuses = [(await client.get("/v1/tools/nope")).status for _ in range(2)]
     statuses.append((await client.post("/v1/tools/list_tasks", data=b"[1]")).status)
     refused = await client.get("/v1/nothing")
@@ -79,7 +79,7 @@ async def test_error_paths_are_counted(aiohttp_client, fake_executor: FakeExecut
 ])
 async def test_tool_failures_keep_their_prefix_and_get_a_fitting_status(aiohttp_client, text: str,
                                                                         status: int) -> None:
-    client = await aiohttp_client(create_app(make_settings(), dispatcher=FakeExecutor(tool_reply(text)),
+    client = await aiohttp_client(create_app(make_settings(), dispatcher=FakeDispatcher(tool_reply(text)),
                                              tools=FAKE_TOOLS))
     response = await client.post("/v1/tools/list_tasks", json={})
     assert (response.status, await response.json()) == (status, {"error": text})
@@ -102,8 +102,8 @@ async def test_bad_bodies_and_unknown_tools(client) -> None:
                                                   "body uncompressed (identity); do not retry it compressed")
 
 
-async def test_limits_answer_429_with_retry_after(aiohttp_client, fake_executor: FakeExecutor) -> None:
-    client = await aiohttp_client(create_app(make_settings(request_limit=2), dispatcher=fake_executor,
+async def test_limits_answer_429_with_retry_after(aiohttp_client, fake_dispatcher: FakeDispatcher) -> None:
+    client = await aiohttp_client(create_app(make_settings(request_limit=2), dispatcher=fake_dispatcher,
                                              tools=FAKE_TOOLS))
     statuses = [(await client.get("/v1/tools/list_tasks")).status for _ in range(2)]
     refused = await client.get("/v1/tools/list_tasks")
@@ -150,7 +150,7 @@ async def test_cors_preflight_for_an_allowlisted_origin(client) -> None:
 ])
 async def test_each_dispatch_outcome_has_its_rest_status_and_prefix(aiohttp_client, outcome: Outcome, status: int,
                                                                      prefix: str, retry_after: str | None) -> None:
-    client = await aiohttp_client(create_app(make_settings(), dispatcher=FakeExecutor(outcome=outcome),
+    client = await aiohttp_client(create_app(make_settings(), dispatcher=FakeDispatcher(outcome=outcome),
                                              tools=FAKE_TOOLS))
     for response in (await client.post("/v1/tools/list_tasks", json={}), await client.get("/v1/tools/list_tasks")):
         assert response.status == status
@@ -161,7 +161,7 @@ async def test_each_dispatch_outcome_has_its_rest_status_and_prefix(aiohttp_clie
 async def test_an_answer_over_the_bound_is_response_too_large_not_retry_shortly(aiohttp_client) -> None:
     big = b'{"result":{"content":[],"structuredContent":{"x":"' + b"x" * 5000 + b'"},"isError":false}}'
     client = await aiohttp_client(create_app(make_settings(max_body_bytes=4096),
-                                             dispatcher=FakeExecutor(big, max_response_bytes=4096), tools=FAKE_TOOLS))
+                                             dispatcher=FakeDispatcher(big, max_response_bytes=4096), tools=FAKE_TOOLS))
     response = await client.post("/v1/tools/list_tasks", json={})
     error = (await response.json())["error"]
     assert response.status == 502 and "Retry-After" not in response.headers

@@ -39,7 +39,7 @@ from pwc_mcp_core.protocol.versions import (
 )
 from pwc_mcp_core.tools.data_source import DatasetRevision, DataSource
 from pwc_mcp_core.tools.registry import tool_list_result
-from tests.gateway.conftest import FAKE_TOOLS, FakeExecutor, make_settings
+from tests.gateway.conftest import FAKE_TOOLS, FakeDispatcher, make_settings
 
 REPO_ROOT = Path(__file__).resolve().parents[3]
 SCHEMAS = REPO_ROOT / "tests" / "fixtures" / "schemas"
@@ -71,7 +71,7 @@ def tool_names() -> list[str]:
 
 @pytest.fixture
 async def client(aiohttp_client):
-    return await aiohttp_client(create_app(make_settings(), dispatcher=FakeExecutor(), tools=FAKE_TOOLS))
+    return await aiohttp_client(create_app(make_settings(), dispatcher=FakeDispatcher(), tools=FAKE_TOOLS))
 
 
 # ---- the vendored schemas ----
@@ -160,7 +160,7 @@ async def test_card_caching_cors_head_and_plain_json(client) -> None:
 
 
 async def test_the_card_counts_against_the_request_limit_like_docs(aiohttp_client) -> None:
-    client = await aiohttp_client(create_app(make_settings(request_limit=2), dispatcher=FakeExecutor(),
+    client = await aiohttp_client(create_app(make_settings(request_limit=2), dispatcher=FakeDispatcher(),
                                              tools=FAKE_TOOLS))
     statuses = [(await client.get(CARD_PATH)).status for _ in range(2)]
     refused = await client.get(CARD_PATH)

@@ -13,19 +13,19 @@ import redis.asyncio as aioredis
 from gateway.process.app import create_app
 from gateway.surfaces.sse_sessions import SseSettings
 from pwc_mcp_core.cluster import redis_keys
-from tests.gateway.conftest import FAKE_TOOLS, FakeExecutor, make_settings, rpc, tool_call
+from tests.gateway.conftest import FAKE_TOOLS, FakeDispatcher, make_settings, rpc, tool_call
 from tests.gateway.surfaces.test_sse_routes import POST_HEADERS, next_event, open_stream
 
 
-def redis_app(redis_url: str, fake_executor: FakeExecutor, **sse):
+def redis_app(redis_url: str, fake_dispatcher: FakeDispatcher, **sse):
     settings = dataclasses.replace(make_settings(redis_url=redis_url, request_limit=1000), sse=SseSettings(**sse))
-    return create_app(settings, dispatcher=fake_executor, tools=FAKE_TOOLS)
+    return create_app(settings, dispatcher=fake_dispatcher, tools=FAKE_TOOLS)
 
 
 async def test_a_post_to_another_gateway_is_answered_on_the_holders_stream(aiohttp_client, redis_url: str,
-                                                                           fake_executor: FakeExecutor) -> None:
-    holder = await aiohttp_client(redis_app(redis_url, fake_executor))
-    other = await aiohttp_client(redis_app(redis_url, fake_executor))
+                                                                           fake_dispatcher: FakeDispatcher) -> None:
+    holder = await aiohttp_client(redis_app(redis_url, fake_dispatcher))
+    other = await aiohttp_client(redis_app(redis_url, fake_dispatcher))
     stream, endpoint = await open_stream(holder, **{"X-PwC-MCP-Client": "r1"})
     posted = await other.post(endpoint, data=tool_call("list_tasks"), headers={**POST_HEADERS,
                                                                                "X-PwC-MCP-Client": "r1"})
@@ -37,9 +37,9 @@ async def test_a_post_to_another_gateway_is_answered_on_the_holders_stream(aioht
     stream.close()
 
 
-async def test_stream_caps_are_cluster_wide(aiohttp_client, redis_url: str, fake_executor: FakeExecutor) -> None:
-    one = await aiohttp_client(redis_app(redis_url, fake_executor, max_streams_per_client=1))
-    two = await aiohttp_client(redis_app(redis_url, fake_executor, max_streams_per_client=1))
+async def test_stream_caps_are_cluster_wide(aiohttp_client, redis_url: str, fake_dispatcher: FakeDispatcher) -> None:
+    one = await aiohttp_client(redis_app(redis_url, fake_dispatcher, max_streams_per_client=1))
+    two = await aiohttp_client(redis_app(redis_url, fake_dispatcher, max_streams_per_client=1))
     stream, _ = await open_stream(one, **{"X-PwC-MCP-Client": "capped"})
     refused = await two.get("/sse", headers={"X-PwC-MCP-Client": "capped"})
     assert refused.status == 429
@@ -47,8 +47,8 @@ async def test_stream_caps_are_cluster_wide(aiohttp_client, redis_url: str, fake
 
 
 async def test_a_session_the_store_lost_ends_its_stream(aiohttp_client, redis_url: str,
-                                                        fake_executor: FakeExecutor) -> None:
-    client = await aiohttp_client(redis_app(redis_url, fake_executor, heartbeat_s=0.5))
+                                                        fake_dispatcher: FakeDispatcher) -> None:
+    client = await aiohttp_client(redis_app(redis_url, fake_dispatcher, heartbeat_s=0.5))
     stream, endpoint = await open_stream(client, **{"X-PwC-MCP-Client": "lost"})
     store = aioredis.Redis.from_url(redis_url)
     await store.delete(redis_keys.sse_session(endpoint.split("=", 1)[1]))
@@ -70,11 +70,11 @@ class HeldSession:
 
 
 @contextlib.asynccontextmanager
-async def held_session(aiohttp_client, redis_url: str, fake_executor: FakeExecutor,
+async def held_session(aiohttp_client, redis_url: str, fake_dispatcher: FakeDispatcher,
                        client: str) -> AsyncIterator[HeldSession]:
     """Two gateway apps on one Redis; ``client`` holds a stream on the first."""
-    holder = await aiohttp_client(redis_app(redis_url, fake_executor))
-    other = await aiohttp_client(redis_app(redis_url, fake_executor))
+    holder = await aiohttp_client(redis_app(redis_url, fake_dispatcher))
+    other = await aiohttp_client(redis_app(redis_url, fake_dispatcher))
     stream, endpoint = await open_stream(holder, **{"X-PwC-MCP-Client": client})
     store = aioredis.Redis.from_url(redis_url)
     try:
@@ -85,10 +85,10 @@ async def held_session(aiohttp_client, redis_url: str, fake_executor: FakeExecut
 
 
 async def test_a_message_for_a_session_whose_holder_is_gone_gets_404_at_once(aiohttp_client, redis_url: str,
-                                                                              fake_executor: FakeExecutor) -> None:
-    async with held_session(aiohttp_client, redis_url, fake_executor, "orphan") as held:
+                                                                              fake_dispatcher: FakeDispatcher) -> None:
+    async with held_session(aiohttp_client, redis_url, fake_dispatcher, "orphan") as held:
         assert await held.store.hget(held.record, "conn")  # named from the start: no wait for a renewal
-        calls = len(fake_executor.calls)
+        calls = len(fake_dispatcher.calls)
         # What the others see when the holder died: the connection its record names is gone. (A
         # CLIENT KILL of the live holder's inbox is a blip it recovers from, the test below.)
         gone = aioredis.Redis.from_url(redis_url)
@@ -98,13 +98,13 @@ async def test_a_message_for_a_session_whose_holder_is_gone_gets_404_at_once(aio
         posted = await held.other.post(held.endpoint, data=tool_call("list_tasks"),
                                        headers={**POST_HEADERS, "X-PwC-MCP-Client": "orphan"})
         assert posted.status == 404
-        assert len(fake_executor.calls) == calls  # nothing ran for a lost stream
+        assert len(fake_dispatcher.calls) == calls  # nothing ran for a lost stream
         assert not await held.store.exists(held.record)  # and its places are freed
 
 
 async def test_a_message_for_a_stream_this_process_holds_needs_no_session_lookup(aiohttp_client, redis_url: str,
-                                                                                 fake_executor: FakeExecutor) -> None:
-    client = await aiohttp_client(redis_app(redis_url, fake_executor))
+                                                                                 fake_dispatcher: FakeDispatcher) -> None:
+    client = await aiohttp_client(redis_app(redis_url, fake_dispatcher))
     stream, endpoint = await open_stream(client, **{"X-PwC-MCP-Client": "local"})
     store = aioredis.Redis.from_url(redis_url)
     try:
@@ -122,8 +122,8 @@ async def test_a_message_for_a_stream_this_process_holds_needs_no_session_lookup
 
 
 async def test_a_holder_whose_inbox_reconnects_names_the_new_connection_at_once(aiohttp_client, redis_url: str,
-                                                                                fake_executor: FakeExecutor) -> None:
-    async with held_session(aiohttp_client, redis_url, fake_executor, "blip") as held:
+                                                                                fake_dispatcher: FakeDispatcher) -> None:
+    async with held_session(aiohttp_client, redis_url, fake_dispatcher, "blip") as held:
         conn = await held.store.hget(held.record, "conn")
         await held.store.execute_command("CLIENT", "KILL", "ID", conn.decode())  # a blip: the holder lives on
         async with asyncio.timeout(redis_keys.SSE_SESSION_RENEW_S / 2):  # sooner than the next renewal

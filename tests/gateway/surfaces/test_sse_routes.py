@@ -16,15 +16,15 @@ from gateway.process.app import create_app
 from gateway.process.connection import GatewayRunner
 from gateway.process.serving import server_options
 from gateway.surfaces.sse_sessions import SseSettings
-from tests.gateway.conftest import FAKE_TOOLS, FakeExecutor, make_settings, rpc, tool_call
+from tests.gateway.conftest import FAKE_TOOLS, FakeDispatcher, make_settings, rpc, tool_call
 from tests.helpers import refusal_error
 
 POST_HEADERS = {"Content-Type": "application/json"}
 
 
-def sse_app(fake_executor: FakeExecutor, **sse: Any):
+def sse_app(fake_dispatcher: FakeDispatcher, **sse: Any):
     settings = dataclasses.replace(make_settings(request_limit=1000), sse=SseSettings(**sse))
-    return create_app(settings, dispatcher=fake_executor, tools=FAKE_TOOLS)
+    return create_app(settings, dispatcher=fake_dispatcher, tools=FAKE_TOOLS)
 
 
 async def next_event(response) -> tuple[str, str]:
@@ -55,11 +55,11 @@ async def open_stream(client, **headers: str):
 
 
 @pytest.fixture
-async def client(aiohttp_client, fake_executor: FakeExecutor):
-    return await aiohttp_client(sse_app(fake_executor, heartbeat_s=0.2, max_streams_per_client=2, max_streams=3))
+async def client(aiohttp_client, fake_dispatcher: FakeDispatcher):
+    return await aiohttp_client(sse_app(fake_dispatcher, heartbeat_s=0.2, max_streams_per_client=2, max_streams=3))
 
 
-async def test_answers_arrive_on_the_stream_and_the_post_gets_an_empty_202(client, fake_executor) -> None:
+async def test_answers_arrive_on_the_stream_and_the_post_gets_an_empty_202(client, fake_dispatcher) -> None:
     stream, endpoint = await open_stream(client)
     init = rpc("initialize", {"protocolVersion": "2024-11-05", "capabilities": {},
                               "clientInfo": {"name": "t", "version": "1"}}, request_id=7)
@@ -72,7 +72,7 @@ async def test_answers_arrive_on_the_stream_and_the_post_gets_an_empty_202(clien
     assert posted.status == 202
     _, data = await next_event(stream)
     assert json.loads(data)["result"]["structuredContent"] == {"ok": True}
-    assert [c.name for c in fake_executor.calls] == ["list_tasks"]
+    assert [c.name for c in fake_dispatcher.calls] == ["list_tasks"]
     note = await client.post(endpoint, data=b'{"jsonrpc":"2.0","method":"notifications/initialized"}',
                              headers=POST_HEADERS)
     assert note.status == 202
@@ -136,8 +136,8 @@ async def test_a_disconnect_frees_the_session_and_its_place(client) -> None:
         response.close()
 
 
-async def test_an_idle_stream_ends(aiohttp_client, fake_executor) -> None:
-    client = await aiohttp_client(sse_app(fake_executor, idle_timeout_s=1.0, heartbeat_s=0.3))
+async def test_an_idle_stream_ends(aiohttp_client, fake_dispatcher) -> None:
+    client = await aiohttp_client(sse_app(fake_dispatcher, idle_timeout_s=1.0, heartbeat_s=0.3))
     stream, endpoint = await open_stream(client)
     async with asyncio.timeout(5):
         while (await next_event(stream))[0] != "eof":
@@ -155,9 +155,9 @@ async def test_host_and_origin_allowlists_apply(client) -> None:
     stream.close()
 
 
-async def test_every_request_counts_against_the_client_limits(aiohttp_client, fake_executor) -> None:
+async def test_every_request_counts_against_the_client_limits(aiohttp_client, fake_dispatcher) -> None:
     settings = dataclasses.replace(make_settings(request_limit=3), sse=SseSettings())
-    client = await aiohttp_client(create_app(settings, dispatcher=fake_executor, tools=FAKE_TOOLS))
+    client = await aiohttp_client(create_app(settings, dispatcher=fake_dispatcher, tools=FAKE_TOOLS))
     stream, endpoint = await open_stream(client)  # the stream itself is request 1
     note = b'{"jsonrpc":"2.0","method":"notifications/initialized"}'  # no answer: not a request
     notes = [(await client.post(endpoint, data=note, headers=POST_HEADERS)).status for _ in range(5)]
@@ -178,9 +178,9 @@ def test_sse_settings_come_from_the_environment_and_bad_values_name_the_variable
         SseSettings.from_env({"PWC_MCP_SSE_HEARTBEAT_S": "soon"})
 
 
-async def test_a_refused_message_is_also_answered_on_the_stream(aiohttp_client, fake_executor: FakeExecutor) -> None:
+async def test_a_refused_message_is_also_answered_on_the_stream(aiohttp_client, fake_dispatcher: FakeDispatcher) -> None:
     settings = dataclasses.replace(make_settings(request_limit=3), sse=SseSettings(heartbeat_s=5))
-    client = await aiohttp_client(create_app(settings, dispatcher=fake_executor, tools=FAKE_TOOLS))
+    client = await aiohttp_client(create_app(settings, dispatcher=fake_dispatcher, tools=FAKE_TOOLS))
     stream, endpoint = await open_stream(client)  # counted: 1
     for _ in range(2):
         assert (await client.post(endpoint, data=rpc("ping"), headers=POST_HEADERS)).status == 202
@@ -204,7 +204,7 @@ async def test_a_refused_message_is_also_answered_on_the_stream(aiohttp_client, 
 async def test_answers_keep_their_order_whether_written_at_once_or_through_the_queue(aiohttp_client) -> None:
     # A large answer goes through the stream's queue; a small one right after it must not overtake it.
     big = b'{"result":{"content":[{"type":"text","text":"' + b"x" * 200_000 + b'"}],"isError":false}}'
-    client = await aiohttp_client(sse_app(FakeExecutor(big)))
+    client = await aiohttp_client(sse_app(FakeDispatcher(big)))
     stream, endpoint = await open_stream(client)
     for request_id in range(1, 4):
         posted = await client.post(endpoint, data=tool_call("list_tasks") if request_id == 1 else
@@ -231,11 +231,11 @@ async def served(app):
         await runner.cleanup()
 
 
-async def test_a_closed_stream_frees_its_place_at_once(fake_executor) -> None:
+async def test_a_closed_stream_frees_its_place_at_once(fake_dispatcher) -> None:
     """A client that opens a session per call (langchain-mcp-adapters, the SDK's ``sse_client``):
     open, read the endpoint, close, back to back, well past the per-client cap of 8 (default
     settings), gets 200 every time: the slot is freed when the connection is lost, not at a tick."""
-    async with served(sse_app(fake_executor)) as base, aiohttp.ClientSession() as http:
+    async with served(sse_app(fake_dispatcher)) as base, aiohttp.ClientSession() as http:
         statuses = []
         for _ in range(12):
             response = await http.get(f"{base}/sse")

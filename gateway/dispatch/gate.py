@@ -1,7 +1,7 @@
-"""The one way every surface runs a call: admission decided once, then the dispatcher.
+"""The call gate, the one way every surface runs a call: admission decided once, then the dispatcher.
 
 ``/mcp`` (and the legacy SSE transport through it) and REST hand a `Call` and the
-client's identity to `CallDispatch.run` and get back one
+client's identity to `CallGate.run` and get back one
 `pwc_mcp_core.runtime.dispatch.Outcome`, which each maps through its own table.
 
 Admission is one of two values, never both:
@@ -27,7 +27,7 @@ from pwc_mcp_core.cluster.admission import LIMITS_UNAVAILABLE
 from pwc_mcp_core.runtime.call import Call
 from pwc_mcp_core.runtime.dispatch import Dispatcher, Outcome, Refused, TooLarge, Unavailable
 
-__all__ = ["CallDispatch"]
+__all__ = ["CallGate"]
 
 logger = logging.getLogger(__name__)
 
@@ -35,8 +35,8 @@ _FAILED = Unavailable("the dispatcher failed")
 
 
 @dataclass(frozen=True, slots=True)
-class CallDispatch:
-    """A dispatcher and the limits its calls are admitted by."""
+class CallGate:
+    """The call gate: a dispatcher and the limits its calls are admitted by."""
 
     dispatcher: Dispatcher
     limiter: Limiter

@@ -13,7 +13,7 @@ from typing import Any
 
 from redis.asyncio import Redis
 
-from gateway.dispatch.redis_executor import RedisExecutor
+from gateway.dispatch.redis_dispatcher import RedisDispatcher
 from pwc_mcp_core.cluster import queue
 
 
@@ -28,7 +28,7 @@ async def test_an_outage_keeps_the_last_count_and_an_empty_restart_is_counted_as
     client = Redis.from_url(redis_url)
     await queue.heartbeat(client, "w0#a", threads=4)
     await client.aclose()
-    executor = RedisExecutor(redis_url)
+    executor = RedisDispatcher(redis_url)
     await executor.start()
     try:
         assert (executor.redis_ok, executor.live_workers, executor.pool_state().threads) == (True, 1, 4)

@@ -1,6 +1,6 @@
 """Send tool calls to the worker pool over Redis and wait for their replies.
 
-One :class:`RedisExecutor` per gateway process. Each process owns a reply
+One :class:`RedisDispatcher` per gateway process. Each process owns a reply
 list (``redis_keys.reply_list(gateway_id)``) read by a single background task that
 resolves the waiting request's future by request id, so a thousand waiting
 calls cost one blocking Redis connection, not a thousand. Wire format:
@@ -20,8 +20,11 @@ Outcomes (`pwc_mcp_core.runtime.dispatch`; each surface maps them to its wire sh
   started yet) → the call waits for one to register, up to its deadline (live workers beat
   again within ``HEARTBEAT_INTERVAL_S``), then `Unavailable`; at most ``max_backlog`` calls
   wait so;
-* no reply before ``call.deadline`` → `TimedOut`;
-* a reply over ``max_response_bytes`` (or the worker's ``TooLarge.REPLY``) → `TooLarge`;
+* no reply before ``call.deadline`` → `TimedOut` (the deadline is read once, into one timer on
+  the event loop's clock that covers the wait for a worker, the enqueue and the reply);
+* the worker's reply, decoded from the queue's one reply format (`pwc_mcp_core.cluster.replies`):
+  an `Answer` (bounded here by ``max_response_bytes``, the one check on this side of Redis; the
+  worker checked its own bound) or `TooLarge`;
 * the call's Stream entry vanished without a reply (Redis lost data: ``FLUSHALL``, a
   restart without persistence, a failover to a lagging replica) → queued again, up to
   ``_MAX_REQUEUES`` times (every tool is read-only and idempotent), then `Unavailable`
@@ -30,7 +33,9 @@ Outcomes (`pwc_mcp_core.runtime.dispatch`; each surface maps them to its wire sh
 
 The lease a `Deferred` admission takes travels with the entry and is released by the
 worker in the same round trip as its reply; whenever no reply arrives, this dispatcher
-releases it (`RedisExecutor._settle`, the one place that rule is written).
+releases it (`RedisDispatcher._settle`, the one place that rule is written).
+
+Every Redis command goes through `pwc_mcp_core.cluster` (``queue``, ``redis_connect``).
 
 Liveness is judged by Redis's clock, widened after a Redis stall this process saw
 (``pwc_mcp_core.cluster.liveness``), so a Redis pause does not make every worker look dead;
@@ -51,32 +56,30 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import TypeVar
 
-from redis.asyncio import Redis
-
 from gateway.shared import metrics
 from gateway.shared.background import stop_tasks
-from pwc_mcp_core.cluster import queue, redis_connect, redis_keys, scripts
+from pwc_mcp_core.cluster import queue, redis_connect, redis_keys
 from pwc_mcp_core.cluster.admission import LIMITS_UNAVAILABLE, Lease, decision_from_code
 from pwc_mcp_core.cluster.errors import StoreReplyLost, StoreUnavailable
 from pwc_mcp_core.cluster.liveness import STALL_S, StallWatch
 from pwc_mcp_core.cluster.redis_backoff import REDIS_BACKOFF
 from pwc_mcp_core.cluster.redis_connect import RedisTarget
-from pwc_mcp_core.cluster.redis_pipe import RedisPipe, ScriptRunner, int_reply
+from pwc_mcp_core.cluster.redis_pipe import RedisPipe
+from pwc_mcp_core.cluster.replies import Replied
 from pwc_mcp_core.runtime.call import Call
 from pwc_mcp_core.runtime.core_settings import DEFAULT_MAX_BODY_BYTES
 from pwc_mcp_core.runtime.dispatch import (
     TIMED_OUT,
-    TOO_LARGE,
+    Answer,
     Deferred,
     Outcome,
     PoolState,
     Refused,
-    TooLarge,
     Unavailable,
     bounded,
 )
 
-__all__ = ["RedisExecutor"]
+__all__ = ["RedisDispatcher"]
 
 logger = logging.getLogger(__name__)
 
@@ -95,7 +98,7 @@ _MAX_REQUEUES = 2
 class _InFlight:
     """A call waiting for its reply: what is needed to queue it again if Redis loses it."""
 
-    future: asyncio.Future[bytes | Unavailable]
+    future: asyncio.Future[Replied | Unavailable]
     call_json: bytes
     lease: tuple[str, str] | None
     redis_deadline: float | None
@@ -127,7 +130,7 @@ async def _once_more_if_lost(send: Callable[[], Awaitable[_T]]) -> _T:
         return await send()
 
 
-class RedisExecutor:
+class RedisDispatcher:
     """A `Dispatcher` backed by the Redis Stream and the worker pool.
 
     Args:
@@ -160,8 +163,6 @@ class RedisExecutor:
         # Request ids are matched only against this process's own reply list: a counter is
         # unique enough and costs no random bytes (uuid4, a system call) per call.
         self._rids = itertools.count()
-        self._count_only = ScriptRunner(self._pipe, scripts.load("admit"))
-        self._release = ScriptRunner(self._pipe, scripts.load("release"))
         self._max_backlog = max_backlog
         self._max_response_bytes = max_response_bytes
         self._observe = observe
@@ -191,11 +192,6 @@ class RedisExecutor:
         """Whether Redis answered at the last liveness refresh."""
         return self._redis_ok
 
-    @property
-    def redis(self) -> Redis:
-        """The shared (non-blocking) client, for other gateway parts such as the limiter."""
-        return self._redis
-
     async def start(self) -> None:
         """Start the reply reader and the liveness refresher (Redis may still be down)."""
         await self._refresh_liveness()
@@ -218,13 +214,14 @@ class RedisExecutor:
 
     async def dispatch(self, call: Call, admission: Deferred | None = None) -> Outcome:
         """Run ``call`` on some worker; see the module docstring for the outcomes."""
-        if self._live_workers == 0 and not await self._wait_for_worker(call.deadline):
+        loop = asyncio.get_running_loop()
+        expires = loop.time() + (call.deadline - time.time())  # the call's deadline, read once, on the loop's clock
+        if self._live_workers == 0 and not await self._wait_for_worker(expires):
             return await self._not_queued(admission, _NO_WORKER)
-        remaining = call.deadline - time.time()
-        if remaining <= 0:
+        if loop.time() >= expires:
             return await self._not_queued(admission, TIMED_OUT)
         rid = format(next(self._rids), "x")
-        future: asyncio.Future[bytes | Unavailable] = asyncio.get_running_loop().create_future()
+        future: asyncio.Future[Replied | Unavailable] = loop.create_future()
         lease = admission.script.lease if admission is not None else None
         redis_deadline = call.deadline + self._offset_s if self._offset_s is not None else None
         waiting = _InFlight(future, call.to_json(), (lease.lease_id, lease.client_hash) if lease else None,
@@ -233,7 +230,7 @@ class RedisExecutor:
         started = time.monotonic()
         try:
             # One timer for the enqueue (a failover may hold it) and the reply: the call's deadline.
-            async with asyncio.timeout(remaining):
+            async with asyncio.timeout_at(expires):
                 queued = await (self._enqueue(rid, waiting) if admission is None
                                 else self._admit_and_enqueue(admission, rid, waiting))
                 if not isinstance(queued, str):
@@ -251,11 +248,11 @@ class RedisExecutor:
         # A reply: the worker released the lease in the same round trip.
         if self._observe is not None:
             self._observe(time.monotonic() - started)
-        return TOO_LARGE if answered == TooLarge.REPLY else bounded(answered, self._max_response_bytes)
+        return bounded(answered.body, self._max_response_bytes) if isinstance(answered, Answer) else answered
 
-    async def _wait_for_worker(self, deadline: float) -> bool:
-        """Whether a worker is live, waiting up to ``deadline`` (unix s) for one to register
-        when none is registered at all.
+    async def _wait_for_worker(self, expires: float) -> bool:
+        """Whether a worker is live, waiting up to ``expires`` (the event loop's clock) for one
+        to register when none is registered at all.
 
         Workers that are registered but silent died (their heartbeats expired): the call fails
         fast. An empty registry means Redis lost its data (a restart, ``FLUSHALL``) or no worker
@@ -263,12 +260,9 @@ class RedisExecutor:
         """
         if self._registered_workers > 0 or self._awaiting_worker >= self._max_backlog:
             return False
-        remaining = deadline - time.time()
-        if remaining <= 0:
-            return False
         self._awaiting_worker += 1
         try:
-            async with asyncio.timeout(remaining):
+            async with asyncio.timeout_at(expires):
                 await self._worker_live.wait()
         except TimeoutError:
             return False
@@ -279,23 +273,18 @@ class RedisExecutor:
     async def _settle(self, lease: Lease | None) -> None:
         """Release the lease of a call no worker answered (a worker that answers releases it
         itself); idempotent, so a late worker release is harmless. Never raises."""
-        if lease is None:
-            return
-        with contextlib.suppress(StoreUnavailable):  # the lease then lapses after its TTL
-            await self._release([redis_keys.concurrency_client(lease.client_hash), redis_keys.concurrency_global()],
-                                [lease.lease_id])
+        if lease is not None:
+            await queue.release_lease(self._pipe, lease)
 
     async def _not_queued(self, admission: Deferred | None, outcome: Outcome) -> Outcome:
         """``outcome`` for a call that is not queued, unless the limits refuse it first: the
         call is counted (no lease) like any request the gateway answers itself."""
         if admission is None:
             return outcome
-        script = admission.script
         try:
-            code = await self._count_only(script.keys, [*script.args, "0"])
+            decision = await queue.count_admission(self._pipe, admission.script)
         except StoreUnavailable:
             return Refused(LIMITS_UNAVAILABLE)
-        decision = decision_from_code(int_reply(code), None)
         return outcome if decision.allowed else Refused(decision)
 
     async def _enqueue(self, rid: str, waiting: _InFlight) -> str | Unavailable:
@@ -329,26 +318,21 @@ class RedisExecutor:
         failures = 0
         while True:
             try:
-                raw_replies = await queue.wait_replies(self._reply_pipe, self._reply_key, timeout_s=_REPLY_WAIT_S)
+                replies = await queue.wait_replies(self._reply_pipe, self._reply_key, timeout_s=_REPLY_WAIT_S)
             except StoreUnavailable:
                 # Redis restarting: keep waiting callers; their deadlines bound them.
                 failures += 1
                 await asyncio.sleep(REDIS_BACKOFF.compute(failures))
                 continue
             failures = 0
-            for raw in raw_replies:
-                self._deliver(raw)
-
-    def _deliver(self, raw: bytes) -> None:
-        try:
-            rid, body = queue.decode_reply(raw)
-        except ValueError:
-            logger.warning("dropped a malformed reply")
-            return
-        waiting = self._waiting.get(rid)
-        if waiting is not None and not waiting.future.done():
-            waiting.future.set_result(body)
-        # else: a duplicate (a reclaimed call answered twice) or a late reply: dropped.
+            for rid, replied in replies:
+                waiting = self._waiting.get(rid)
+                if waiting is not None and not waiting.future.done():
+                    waiting.future.set_result(replied)
+                # else: a duplicate (a reclaimed call answered twice) or a late reply: dropped.
+            if replies:
+                # The answered calls run first; the next BLMPOP's write is not on their path.
+                await asyncio.sleep(0)
 
     async def _refresh_liveness(self) -> None:
         sent = time.monotonic()

@@ -1,4 +1,4 @@
-"""``LocalExecutor``: the bounded in-process thread pool of embedded mode and stdio."""
+"""``LocalDispatcher``: the bounded in-process thread pool of embedded mode and stdio."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import threading
 import time
 from collections.abc import Iterator
 
-from pwc_mcp_core.mcp_server.local_executor import LocalExecutor
+from pwc_mcp_core.mcp_server.local_dispatcher import LocalDispatcher
 from pwc_mcp_core.runtime.call import Call
 from pwc_mcp_core.runtime.dispatch import Answer, TimedOut, TooLarge, Unavailable
 
@@ -35,8 +35,8 @@ def call(deadline_in_s: float = 10.0) -> Call:
     return Call("tools/call", "list_tasks", {}, "legacy", "2025-11-25", time.time() + deadline_in_s)
 
 
-def executor_running(run, *, max_response_bytes: int = 1024, **hooks) -> LocalExecutor:
-    return LocalExecutor(FakeRuntime, max_workers=1, max_response_bytes=max_response_bytes, run=run, **hooks)
+def executor_running(run, *, max_response_bytes: int = 1024, **hooks) -> LocalDispatcher:
+    return LocalDispatcher(FakeRuntime, max_workers=1, max_response_bytes=max_response_bytes, run=run, **hooks)
 
 
 async def test_calls_run_in_a_named_worker_thread_with_a_runtime_built_once() -> None:
@@ -51,7 +51,7 @@ async def test_calls_run_in_a_named_worker_thread_with_a_runtime_built_once() ->
         seen.append((threading.current_thread().name, runtime))
         return b'{"result":{}}'
 
-    executor = LocalExecutor(factory, max_workers=2, max_response_bytes=1024, run=run)
+    executor = LocalDispatcher(factory, max_workers=2, max_response_bytes=1024, run=run)
     try:
         assert await executor.dispatch(call()) == Answer(b'{"result":{}}')
         assert await executor.dispatch(call()) == Answer(b'{"result":{}}')
@@ -118,7 +118,7 @@ async def test_start_builds_the_runtime_and_the_tool_tables_before_any_call() ->
 
     built: list[FakeRuntime] = []
     _validator.cache_clear()
-    executor = LocalExecutor(lambda: built.append(FakeRuntime()) or built[-1], max_workers=1, max_response_bytes=1024,
+    executor = LocalDispatcher(lambda: built.append(FakeRuntime()) or built[-1], max_workers=1, max_response_bytes=1024,
                              run=lambda c, runtime: b'{"result":{}}')
     try:
         await executor.start()

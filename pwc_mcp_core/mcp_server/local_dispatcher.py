@@ -2,7 +2,7 @@
 
 The sync ``execution.execute`` runs on a pool thread; the event loop only waits, bounded by
 the call's deadline, and gets one `Outcome` back (ARCHITECTURE.md §2). A worker process
-runs calls in its own consumer threads with `LocalExecutor.run_here`. The execution
+runs calls in its own consumer threads with `LocalDispatcher.run_here`. The execution
 runtime (catalog client, caches) is built by ``start()`` (or the first call); building it
 sends no catalog request.
 """
@@ -32,12 +32,12 @@ from pwc_mcp_core.runtime.dispatch import (
 if TYPE_CHECKING:  # the tool tables load on first use, not on import
     from pwc_mcp_core.tools.execution import Runtime
 
-__all__ = ["LocalExecutor"]
+__all__ = ["LocalDispatcher"]
 
-_CLOSED = Unavailable("the executor is closed")
+_CLOSED = Unavailable("the dispatcher is closed")
 
 
-class LocalExecutor:
+class LocalDispatcher:
     """A `Dispatcher` backed by a thread pool in this process.
 
     Args:
