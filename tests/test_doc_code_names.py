@@ -284,6 +284,7 @@ def test_every_code_name_the_docstrings_and_comments_cite_exists() -> None:
     assert not missing, "docstrings and comments cite code that does not exist:\n" + "\n".join(missing)
 
 
+@pytest.mark.slow  # reads every module of the checkout too (every name of the code)
 def test_the_check_finds_a_name_that_does_not_exist() -> None:
     missing = "_NO" + "WHERE_NAMED"  # spelled in two parts: a string of this file counts as code
     assert problem(f"gateway.surfaces.rest.{missing}", "README.md") == f"gateway.surfaces.rest has no {missing}"
