@@ -57,6 +57,9 @@ NOT_CODE = frozenset({
     "pandas_read_json", "pa.Table.from_pandas", "convert_dates",
 })
 _SPAN = re.compile(r"(?<!`)``?([^`\n]+?)``?(?!`)")
+# One worker runs every test here, so the checkout's modules are parsed once (the cached
+# `_source`, `_all_names`), not once per worker.
+pytestmark = pytest.mark.xdist_group("test_doc_code_names")
 _ROLE = re.compile(r":(?:func|class|meth|data|mod|attr|obj|exc):`~?\.?([^`\n]+)`")
 _CALLABLE = re.compile(r"([A-Za-z_][\w.]*?)(?:\(.*\))?(?:\s*->.*)?")
 _PATH = re.compile(r"[\w.-]+(?:/[\w.-]+)*(?:/|\.(?:py|lua|toml|sh|yml|yaml|conf|service|json|j2|mjs|html|md|db|txt))")
