@@ -62,6 +62,9 @@ _GROUPS = {
 
 
 _GROUPS_ENV = "PWC_TESTS_XDIST_GROUPS"
+_FIRST = ("container",)
+"""Groups handed out before any other: the container group (an image build, then a compose stack)
+is the longest, minutes on one worker, and the run cannot end before it does."""
 
 
 def _group_of(item: pytest.Item) -> str | None:
@@ -133,6 +136,14 @@ def pytest_xdist_make_scheduler(config: pytest.Config, log: object) -> object:
                 parts = sorted(p for p in target.parent.glob(f"{target.name}.gw*") if p.suffix != ".tmp")
                 self.groups = json.loads(parts[0].read_text(encoding="utf-8")) if parts else {}
             return self.groups.get(nodeid, nodeid)
+
+        def _assign_work_unit(self, node: object) -> None:
+            # xdist hands out the largest groups (by test count) first; the longest come before them.
+            for scope in _FIRST:
+                if scope in self.workqueue:
+                    self.workqueue.move_to_end(scope, last=False)
+                    break
+            super()._assign_work_unit(node)  # type: ignore[arg-type]
 
     return GroupScheduling(config, log)
 

@@ -57,6 +57,9 @@ NOT_CODE = frozenset({
     "pandas_read_json", "pa.Table.from_pandas", "convert_dates",
 })
 _SPAN = re.compile(r"(?<!`)``?([^`\n]+?)``?(?!`)")
+# One worker runs every test here, so the checkout's modules are parsed once (the cached
+# `_source`, `_all_names`), not once per worker.
+pytestmark = pytest.mark.xdist_group("test_doc_code_names")
 _ROLE = re.compile(r":(?:func|class|meth|data|mod|attr|obj|exc):`~?\.?([^`\n]+)`")
 _CALLABLE = re.compile(r"([A-Za-z_][\w.]*?)(?:\(.*\))?(?:\s*->.*)?")
 _PATH = re.compile(r"[\w.-]+(?:/[\w.-]+)*(?:/|\.(?:py|lua|toml|sh|yml|yaml|conf|service|json|j2|mjs|html|md|db|txt))")
@@ -284,6 +287,7 @@ def test_every_code_name_the_docstrings_and_comments_cite_exists() -> None:
     assert not missing, "docstrings and comments cite code that does not exist:\n" + "\n".join(missing)
 
 
+@pytest.mark.slow  # reads every module of the checkout too (every name of the code)
 def test_the_check_finds_a_name_that_does_not_exist() -> None:
     missing = "_NO" + "WHERE_NAMED"  # spelled in two parts: a string of this file counts as code
     assert problem(f"gateway.surfaces.rest.{missing}", "README.md") == f"gateway.surfaces.rest has no {missing}"

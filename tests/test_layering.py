@@ -23,12 +23,15 @@ search stack's imports.
 from __future__ import annotations
 
 import ast
+import functools
 from pathlib import Path
 
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 CORE = ROOT / "pwc_mcp_core"
+# One worker runs every test here, so each module is parsed once (`_imports`), not once per worker.
+pytestmark = pytest.mark.xdist_group("test_layering")
 
 SEARCH_STACK = {"numpy", "wordllama", "simsimd", "tokenizers", "safetensors", "pydantic"}
 """The catalog's semantic-search libraries (compiled, some Rust): the catalog's alone."""
@@ -57,6 +60,7 @@ ROOT_MODULES = ('__init__', 'errors')
 """Modules directly in pwc_mcp_core/: importable by every layer, importing none."""
 
 
+@functools.cache
 def _imports(path: Path) -> list[tuple[str, int]]:
     """Every imported dotted name in ``path`` with its line (relative imports resolved)."""
     tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))

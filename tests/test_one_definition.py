@@ -12,6 +12,8 @@ import functools
 import operator
 from pathlib import Path
 
+import pytest
+
 from pwc.transport import MAX_BYTES
 from pwc_mcp_core.cluster import replies
 from pwc_mcp_core.runtime import core_settings, dispatch
@@ -20,6 +22,8 @@ ROOT = Path(__file__).resolve().parent.parent
 PACKAGES = ("pwc", "pwc_mcp_core", "gateway", "workers", "metric_rules", "paper_passages", "web_serving")
 """The packages scanned (the catalog, a separate service with its own request bound, is checked by name)."""
 _MIB2 = 2 * 1024 * 1024
+# One worker runs every test here, so the sources are parsed once (`_trees`), not once per worker.
+pytestmark = pytest.mark.xdist_group("test_one_definition")
 
 
 @functools.cache

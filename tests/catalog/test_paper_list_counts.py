@@ -4,12 +4,13 @@ window, each echoed in ``applied_filters``; unknown names and bad values are JSO
 
 from __future__ import annotations
 
-import httpx
 import pytest
+
+from tests.helpers import request
 
 
 def _count(catalog_url: str, **params: str) -> tuple[int, dict[str, str]]:
-    response = httpx.get(f"{catalog_url}/papers/", params={"page_size": "1", **params}, timeout=10)
+    response = request("GET", f"{catalog_url}/papers/", params={"page_size": "1", **params}, timeout=10)
     assert response.status_code == 200, response.text
     body = response.json()
     return body["count"], body["applied_filters"]
@@ -42,5 +43,5 @@ def test_counts_and_echoed_filters(catalog_url: str, params: dict[str, str], cou
     pytest.param({"has_code": "maybe"}, 422, "has_code must be true or false", id="bad-bool"),
 ])
 def test_bad_filters_are_json_errors(catalog_url: str, params: dict[str, str], status: int, detail: str) -> None:
-    response = httpx.get(f"{catalog_url}/papers/", params=params, timeout=10)
+    response = request("GET", f"{catalog_url}/papers/", params=params, timeout=10)
     assert (response.status_code, response.json()) == (status, {"detail": detail})

@@ -7,10 +7,10 @@ import sqlite3
 import time
 from pathlib import Path
 
-import httpx
 import pytest
 
 from catalog.sample import SAMPLE_DIR, build_sample_db
+from tests.helpers import request
 
 
 @pytest.fixture(scope="module")
@@ -139,11 +139,11 @@ ENDPOINTS = [
 
 @pytest.fixture(scope="module")
 def ids(catalog_url: str) -> dict[str, str]:
-    paper = httpx.get(f"{catalog_url}/papers/1706.03762", timeout=10).json()
-    tasks = httpx.get(f"{catalog_url}/tasks/", params={"q": "Image Classification", "page": 1,
+    paper = request("GET", f"{catalog_url}/papers/1706.03762", timeout=10).json()
+    tasks = request("GET", f"{catalog_url}/tasks/", params={"q": "Image Classification", "page": 1,
                                                         "page_size": 100}, timeout=10).json()
     task = next(t for t in tasks["results"] if t["name"] == "Image Classification")
-    datasets = httpx.get(f"{catalog_url}/datasets/", params={"q": "ImageNet", "page": 1,
+    datasets = request("GET", f"{catalog_url}/datasets/", params={"q": "ImageNet", "page": 1,
                                                               "page_size": 100}, timeout=10).json()
     dataset = next(d for d in datasets["results"] if d["name"] == "ImageNet")
     return {"paper_id": str(paper["id"]), "task_id": str(task["id"]), "dataset_id": str(dataset["id"])}
@@ -166,7 +166,7 @@ def _has_data(body: object) -> bool:
 def test_every_endpoint_returns_data_on_the_sample(catalog_url: str, ids: dict[str, str],
                                                    path: str, params: dict) -> None:
     url = f"{catalog_url}/{path.format(**ids)}"
-    response = httpx.get(url, params={k: str(v).format(**ids) for k, v in params.items()}, timeout=10)
+    response = request("GET", url, params={k: str(v).format(**ids) for k, v in params.items()}, timeout=10)
     assert response.status_code == 200, response.text[:300]
     if path.endswith("/read"):
         assert len(response.content) > 64 * 1024

@@ -17,11 +17,11 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import httpx
 import pytest
 
 from pwc_mcp_core.tools.projections.untrusted import framed, server_line, unframe
 from tests.conftest import ServerProcess, start_pwc_mcp
+from tests.helpers import request
 from tests.text_facts import TOOL_CALLS, missing_facts
 
 HEADERS = {"Content-Type": "application/json", "Accept": "application/json", "MCP-Protocol-Version": "2025-11-25"}
@@ -41,7 +41,7 @@ def server(catalog_url: str, tmp_path_factory: pytest.TempPathFactory) -> Iterat
 
 def call(server: ServerProcess, name: str, arguments: dict[str, Any]) -> dict[str, Any]:
     body = {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": name, "arguments": arguments}}
-    response = httpx.post(server.mcp_url, json=body, headers=HEADERS, timeout=60)
+    response = request("POST", server.mcp_url, json=body, headers=HEADERS, timeout=60)
     assert response.status_code == 200, response.text
     result = response.json()["result"]
     assert not result.get("isError"), (name, result["content"][0]["text"])
@@ -106,7 +106,7 @@ def test_a_text_first_agent_reads_the_whole_paper_by_the_cursor_in_the_text(serv
         assert len(texts) < 20
     assert len(texts) >= 2 and "end of paper" in texts[-1]
     chunks = [unframe(text)[0] for text in texts]
-    whole = httpx.get(f"{catalog_url}/research/papers/1706.03762/read", timeout=30).text
+    whole = request("GET", f"{catalog_url}/research/papers/1706.03762/read", timeout=30).text
     assert len(whole.encode()) > 64 * 1024 and "".join(chunks) == whole
 
 
@@ -152,7 +152,7 @@ def test_two_papers_with_one_exact_title_are_ambiguous_end_to_end(server: Server
     """The sample holds two real papers titled "Deep Reinforcement Learning: An Overview"."""
     body = {"jsonrpc": "2.0", "id": 1, "method": "tools/call",
             "params": {"name": tool, "arguments": {"paper": "Deep Reinforcement Learning: An Overview"}}}
-    response = httpx.post(server.mcp_url, json=body, headers=HEADERS, timeout=60)
+    response = request("POST", server.mcp_url, json=body, headers=HEADERS, timeout=60)
     result = response.json()["result"]
     text = text_of(result)
     assert result["isError"] is True and text.startswith("ambiguous: Paper title is ambiguous")

@@ -83,6 +83,7 @@ def test_smoke_and_unknown_commands_do_not_trace() -> None:
     assert result.returncode == 2 and "Traceback" not in result.stderr
 
 
+@pytest.mark.slow  # starts a whole deployment (several processes)
 def test_gunicorn_with_two_processes_serves_mcp_and_merged_metrics(processes: list[subprocess.Popen]) -> None:
     port = free_port()
     proc = launch(["gateway", "--processes", "2"], base_env(PORT=str(port), PWC_MCP_CURSOR_KEY_CURRENT="k" * 32,
@@ -114,6 +115,7 @@ def test_gunicorn_with_two_processes_serves_mcp_and_merged_metrics(processes: li
     assert sum(float(line.rsplit(" ", 1)[1]) for line in counted) == 7  # summed over both processes
 
 
+@pytest.mark.slow  # starts a whole deployment (several processes)
 @pytest.mark.timeout(180)
 def test_demo_serves_the_sample_catalog_offline(processes: list[subprocess.Popen]) -> None:
     port, catalog_port = free_port(), free_port()
@@ -152,6 +154,7 @@ def test_demo_serves_the_sample_catalog_offline(processes: list[subprocess.Popen
     assert "Traceback" not in stderr
 
 
+@pytest.mark.slow  # starts a whole deployment (several processes)
 @pytest.mark.timeout(180)
 def test_serve_with_redis_runs_a_gateway_and_workers(processes: list[subprocess.Popen], redis_url: str,
                                                      catalog_url: str) -> None:

@@ -12,13 +12,14 @@ from gateway.process.app import HEALTH, create_app
 from tests.gateway.conftest import FAKE_TOOLS, FakeDispatcher, make_settings
 
 
-async def catalog_stub(aiohttp_server, *, status: int = 200, payload: object = None, hang: bool = False) -> str:
-    """A tiny catalog answering ``tasks/`` and return its API base URL."""
-    hold = asyncio.Event()
+async def catalog_stub(aiohttp_server, *, status: int = 200, payload: object = None,
+                       hang: asyncio.Event | None = None) -> str:
+    """A tiny catalog answering ``tasks/`` and return its API base URL; with ``hang``, each answer
+    waits until that event is set (set it before the test ends, or the server's shutdown waits)."""
 
     async def tasks(request: web.Request) -> web.Response:
-        if hang:
-            await hold.wait()
+        if hang is not None:
+            await hang.wait()
         return web.json_response(payload if payload is not None else {"results": [], "count": 0}, status=status)
 
     app = web.Application()
@@ -71,10 +72,14 @@ async def test_a_catalog_that_answers_wrongly_is_not_ready(aiohttp_client, aioht
 
 
 async def test_health_never_waits_on_a_hanging_catalog(aiohttp_client, aiohttp_server) -> None:
-    api = await catalog_stub(aiohttp_server, hang=True)
+    hold = asyncio.Event()
+    api = await catalog_stub(aiohttp_server, hang=hold)
     client = await aiohttp_client(create_app(make_settings(api_url=api), dispatcher=FakeDispatcher(), tools=FAKE_TOOLS))
-    for _ in range(3):
-        assert (await client.get("/health")).status == 503
+    try:
+        for _ in range(3):
+            assert (await client.get("/health")).status == 503
+    finally:
+        hold.set()  # the probe's request ends, so the stub's shutdown does not wait for it
 
 
 async def test_redis_mode_needs_redis_and_a_live_worker(aiohttp_client, aiohttp_server, redis_url: str) -> None:
