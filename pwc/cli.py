@@ -10,7 +10,7 @@ Registration pattern (every command module under ``pwc.commands`` follows it):
   only :mod:`pwc.errors`, and returns exactly the ``data`` of ``--json``.
 * ``render_x(payload, args, out)`` writes the text form to
   ``out: pwc.render.Output`` (stdout, stderr, ``isatty``).
-* Range-checked integers use :func:`int_range`; dates use
+* Range-checked integers use :func:`pwc.arguments.int_range`; dates use
   ``datetime.date.fromisoformat``.
 
 Parent and ``list`` levels (§1.1 quirk fix): when a sub-command declares a
@@ -29,7 +29,7 @@ import importlib
 import logging
 import os
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, NoReturn, TextIO, TypedDict, Unpack
 
 from pwc import API_CONTRACT_VERSION, __version__
@@ -39,7 +39,7 @@ from pwc.render import Output, json_envelope
 if TYPE_CHECKING:  # the transport (httpx) is imported only where a call is made
     from pwc.transport import Client
 
-__all__ = ["COMMAND_MODULES", "PwcParser", "RaisingParser", "build_parser", "int_range",
+__all__ = ["COMMAND_MODULES", "PwcParser", "RaisingParser", "build_parser",
            "main", "parse_args", "run"]
 
 logger = logging.getLogger(__name__)
@@ -133,19 +133,6 @@ class _SubParsersKeepingParentValues(_SubParsersAction):
         if extras:
             vars(namespace).setdefault(argparse._UNRECOGNIZED_ARGS_ATTR, [])
             getattr(namespace, argparse._UNRECOGNIZED_ARGS_ATTR).extend(extras)
-
-
-def int_range(flag: str, low: int, high: int) -> Callable[[str], int]:
-    """An argparse ``type`` for an integer in ``[low, high]``; out of range → ``<flag> must be <low>-<high>``."""
-
-    def parse(text: str) -> int:
-        value = int(text)  # ValueError → argparse's "invalid int value: 'abc'"
-        if not low <= value <= high:
-            raise argparse.ArgumentTypeError(f"{flag} must be {low}-{high}")
-        return value
-
-    parse.__name__ = "int"
-    return parse
 
 
 def _run_version(args: argparse.Namespace, client: Client) -> str:

@@ -299,3 +299,40 @@ def test_the_gateway_handles_no_redis_exception() -> None:
                                                      "RedisTimeoutError", "NoScriptError", "DataError"}:
                 offenders.append(f"{rel}:{line}: catches {name}")
     assert offenders == [], offenders
+
+
+PWC_FLOORS = (
+    ("errors", "json_types", "arguments", "cache", "abstracts", "citations", "markdown", "render", "transport", "names",
+     "references", "refparse", "leaderboard", "history", "trends", "chart"),
+    ("commands",),
+    ("cli", "queries", "__main__"),
+)
+"""pwc's floors, lowest first: the library the commands are made of, the commands (``pwc.commands.*``,
+one module a command group), and the fronts that parse arguments and run a command's handler."""
+WORKER_FLOORS = (("settings", "runner"), ("worker",), ("cli", "__main__"))
+"""The worker's floors, lowest first: its settings and the runner of one call; the Redis consumer
+loop; the command line."""
+
+
+def _floors_hold(package: str, floors: tuple[tuple[str, ...], ...]) -> list[str]:
+    """Imports within ``package`` that climb to a higher floor (each module's floor by its first
+    name under the package; the package's ``__init__`` is below every floor)."""
+    rank = {name: level for level, names in enumerate(floors) for name in names}
+    modules = _modules(package)
+    unplaced = sorted(m for m in modules if m != package and m.split(".")[1] not in rank)
+    assert unplaced == [], f"place these modules on one of the floors of {package}: {unplaced}"
+    offenders = []
+    for module, path in modules.items():
+        if module == package:
+            continue
+        own = rank[module.split(".")[1]]
+        for name, line in _imports(path):
+            parts = name.split(".")
+            if parts[0] == package and len(parts) > 1 and parts[1] in rank and rank[parts[1]] > own:
+                offenders.append(f"{path.relative_to(ROOT)}:{line}: imports {name} (a higher floor)")
+    return offenders
+
+
+@pytest.mark.parametrize(("package", "floors"), [("pwc", PWC_FLOORS), ("workers", WORKER_FLOORS)])
+def test_pwc_and_worker_floors_import_only_downwards(package: str, floors: tuple[tuple[str, ...], ...]) -> None:
+    assert _floors_hold(package, floors) == []

@@ -22,7 +22,7 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, NotRequired, TypedDict
 from urllib.parse import quote
 
-from pwc.cli import int_range
+from pwc.arguments import int_range
 from pwc.errors import ResponseError, UsageError
 from pwc.history import HistoryPayload, history_markdown, sota_history
 from pwc.json_types import JsonObject, JsonValue

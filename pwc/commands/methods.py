@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from typing import TYPE_CHECKING, TypedDict
 
-from pwc.cli import int_range
+from pwc.arguments import int_range
 from pwc.errors import ResponseError
 from pwc.json_types import JsonObject
 from pwc.names import (

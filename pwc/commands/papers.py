@@ -12,7 +12,7 @@ import json
 import math
 from typing import TYPE_CHECKING
 
-from pwc.cli import int_range
+from pwc.arguments import int_range
 from pwc.commands import papers_detail as detail
 from pwc.commands import papers_find
 from pwc.commands.papers_common import (

@@ -19,7 +19,7 @@ import re
 from typing import TYPE_CHECKING, TypedDict
 
 from paper_passages import excerpt, index_for, mark, phrases, query_terms
-from pwc.cli import int_range
+from pwc.arguments import int_range
 from pwc.commands.papers_common import add_json_flag
 from pwc.errors import HTTPStatusError, PwcError, UsageError
 from pwc.json_types import JsonValue

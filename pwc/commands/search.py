@@ -6,7 +6,7 @@ import argparse
 from typing import TYPE_CHECKING
 
 from pwc.abstracts import ABSTRACT_CHARS, cut_abstract
-from pwc.cli import int_range
+from pwc.arguments import int_range
 from pwc.commands.papers_common import (
     add_coverage_flag,
     add_date_flags,

@@ -14,7 +14,7 @@ import argparse
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, TypedDict, TypeGuard
 
-from pwc.cli import int_range
+from pwc.arguments import int_range
 from pwc.errors import ResponseError, UsageError
 from pwc.json_types import JsonObject, JsonValue
 from pwc.names import (

@@ -19,8 +19,8 @@ import argparse
 from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
+from pwc.arguments import int_range
 from pwc.cache import TAXONOMY_TTL_S
-from pwc.cli import int_range
 from pwc.commands.papers_common import add_json_flag, confirm_filters
 from pwc.errors import NotFoundError, ResponseError, UsageError
 from pwc.names import (
