@@ -39,7 +39,7 @@ from dataclasses import dataclass
 from typing import TypeAlias
 
 from redis.asyncio import Redis
-from redis.exceptions import NoScriptError, ResponseError
+from redis.exceptions import NoScriptError, RedisError, ResponseError
 
 from pwc_mcp_core.cluster import redis_keys, scripts
 from pwc_mcp_core.cluster.admission import AdmissionScript, Decision, Lease, decision_from_code
@@ -255,11 +255,14 @@ def finish_and_read_sync(pipe: SyncPipe, job: Job, reply: Replied | None, *, con
             happened (finish again; an entry the read may have taken stays pending here).
     """
     finish, read = pipe.execute_many([*reply_commands(job, reply), _read_command(consumer, count, block_ms)])
-    finished = _finished(pipe, job, reply, finish, raise_refused=False)
     try:
         jobs = _jobs_read(pipe, read)
     except ResponseError:
         jobs = []
+    try:  # the jobs read are this thread's now: a failed finish must not lose them
+        finished = _finished(pipe, job, reply, finish, raise_refused=False)
+    except RedisError:
+        finished = False
     return finished, jobs
 
 

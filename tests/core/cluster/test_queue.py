@@ -8,7 +8,7 @@ import time
 import pytest
 from redis.asyncio import Redis
 
-from pwc_mcp_core.cluster import queue, redis_keys
+from pwc_mcp_core.cluster import queue, redis_keys, scripts
 from pwc_mcp_core.cluster.redis_pipe import RedisPipe, SyncPipe
 from pwc_mcp_core.cluster.replies import decode_reply, encode_reply
 from pwc_mcp_core.runtime.dispatch import TOO_LARGE, Answer
@@ -139,14 +139,14 @@ async def test_finished_jobs_all_leave_the_stream(
     for n in range(10):
         await queue.enqueue(pipe, rid=f"{n:032x}", reply_key="replies", call_json="{}", max_backlog=100)
     jobs = await _read(sync_pipe, consumer="w", count=10, block_ms=100)
+    await redis.script_load(scripts.load("finish"))  # cached, as in a running deployment
     before = await _command_calls(redis)
     for n, job in enumerate(jobs):
         await _finish(sync_pipe, job, b"{}" if n % 2 == 0 else None)
     after = await _command_calls(redis)
     ran = {name: after.get(name, 0) - before.get(name, 0) for name in after}
-    # one finish.lua per job (the first by source if Redis lacked it), running
-    # 5 × (LPUSH, EXPIRE) + 10 × (XACK, XDEL); no lease, no ZREM
-    assert ran.get("evalsha", 0) + ran.get("eval", 0) == 10
+    # one finish.lua per job, running 5 × (LPUSH, EXPIRE) + 10 × (XACK, XDEL); no lease, no ZREM
+    assert ran.get("evalsha", 0) == 10
     assert {name: ran.get(name, 0) for name in ("lpush", "expire", "xack", "xdel", "zrem")} == {
         "lpush": 5, "expire": 5, "xack": 10, "xdel": 10, "zrem": 0}
     assert await redis.llen("replies") == 5  # acknowledged-only jobs send nothing
