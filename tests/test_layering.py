@@ -39,7 +39,8 @@ SEARCH_STACK = {"numpy", "wordllama", "simsimd", "tokenizers", "safetensors", "p
 FORBIDDEN = {
     "pwc": {"redis", "aiohttp", "orjson", "asyncio", "pwc_mcp_core", "workers", "gateway", "catalog"} | SEARCH_STACK,
     "pwc_mcp_core": {"workers", "gateway", "catalog", "aiohttp", "orjson"} | SEARCH_STACK,
-    "workers": {"gateway", "catalog", "aiohttp", "orjson"} | SEARCH_STACK,
+    # A worker's Redis code lives in pwc_mcp_core.cluster too (redis-py's errors: cluster.errors).
+    "workers": {"gateway", "catalog", "aiohttp", "orjson", "redis"} | SEARCH_STACK,
     # Redis code lives in pwc_mcp_core.cluster; the gateway calls it and imports no redis-py.
     "gateway": {"pwc", "workers", "catalog", "redis"} | SEARCH_STACK,
     "catalog": {"pwc", "pwc_mcp_core", "workers", "gateway"},

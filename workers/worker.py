@@ -31,9 +31,8 @@ import time
 import uuid
 from queue import Empty, SimpleQueue
 
-from redis.exceptions import RedisError
-
 from pwc_mcp_core.cluster import queue, redis_connect, redis_keys
+from pwc_mcp_core.cluster.errors import RedisError
 from pwc_mcp_core.cluster.liveness import StallWatch
 from pwc_mcp_core.cluster.redis_backoff import REDIS_BACKOFF
 from pwc_mcp_core.cluster.redis_pipe import SyncPipe

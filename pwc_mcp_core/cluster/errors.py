@@ -13,7 +13,9 @@ imports nothing from ``redis`` to do so:
 
 Each also derives from the redis-py exception it replaces (``ConnectionError``,
 ``TimeoutError``, ``ResponseError``), so code that still catches those (a worker, a
-test) keeps working unchanged.
+test) keeps working unchanged. A worker, which calls redis-py through this package's sync
+pipes, catches redis-py's own base class, re-exported here as `RedisError`, so no module
+outside ``pwc_mcp_core.cluster`` imports ``redis``.
 """
 
 from __future__ import annotations
@@ -26,7 +28,7 @@ from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import RedisError, ResponseError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 
-__all__ = ["LimitsUnavailable", "StoreConnectionLost", "StoreRefused", "StoreReplyLost", "StoreTimeout", "StoreUnavailable",
+__all__ = ["LimitsUnavailable", "RedisError", "StoreConnectionLost", "StoreRefused", "StoreReplyLost", "StoreTimeout", "StoreUnavailable",
            "store_errors", "translate"]
 
 _P = ParamSpec("_P")

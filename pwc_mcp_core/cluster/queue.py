@@ -3,10 +3,12 @@
 A tool call travels as one entry of the calls Stream (consumer group
 ``workers``): fields ``rid`` (request id, unique in its gateway process), ``reply``
 (the reply list of the gateway process that waits for it) and ``call``
-(``Call.to_json()``). A worker reads entries with XREADGROUP, runs them, pushes
+(``Call.to_json()``), and optionally ``lease`` and ``dl`` (`Job`); the enqueue
+scripts name the fields (``entry.lua``), the gateway sends the values. A worker
+reads entries with XREADGROUP, runs them, pushes
 its reply (`pwc_mcp_core.cluster.replies`, the one reply format) onto the reply list (with a TTL, so replies nobody collects
-vanish), then XACKs and XDELs the entry, and sends its next XREADGROUP in the same
-write (`finish_and_read_sync`). An entry whose worker dies stays in the
+vanish), then XACKs and XDELs the entry, all in one script (``finish.lua``), and sends its
+next XREADGROUP in the same write (`finish_and_read_sync`). An entry whose worker dies stays in the
 group's pending list; a live worker that sees the owner's heartbeat gone
 claims it (XCLAIM) and runs it again inside its deadline. Tools are read-only
 and idempotent, and the gateway resolves each request id once, so a second
@@ -28,6 +30,7 @@ a worker's, redis-py's errors).
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import logging
 import time
 import weakref
@@ -36,7 +39,7 @@ from dataclasses import dataclass
 from typing import TypeAlias
 
 from redis.asyncio import Redis
-from redis.exceptions import ResponseError
+from redis.exceptions import NoScriptError, RedisError, ResponseError
 
 from pwc_mcp_core.cluster import redis_keys, scripts
 from pwc_mcp_core.cluster.admission import AdmissionScript, Decision, Lease, decision_from_code
@@ -84,6 +87,9 @@ StreamEntry: TypeAlias = tuple[bytes, dict[bytes, bytes] | None]
 """One Stream entry: its id and its fields (None or empty once deleted while pending)."""
 # admit_enqueue.lua's reply when the call was admitted (and counted) but the backlog is full.
 ADMITTED_BACKLOG_FULL = 501
+
+_FINISH_SOURCE = scripts.load("finish")
+_FINISH_SHA = hashlib.sha1(_FINISH_SOURCE.encode("utf-8")).hexdigest()
 
 # One script runner per pipe and script; concurrent calls share the pipe's writes.
 _SCRIPTS: weakref.WeakKeyDictionary[RedisPipe, dict[str, ScriptRunner]] = weakref.WeakKeyDictionary()
@@ -176,13 +182,11 @@ async def admit_and_enqueue(pipe: RedisPipe, *, admission_keys: Sequence[str], a
 
 
 def _entry_fields(rid: str, reply_key: str, call_json: bytes | str, lease: tuple[str, str] | None,
-                  redis_deadline: float | None = None) -> list[bytes | str]:
-    fields: list[bytes | str] = ["rid", rid, "reply", reply_key, "call", call_json]
-    if lease is not None:
-        fields += ["lease", f"{lease[0]}:{lease[1]}"]
-    if redis_deadline is not None:
-        fields += ["dl", f"{redis_deadline:.3f}"]
-    return fields
+                  redis_deadline: float | None = None) -> tuple[bytes | str, ...]:
+    """The entry's values in ``entry.lua``'s order (rid, reply, call, lease, dl; "" for none):
+    the script names the fields, so the EVALSHA carries no field names."""
+    return (rid, reply_key, call_json, "" if lease is None else f"{lease[0]}:{lease[1]}",
+            "" if redis_deadline is None else f"{redis_deadline:.3f}")
 
 
 def _script(pipe: RedisPipe, name: str) -> ScriptRunner:
@@ -225,17 +229,14 @@ def _jobs_read(pipe: SyncPipe, response: Reply | Exception) -> list[Job]:
 
 
 def finish_sync(pipe: SyncPipe, job: Job, reply: Replied | None) -> None:
-    """Finish ``job`` in one write (`reply_commands`); ``reply`` None acknowledges it without a
-    reply (its caller is gone). No transaction is needed: a worker that dies between the
-    push and the XACK leaves the entry pending, it is run again, and the gateway drops the
-    second reply.
+    """Finish ``job`` in one command (`reply_commands`); ``reply`` None acknowledges it without a
+    reply (its caller is gone). A worker that dies before it leaves the entry pending; it is
+    run again, and the gateway drops a second reply.
 
     Raises:
         redis.exceptions.RedisError: Redis is unreachable (or refused a command).
     """
-    for result in pipe.execute_many(reply_commands(job, reply)):
-        if isinstance(result, Exception):
-            raise result
+    _finished(pipe, job, reply, pipe.execute_many(reply_commands(job, reply))[0], raise_refused=True)
 
 
 def finish_and_read_sync(pipe: SyncPipe, job: Job, reply: Replied | None, *, consumer: str, count: int,
@@ -244,8 +245,8 @@ def finish_and_read_sync(pipe: SyncPipe, job: Job, reply: Replied | None, *, con
     out with its reply, so a call costs a worker one round trip instead of two.
 
     Returns:
-        ``(finished, jobs)``: whether every finishing command succeeded (when not, the
-        caller finishes ``job`` again with `finish_sync`: each command is idempotent), and
+        ``(finished, jobs)``: whether the finishing command succeeded (when not, the
+        caller finishes ``job`` again with `finish_sync`: it is idempotent), and
         the entries the read got, which are this consumer's to run whatever ``finished`` says.
         A refused read gives no jobs (the next plain read reports it).
 
@@ -253,30 +254,43 @@ def finish_and_read_sync(pipe: SyncPipe, job: Job, reply: Replied | None, *, con
         redis.exceptions.RedisError: Redis is unreachable: neither step is known to have
             happened (finish again; an entry the read may have taken stays pending here).
     """
-    commands = reply_commands(job, reply)
-    replies = pipe.execute_many([*commands, _read_command(consumer, count, block_ms)])
-    finished = not any(isinstance(reply, Exception) for reply in replies[:-1])
+    finish, read = pipe.execute_many([*reply_commands(job, reply), _read_command(consumer, count, block_ms)])
     try:
-        jobs = _jobs_read(pipe, replies[-1])
+        jobs = _jobs_read(pipe, read)
     except ResponseError:
         jobs = []
+    try:  # the jobs read are this thread's now: a failed finish must not lose them
+        finished = _finished(pipe, job, reply, finish, raise_refused=False)
+    except RedisError:
+        finished = False
     return finished, jobs
 
 
-def reply_commands(job: Job, reply: Replied | None) -> list[Command]:
-    """The commands that finish ``job``: push its reply (`replies.encode_reply`; None: none) with
-    its TTL, give back a handed-over lease, acknowledge and delete the entry."""
-    commands: list[Command] = []
-    if reply is not None:
-        commands.append(("LPUSH", job.reply_key, encode_reply(job.rid, reply)))
-        commands.append(("EXPIRE", job.reply_key, redis_keys.REPLY_TTL_S))
-    if job.lease is not None:  # idempotent: the gateway may release it too
+def _finished(pipe: SyncPipe, job: Job, reply: Replied | None, result: Reply | Exception, *,
+              raise_refused: bool) -> bool:
+    """Whether ``finish.lua`` ran; when Redis had forgotten it (a restart), it runs it by source
+    at once (EVAL, which also caches it). A refusal raises with ``raise_refused``, else is False."""
+    if isinstance(result, NoScriptError):
+        (result,) = pipe.execute_many([reply_commands(job, reply, by_source=True)[0]])
+    if isinstance(result, Exception):
+        if raise_refused:
+            raise result
+        return False
+    return True
+
+
+def reply_commands(job: Job, reply: Replied | None, *, by_source: bool = False) -> list[Command]:
+    """The command that finishes ``job`` (``finish.lua``, one step): push its reply
+    (`replies.encode_reply`; None: none) with its TTL, give back a handed-over lease,
+    acknowledge and delete the entry. ``by_source``: EVAL instead of EVALSHA."""
+    keys: tuple[str, ...] = (redis_keys.calls_stream(), job.reply_key)
+    lease_id = ""
+    if job.lease is not None:
         lease_id, client_hash = job.lease
-        commands.append(("ZREM", redis_keys.concurrency_client(client_hash), lease_id))
-        commands.append(("ZREM", redis_keys.concurrency_global(), lease_id))
-    commands.append(("XACK", redis_keys.calls_stream(), GROUP, job.entry_id))
-    commands.append(("XDEL", redis_keys.calls_stream(), job.entry_id))
-    return commands
+        keys += (redis_keys.concurrency_client(client_hash), redis_keys.concurrency_global())
+    item = b"" if reply is None else encode_reply(job.rid, reply)
+    head = ("EVAL", _FINISH_SOURCE) if by_source else ("EVALSHA", _FINISH_SHA)
+    return [(*head, len(keys), *keys, GROUP, job.entry_id, item, redis_keys.REPLY_TTL_S, lease_id)]
 
 
 def _stream_entries(response: Reply) -> list[StreamEntry]:

@@ -6,12 +6,14 @@
 -- KEYS[1..4], ARGV[1..8]: as admission.lua; the call always takes concurrency leases.
 -- KEYS[5] the calls stream
 -- ARGV[9]  maximum backlog (entries in the stream, XLEN)
--- ARGV[10..] field/value pairs of the stream entry
+-- ARGV[10..14] the stream entry's values (rid, reply, call, lease, dl; an empty lease or dl is left out):
+--          the script names the fields, so the call carries five arguments fewer
 --
 -- Returns the new entry id when admitted and queued; an admission refusal code (admission.lua, nothing
 -- written); or 501 when the backlog is full: the request is then counted in its windows,
 -- as an admitted request is, but takes no lease and is not queued.
 --!include admission.lua
+--!include entry.lua
 
 local now = admission_now()
 local refused = admission_check(now)
@@ -23,8 +25,4 @@ if redis.call('XLEN', KEYS[5]) >= tonumber(ARGV[9]) then
   return 501
 end
 admission_record(now, true)
-local fields = {}
-for i = 10, #ARGV do
-  fields[#fields + 1] = ARGV[i]
-end
-return redis.call('XADD', KEYS[5], '*', unpack(fields))
+return redis.call('XADD', KEYS[5], '*', unpack(entry_fields(10)))

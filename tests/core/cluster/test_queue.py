@@ -8,7 +8,7 @@ import time
 import pytest
 from redis.asyncio import Redis
 
-from pwc_mcp_core.cluster import queue, redis_keys
+from pwc_mcp_core.cluster import queue, redis_keys, scripts
 from pwc_mcp_core.cluster.redis_pipe import RedisPipe, SyncPipe
 from pwc_mcp_core.cluster.replies import decode_reply, encode_reply
 from pwc_mcp_core.runtime.dispatch import TOO_LARGE, Answer
@@ -128,16 +128,27 @@ async def test_waiting_replies_come_oldest_first_in_one_batch(redis: Redis, pipe
     assert await queue.wait_replies(pipe, "replies", timeout_s=0.1) == []
 
 
+async def _command_calls(redis: Redis) -> dict[str, int]:
+    """Commands Redis has run, by name (``INFO commandstats``; a script's commands count too)."""
+    stats = await redis.info("commandstats")
+    return {name.removeprefix("cmdstat_"): int(value["calls"]) for name, value in stats.items()}
+
+
 async def test_finished_jobs_all_leave_the_stream(
         redis: Redis, pipe: RedisPipe, sync_pipe: SyncPipe) -> None:
     for n in range(10):
         await queue.enqueue(pipe, rid=f"{n:032x}", reply_key="replies", call_json="{}", max_backlog=100)
     jobs = await _read(sync_pipe, consumer="w", count=10, block_ms=100)
-    before = (await redis.info("stats"))["total_commands_processed"]
+    await redis.script_load(scripts.load("finish"))  # cached, as in a running deployment
+    before = await _command_calls(redis)
     for n, job in enumerate(jobs):
         await _finish(sync_pipe, job, b"{}" if n % 2 == 0 else None)
-    after = (await redis.info("stats"))["total_commands_processed"]
-    assert after - before == 5 * 2 + 10 * 2 + 1  # 5 × (LPUSH, EXPIRE) + 10 × (XACK, XDEL) + the INFO
+    after = await _command_calls(redis)
+    ran = {name: after.get(name, 0) - before.get(name, 0) for name in after}
+    # one finish.lua per job, running 5 × (LPUSH, EXPIRE) + 10 × (XACK, XDEL); no lease, no ZREM
+    assert ran.get("evalsha", 0) == 10
+    assert {name: ran.get(name, 0) for name in ("lpush", "expire", "xack", "xdel", "zrem")} == {
+        "lpush": 5, "expire": 5, "xack": 10, "xdel": 10, "zrem": 0}
     assert await redis.llen("replies") == 5  # acknowledged-only jobs send nothing
     assert await redis.xlen(redis_keys.calls_stream()) == 0
     assert (await redis.xpending(redis_keys.calls_stream(), queue.GROUP))["pending"] == 0
@@ -197,3 +208,23 @@ async def test_a_refused_reply_is_reported_and_the_entry_read_with_it_is_kept(re
                                              count=1, block_ms=100)
     assert not finished  # the caller finishes again with finish_sync
     assert [job.rid for job in jobs] == ["b"]
+
+
+async def test_a_worker_finishes_after_redis_forgot_the_finish_script(redis: Redis, pipe: RedisPipe,
+                                                                      sync_pipe: SyncPipe) -> None:
+    for rid in ("a", "b"):
+        await queue.enqueue(pipe, rid=rid, reply_key=redis_keys.reply_list("g1"), call_json="{}", max_backlog=10,
+                            lease=(f"lease-{rid}", "c1"))
+    await redis.zadd(redis_keys.concurrency_global(), {"lease-a": 1, "lease-b": 1})
+    (first,) = await _read(sync_pipe, consumer="w1", count=1, block_ms=100)
+    await redis.script_flush()  # as after a Redis restart: the EVALSHA is refused, the EVAL runs it
+
+    finished, jobs = await asyncio.to_thread(queue.finish_and_read_sync, sync_pipe, first, Answer(b"one"), consumer="w1",
+                                             count=1, block_ms=100)
+    assert finished and [job.rid for job in jobs] == ["b"]
+    assert decode_reply(await redis.rpop(redis_keys.reply_list("g1"))) == ("a", Answer(b"one"))
+    assert await redis.zrange(redis_keys.concurrency_global(), 0, -1) == [b"lease-b"]  # the lease went back
+    await redis.script_flush()
+    await asyncio.to_thread(queue.finish_sync, sync_pipe, jobs[0], None)
+    assert await redis.xlen(redis_keys.calls_stream()) == 0
+    assert (await redis.xpending(redis_keys.calls_stream(), queue.GROUP))["pending"] == 0
