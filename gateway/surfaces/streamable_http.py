@@ -182,7 +182,10 @@ class McpEndpoint:
         if media_error is not None:
             return media_error
         if prepared is None:
-            prepared = await self._prepare(body, request, info)
+            try:  # `_prepare` in place: initialize and tools/list come this way, one coroutine fewer
+                prepared = await self.server.prepare(body, request.headers, parsed=info.message)
+            except Exception as exc:  # noqa: BLE001
+                prepared = _internal_error(exc)
         if isinstance(prepared, Pending):  # a method classify did not see as dispatched (never by contract)
             return _response(self.server.answer(prepared, await self.calls.run(
                 prepared.call, client_hash, semantic=info.is_semantic_search)))
@@ -192,8 +195,13 @@ class McpEndpoint:
         try:  # prepare never raises by contract; this keeps a bug from leaking a traceback
             return await self.server.prepare(body, request.headers, parsed=info.message)
         except Exception as exc:  # noqa: BLE001
-            logger.error("mcp handler failure type=%s", type(exc).__name__)
-            return Reply(500, error_response(b"null", INTERNAL_ERROR, "Internal error"), _JSON_HEADERS)
+            return _internal_error(exc)
+
+
+def _internal_error(exc: Exception) -> Reply:
+    """The answer when `McpServer.prepare` raised (never by contract), logged content-free."""
+    logger.error("mcp handler failure type=%s", type(exc).__name__)
+    return Reply(500, error_response(b"null", INTERNAL_ERROR, "Internal error"), _JSON_HEADERS)
 
 
 def is_request(message: object) -> bool:
