@@ -21,7 +21,7 @@ from collections.abc import Awaitable, Callable
 from typing import Final
 
 from aiohttp import web
-from aiohttp.web_urldispatcher import AbstractResource
+from aiohttp.web_urldispatcher import AbstractResource, PlainResource
 
 from gateway.admission.checks import Admission, compact_dumps
 from gateway.shared.request_log import record_request
@@ -37,7 +37,18 @@ def _rest(path: str) -> bool:
     return path == "/v1" or path.startswith(_REST_PREFIX)
 
 
-_CATCH_ALL: Final = r"/{path:[\s\S]*}"
+class _Unmatched(PlainResource):
+    """Every path (``*`` and ``//x`` too), indexed at ``/``: the router tries it after every longer prefix."""
+
+    def __init__(self) -> None:
+        super().__init__("/")
+
+    def _match(self, path: str) -> dict[str, str] | None:
+        return {}
+
+    def raw_match(self, path: str) -> bool:
+        """Never: a route added later for ``/`` gets its own resource, not this one."""
+        return False
 
 
 def _answer(request: web.Request, methods: set[str]) -> web.Response:
@@ -107,7 +118,8 @@ def add_route_errors(app: web.Application, admission: Admission) -> None:
 
     A catch-all resource at ``/``: the router tries it only after every route on a longer path
     prefix missed, so it is called last whenever it is added."""
-    resource = app.router.add_resource(_CATCH_ALL)
+    resource = _Unmatched()
+    app.router.register_resource(resource)
 
     async def unmatched(request: web.Request) -> web.StreamResponse:
         started = time.perf_counter()
