@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Final
 
 from pwc_mcp_core.runtime.core_settings import checked_hosts, checked_origins
@@ -21,6 +21,9 @@ from pwc_mcp_core.runtime.core_settings import checked_hosts, checked_origins
 __all__ = ["SecurityPolicy", "parse_port"]
 
 _PORT: Final = re.compile(r"[0-9]{1,5}")  # not \d: that admits every Unicode digit ("²", "٨")
+_HOSTS_REMEMBERED: Final = 64
+"""`SecurityPolicy.host_allowed` remembers the verdict on this many distinct ``Host`` values (a
+deployment sees a handful; the cap keeps a client's made-up values from growing it)."""
 
 
 def parse_port(value: str) -> int | None:
@@ -56,6 +59,7 @@ class SecurityPolicy:
     exact_hosts: frozenset[str]
     any_port_hosts: frozenset[str]
     origins: frozenset[str]
+    _host_verdicts: dict[str | None, bool] = field(default_factory=dict, init=False, repr=False, compare=False)
 
     @classmethod
     def from_lists(cls, hosts: Iterable[str], origins: Iterable[str]) -> SecurityPolicy:
@@ -78,8 +82,17 @@ class SecurityPolicy:
         return cls(frozenset(exact), frozenset(any_port), allowed_origins)
 
     def host_allowed(self, host: str | None) -> bool:
-        """True when the request's ``Host`` header matches an entry (absent → False)."""
-        return self.allowed_host(host) is not None
+        """True when the request's ``Host`` header matches an entry (absent → False).
+
+        The verdict on a value already seen is a dict lookup: every request carries a Host, and
+        parsing it again cost each one four calls (`bench/ab_embedded.py`)."""
+        verdicts = self._host_verdicts
+        verdict = verdicts.get(host)
+        if verdict is None:
+            verdict = self.allowed_host(host) is not None
+            if len(verdicts) < _HOSTS_REMEMBERED:
+                verdicts[host] = verdict
+        return verdict
 
     def allowed_host(self, host: str | None) -> str | None:
         """The request's ``Host`` lower-cased, its port as a plain number, when it matches an

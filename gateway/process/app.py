@@ -28,7 +28,6 @@ from gateway.admission.limits import Limiter, MemoryLimiter
 from gateway.admission.security import SecurityPolicy
 from gateway.dispatch.dispatchers import build_dispatcher
 from gateway.dispatch.gate import CallGate
-from gateway.process.connection import request_started_middleware
 from gateway.process.settings import GatewaySettings
 from gateway.shared import metrics
 from gateway.surfaces.docs import DocsPage
@@ -36,7 +35,7 @@ from gateway.surfaces.health import HealthState
 from gateway.surfaces.openapi import OpenApiDocument
 from gateway.surfaces.public_url import PublicUrl
 from gateway.surfaces.rest import RestApi, add_rest_routes
-from gateway.surfaces.route_errors import metered, route_errors_middleware
+from gateway.surfaces.route_errors import add_route_errors, metered
 from gateway.surfaces.server_card import CARD_PATH, ServerCard
 from gateway.surfaces.sse_routes import add_sse_routes
 from gateway.surfaces.sse_sessions import SessionHub, build_session_store
@@ -99,8 +98,7 @@ def create_app(settings: GatewaySettings, *, dispatcher: Dispatcher | None = Non
 
     # client_max_size bounds any body aiohttp itself reads; /mcp counts its own bytes.
     app = web.Application(client_max_size=settings.max_body_bytes,
-                          middlewares=[request_started_middleware, cors_middleware(policy=policy),
-                                       route_errors_middleware(admission)])
+                          middlewares=[cors_middleware(policy=policy)])
     app[DISPATCHER] = dispatcher
     app[LIMITER] = limiter
     app[HEALTH] = health
@@ -121,6 +119,7 @@ def create_app(settings: GatewaySettings, *, dispatcher: Dispatcher | None = Non
                    hub=SessionHub(build_session_store(core.redis), settings.sse))
     add_rest_routes(app, RestApi(admission, server, gate, tools), policy)
     app.router.add_get("/openapi.json", metered(admission, OpenApiDocument(tools, public_url).handle))
+    add_route_errors(app, admission)  # the router's 404/405 in JSON; tried after every other route
     return app
 
 

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Awaitable, Callable
 from typing import Final, TypedDict, Unpack
 
 import orjson
@@ -26,7 +25,7 @@ from aiohttp.web_request import BaseRequest
 
 from web_serving.runner import HandlerRunner
 
-__all__ = ["HEADER_TIMEOUT_S", "GatewayRequestHandler", "GatewayRunner", "ServerOptions", "request_started_middleware"]
+__all__ = ["HEADER_TIMEOUT_S", "GatewayRequestHandler", "GatewayRunner", "ServerOptions"]
 
 logger = logging.getLogger(__name__)
 
@@ -58,35 +57,34 @@ class GatewayRequestHandler(RequestHandler):
         # aiohttp annotates access_log as a Logger, but None is its documented "no access log".
         super().__init__(manager, loop=loop, **options)  # type: ignore[arg-type]
         self._gateway_loop = loop
-        self._in_request = False
         self._header_started: float | None = None  # loop time of the first byte of headers still incomplete
         self._header_timer: asyncio.TimerHandle | None = None
 
     def data_received(self, data: bytes) -> None:
         """Note the first byte of a request (arming the deadline if none is), then parse as aiohttp does.
 
-        One timer per connection, not per request: it is armed only when none is pending, and
-        when it fires for a request that has since started it is not re-armed (a timer per
-        request cost keep-alive traffic two heap operations each, `bench/ab_embedded.py`)."""
-        if not self._in_request and self._header_started is None:
+        A request whose headers were parsed (aiohttp's request count moved) has no deadline
+        pending; while its handler runs (aiohttp's ``_request_in_progress``) its body bytes arm
+        none. This is the connection's own per-message work: no middleware runs per request
+        for it. One timer per connection, not per request: it is armed only when none is
+        pending, and when it fires for a request that has since started it is not re-armed (a
+        timer per request cost keep-alive traffic two heap operations each, `bench/ab_embedded.py`)."""
+        if self._header_started is None and not self._request_in_progress:
             self._header_started = now = self._gateway_loop.time()
             if self._header_timer is None:
                 self._header_timer = self._gateway_loop.call_at(now + HEADER_TIMEOUT_S, self._header_timeout)
+        count = self._request_count
         super().data_received(data)
-
-    def request_started(self) -> None:
-        """The headers are complete (a handler runs): no deadline is pending."""
-        self._in_request = True
-        self._header_started = None
-
-    def request_finished(self) -> None:
-        """The handler returned: the next request's first byte starts the deadline again."""
-        self._in_request = False
+        if self._request_count != count:  # a request's headers are complete
+            self._header_started = None
 
     def _header_timeout(self) -> None:
         self._header_timer = None
         started = self._header_started
-        if self._in_request or started is None or self.transport is None:
+        if self._request_in_progress:  # the bytes that armed it were a running request's body
+            self._header_started = None
+            return
+        if started is None or self.transport is None:
             return  # the headers came in time; the next request's first byte arms a new timer
         due = started + HEADER_TIMEOUT_S
         if self._gateway_loop.time() >= due:
@@ -133,19 +131,3 @@ class GatewayRunner(HandlerRunner):
     def make_handler(self, server: web.Server, loop: asyncio.AbstractEventLoop) -> GatewayRequestHandler:
         """A :class:`GatewayRequestHandler` with the runner's server settings."""
         return GatewayRequestHandler(server, loop=loop, **self._handler_kwargs)
-
-
-Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
-
-
-@web.middleware
-async def request_started_middleware(request: web.Request, handler: Handler) -> web.StreamResponse:
-    """Tell a :class:`GatewayRequestHandler` that a request's headers are complete, and when it ends."""
-    protocol = request.protocol
-    if isinstance(protocol, GatewayRequestHandler):
-        protocol.request_started()
-        try:
-            return await handler(request)
-        finally:
-            protocol.request_finished()
-    return await handler(request)

@@ -1,7 +1,9 @@
 """The router's own refusals in each surface's JSON shape, counted like every request.
 
 aiohttp answers a path no route matches (404) and a method a route does not take (405)
-itself, as ``text/plain``. This middleware answers them instead:
+itself, as ``text/plain``. A catch-all route, matched only after every other route missed
+(:func:`add_route_errors`), answers them instead, so a matched request pays nothing for it
+(a middleware cost every request a frame):
 
 * under ``/v1/`` in the REST shape (:mod:`gateway.surfaces.rest`): ``{"error": "not_found: …"}``,
   ``{"error": "method_not_allowed: …"}`` with ``Allow``;
@@ -19,12 +21,12 @@ from collections.abc import Awaitable, Callable
 from typing import Final
 
 from aiohttp import web
-from aiohttp.typedefs import Middleware
+from aiohttp.web_urldispatcher import AbstractResource, PlainResource
 
 from gateway.admission.checks import Admission, compact_dumps
 from gateway.shared.request_log import record_request
 
-__all__ = ["metered", "route_errors_middleware"]
+__all__ = ["add_route_errors", "metered"]
 
 
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
@@ -35,10 +37,25 @@ def _rest(path: str) -> bool:
     return path == "/v1" or path.startswith(_REST_PREFIX)
 
 
-def _answer(request: web.Request, exc: web.HTTPException) -> web.Response:
+class _Unmatched(PlainResource):
+    """Every path (``*`` and ``//x`` too), indexed at ``/``: the router tries it after every longer prefix."""
+
+    def __init__(self) -> None:
+        super().__init__("/")
+
+    def _match(self, path: str) -> dict[str, str] | None:
+        return {}
+
+    def raw_match(self, path: str) -> bool:
+        """Never: a route added later for ``/`` gets its own resource, not this one."""
+        return False
+
+
+def _answer(request: web.Request, methods: set[str]) -> web.Response:
+    """404, or 405 when another route takes the path with ``methods``."""
     rest = _rest(request.path)
-    if isinstance(exc, web.HTTPMethodNotAllowed):
-        allowed = sorted(exc.allowed_methods - {"OPTIONS", "HEAD"})
+    if methods:
+        allowed = sorted(methods - {"OPTIONS", "HEAD"})
         headers = {"Allow": ", ".join(allowed)}
         if rest:
             body: object = {"error": f"method_not_allowed: use {' or '.join(allowed)} on this path"}
@@ -86,20 +103,31 @@ def metered(admission: Admission, handler: Handler) -> Handler:
     return counted
 
 
-def route_errors_middleware(admission: Admission) -> Middleware:
-    """The middleware described in the module docstring, counting through ``admission``."""
+async def _allowed_methods(request: web.Request, catch_all: AbstractResource) -> set[str]:
+    """The methods the other routes take on this path (empty: no route has it), as the router found them."""
+    methods: set[str] = set()
+    for resource in request.app.router.resources():
+        if resource is not catch_all:
+            _, allowed = await resource.resolve(request)
+            methods |= allowed
+    return methods
 
-    @web.middleware
-    async def middleware(request: web.Request, handler: Handler) -> web.StreamResponse:
-        try:
-            return await handler(request)
-        except (web.HTTPNotFound, web.HTTPMethodNotAllowed) as exc:
-            if request.match_info.http_exception is None:
-                raise  # raised by a handler on purpose, not the router's own answer
-            started = time.perf_counter()
-            counted = await admission.check_client_limits(admission.client_hash(request), semantic=False, lease=False)
-            response = _refusal_in_shape(request, counted) if isinstance(counted, web.Response) \
-                else _answer(request, exc)
-            return record_request("route_request", response, started, protocol="http")
 
-    return middleware
+def add_route_errors(app: web.Application, admission: Admission) -> None:
+    """Answer the router's 404 and 405 as the module docstring says, counting through ``admission``.
+
+    A catch-all resource at ``/``: the router tries it only after every route on a longer path
+    prefix missed, so it is called last whenever it is added."""
+    resource = _Unmatched()
+    app.router.register_resource(resource)
+
+    async def unmatched(request: web.Request) -> web.StreamResponse:
+        started = time.perf_counter()
+        counted = await admission.check_client_limits(admission.client_hash(request), semantic=False, lease=False)
+        if isinstance(counted, web.Response):
+            response = _refusal_in_shape(request, counted)
+        else:
+            response = _answer(request, await _allowed_methods(request, resource))
+        return record_request("route_request", response, started, protocol="http")
+
+    resource.add_route("*", unmatched)

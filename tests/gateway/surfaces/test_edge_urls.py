@@ -187,3 +187,14 @@ def test_the_refusal_status_setting_names_its_variable() -> None:
     assert GatewaySettings.from_env({**env, "PWC_MCP_REFUSAL_STATUS": "200"}).refusal_status == "200"
     with pytest.raises(ConfigError, match="PWC_MCP_REFUSAL_STATUS must be http"):
         GatewaySettings.from_env({**env, "PWC_MCP_REFUSAL_STATUS": "teapot"})
+
+
+@pytest.mark.parametrize(("target", "status"), [("*", 404), ("//x", 404), ("/%0A", 404), ("/mcp/", 404),
+                                                ("http://127.0.0.1/zz", 404), ("/health", 405)])
+async def test_odd_request_targets_get_the_json_router_answer(port: int, target: str, status: int) -> None:
+    """The catch-all route answers every unmatched target (``OPTIONS *`` too, whose path has no
+    leading slash) in JSON, as the router's 404/405 were answered when a middleware did it."""
+    got, headers, body = await raw_request(port, f"OPTIONS {target} HTTP/1.1\r\nHost: localhost\r\n".encode())
+    assert got == status
+    assert headers["Content-Type"].startswith("application/json")
+    assert json.loads(body)["error"] == ("not_found" if status == 404 else "method_not_allowed")
