@@ -27,19 +27,17 @@ import argparse
 import json
 import os
 import shutil
-import signal
-import socket
 import statistics
 import subprocess
 import sys
 import tempfile
-import time
 import urllib.request
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+from bench.cpu_per_call import cpu_seconds, free_port, stop, wait_http
 from bench.load import PROTOCOL, initialize_body, rpc_body
 from bench.report import machine_info, replace_section
 
@@ -62,53 +60,15 @@ OPERATIONS = (
 )
 
 
-def free_port() -> int:
-    """A free TCP port on 127.0.0.1."""
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
-def cpu_seconds(pid: int) -> float:
-    """User + system CPU seconds of ``pid``."""
-    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / TICKS
-
-
 def loadavg() -> str:
     """The 1-minute load average."""
     return Path("/proc/loadavg").read_text().split()[0]
-
-
-def wait_http(url: str, timeout_s: float = 60.0) -> None:
-    """Wait until ``url`` answers."""
-    deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline:
-        try:
-            with urllib.request.urlopen(url, timeout=2):
-                return
-        except OSError:
-            time.sleep(0.2)
-    raise RuntimeError(f"{url} did not come up")
 
 
 def start(cmd: list[str], cwd: Path, env: dict[str, str], log: Path) -> subprocess.Popen[bytes]:
     """Start ``cmd`` in its own session, its output into ``log``."""
     with log.open("ab") as out:
         return subprocess.Popen(cmd, cwd=cwd, env=env, stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
-
-
-def stop(procs: list[subprocess.Popen[bytes]]) -> None:
-    """Stop every process started here (and what it forked)."""
-    for proc in procs:
-        if proc.poll() is None:
-            os.killpg(proc.pid, signal.SIGTERM)
-    for proc in procs:
-        try:
-            proc.wait(10)
-        except subprocess.TimeoutExpired:
-            os.killpg(proc.pid, signal.SIGKILL)
-            proc.wait()
 
 
 @contextmanager

@@ -36,17 +36,20 @@ TICKS = os.sysconf("SC_CLK_TCK")
 
 
 def free_port() -> int:
+    """A free TCP port on 127.0.0.1."""
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         return int(sock.getsockname()[1])
 
 
 def cpu_seconds(pid: int) -> float:
+    """User + system CPU seconds of ``pid``."""
     fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
     return (int(fields[11]) + int(fields[12])) / TICKS  # utime + stime
 
 
-def wait_http(url: str, timeout_s: float = 30.0) -> None:
+def wait_http(url: str, timeout_s: float = 60.0) -> None:
+    """Wait until ``url`` answers."""
     deadline = time.monotonic() + timeout_s
     while time.monotonic() < deadline:
         try:
@@ -63,6 +66,7 @@ def start(cmd: list[str], cwd: Path, env: dict[str, str]) -> subprocess.Popen[by
 
 
 def stop(procs: list[subprocess.Popen[bytes]]) -> None:
+    """Stop every process started here (and what it forked)."""
     for proc in procs:
         if proc.poll() is None:
             os.killpg(proc.pid, signal.SIGTERM)
@@ -71,6 +75,7 @@ def stop(procs: list[subprocess.Popen[bytes]]) -> None:
             proc.wait(10)
         except subprocess.TimeoutExpired:
             os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
 
 
 def wrk(url: str, script: str, bodies: Path, seconds: int, connections: int) -> int:
