@@ -33,14 +33,22 @@ def cluster_mode_redis(tmp_path: Path) -> Iterator[str]:
     binary = shutil.which("redis-server")
     if binary is None:
         pytest.fail("redis-server is not installed; .ci/run installs it")
-    port = free_port()
-    proc = subprocess.Popen([binary, "--port", str(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no",
-                             "--dir", str(tmp_path), "--cluster-enabled", "yes",
-                             "--cluster-config-file", str(tmp_path / "nodes.conf"), "--loglevel", "warning"],
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    client = redis.Redis(host="127.0.0.1", port=port, socket_timeout=2)
+    for _attempt in range(3):
+        # The cluster bus gets a free port of its own: by default it is port + 10000, which is over
+        # 65535 for a high ephemeral port (redis-server then exits at once), or may be taken.
+        port, bus = free_port(), free_port()
+        nodes = tmp_path / f"nodes-{port}.conf"
+        proc = subprocess.Popen([binary, "--port", str(port), "--bind", "127.0.0.1", "--save", "", "--appendonly",
+                                 "no", "--dir", str(tmp_path), "--cluster-enabled", "yes", "--cluster-port", str(bus),
+                                 "--cluster-config-file", str(nodes), "--loglevel", "warning"],
+                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        client = redis.Redis(host="127.0.0.1", port=port, socket_timeout=2)
+        if _started(client, proc):
+            break
+        client.close()  # a port was taken between free_port() and the bind: try others
+    else:
+        pytest.fail("the cluster-mode redis-server exited at start three times")
     try:
-        wait_until(lambda: _ping(client), timeout_s=20, what="the cluster-mode redis-server")
         client.execute_command("CLUSTER", "ADDSLOTSRANGE", 0, 16383)
         wait_until(lambda: b"cluster_state:ok" in client.execute_command("CLUSTER", "INFO"), timeout_s=20,
                    what="the one-node cluster ok")
@@ -48,6 +56,12 @@ def cluster_mode_redis(tmp_path: Path) -> Iterator[str]:
     finally:
         client.close()
         stop_process(proc)
+
+
+def _started(client: redis.Redis, proc: subprocess.Popen[bytes]) -> bool:
+    """True when the server answers; False when it exited first (fails the test after 20 s)."""
+    wait_until(lambda: _ping(client) or proc.poll() is not None, timeout_s=20, what="the cluster-mode redis-server")
+    return proc.poll() is None
 
 
 def _ping(client: redis.Redis) -> bool:
