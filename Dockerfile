@@ -23,8 +23,8 @@ RUN python3 -m pip install --no-cache-dir --disable-pip-version-check uv \
        --shell /usr/sbin/nologin pwc
 
 WORKDIR /app
-# Dependencies first: a source change rebuilds only the layers below.
-COPY pyproject.toml uv.lock README.md ./
+# Dependencies first: a source change (README included) rebuilds only the layers below.
+COPY pyproject.toml uv.lock ./
 RUN uv sync --frozen --no-dev --no-install-project
 COPY . .
 RUN uv sync --frozen --no-dev \

@@ -47,8 +47,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Final
 
-__all__ = ["BASES", "DEFAULT_TAG", "Base", "PodmanEnv", "base_tarball", "build_image", "compose_command",
-           "default_root", "main", "missing_tools", "run_command"]
+__all__ = ["BASES", "DEFAULT_TAG", "Base", "PodmanEnv", "base_tarball", "base_tarball_name", "build_image",
+           "cache_dir", "compose_command", "default_root", "main", "missing_tools", "run_command"]
 
 HOST_CA_DIR: Final = Path("/usr/local/share/ca-certificates")
 BLOCKED_REGISTRIES: Final = ("docker.io", "quay.io", "ghcr.io", "gcr.io", "registry.k8s.io",
@@ -122,6 +122,19 @@ def cache_dir() -> Path:
     return Path(root) / "pwc-mcp"
 
 
+def _host_certs() -> list[Path]:
+    return sorted(HOST_CA_DIR.glob("*.crt")) if HOST_CA_DIR.is_dir() else []
+
+
+def base_tarball_name(base: Base) -> str:
+    """The file name `base_tarball` caches ``base`` under: it changes with everything that goes into it."""
+    suite, mirror = host_mirror()
+    digest = hashlib.sha256(repr((suite, mirror, base.packages)).encode())
+    for cert in _host_certs():
+        digest.update(cert.read_bytes())
+    return f"base-{base.name}-{suite}-{digest.hexdigest()[:12]}.tar"
+
+
 def base_tarball(base: Base, *, directory: Path | None = None) -> Path:
     """The cached root filesystem tarball of ``base``, made with mmdebstrap when missing.
 
@@ -132,13 +145,10 @@ def base_tarball(base: Base, *, directory: Path | None = None) -> Path:
         subprocess.CalledProcessError: mmdebstrap failed (its output is in the exception).
     """
     suite, mirror = host_mirror()
-    certs = sorted(HOST_CA_DIR.glob("*.crt")) if HOST_CA_DIR.is_dir() else []
-    digest = hashlib.sha256(repr((suite, mirror, base.packages)).encode())
-    for cert in certs:
-        digest.update(cert.read_bytes())
+    certs = _host_certs()
     directory = directory or cache_dir()
     directory.mkdir(parents=True, exist_ok=True)
-    target = directory / f"base-{base.name}-{suite}-{digest.hexdigest()[:12]}.tar"
+    target = directory / base_tarball_name(base)
     with open(directory / f".{base.name}.lock", "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
         if target.exists():

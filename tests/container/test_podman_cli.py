@@ -14,11 +14,12 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import filelock
 import pytest
 
 import scripts.podman_local as podman_local
 from scripts.podman_local import COMMAND, DEFAULT_TAG, compose_command, main, run_command
-from tests.container.conftest import BUILD_ARGV, IMAGE, REPO_ROOT
+from tests.container.conftest import BUILD_ARGV, IMAGE, REPO_ROOT, kept_store
 
 README = (REPO_ROOT / "README.md").read_text(encoding="utf-8")
 
@@ -132,3 +133,16 @@ def test_run_and_compose_run_podman_in_the_private_storage(stand_ins: list[dict[
     assert compose["cwd"] == REPO_ROOT
     for call in (run, compose):
         assert call["env"]["CONTAINERS_CONF"] == str(tmp_path / "containers.conf")
+
+
+def test_a_busy_or_disabledkept_store_falls_back_to_a_fresh_one(tmp_path: Path,
+                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    parent = podman_local.cache_dir() / "test-podman"
+    parent.mkdir(parents=True)
+    with filelock.FileLock(parent / "lock"), kept_store(tmp_path / "busy") as (env, kept):
+        assert (env.root, kept) == (tmp_path / "busy", False)  # another run holds the kept store
+    monkeypatch.setenv("PWC_MCP_TEST_PODMAN_CACHE", "0")
+    with kept_store(tmp_path / "off") as (env, kept):
+        assert (env.root, kept) == (tmp_path / "off", False)
+    assert [path.name for path in parent.iterdir()] == ["lock"]  # neither touched the kept stores
