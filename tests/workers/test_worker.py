@@ -74,9 +74,16 @@ def start_worker(redis_url: str, make_runner: Callable[..., Runner]) -> Iterator
         running.stop()
 
 
+def _pipe(redis_url: str, timeout_s: float | None) -> RedisPipe:
+    """A pipe to the test's Redis. The worker warms up in this process, and its imports hold the GIL
+    for seconds on a loaded machine (longer on a new clone's first run, which compiles them), so a
+    connection may take longer than the pipe's 1 s default."""
+    return RedisPipe(redis_url, timeout_s=timeout_s, connect_timeout_s=10.0)
+
+
 async def _ask(redis_url: str, *calls: Call | str, timeout_s: float = 20.0) -> dict[str, bytes]:
     """Enqueue ``calls`` (a `Call`, or raw text as the ``call`` field) and wait for their replies: rid → body."""
-    pipe, waiter = RedisPipe(redis_url, timeout_s=5.0), RedisPipe(redis_url, timeout_s=None)
+    pipe, waiter = _pipe(redis_url, 10.0), _pipe(redis_url, None)
     try:
         rids = []
         for call in calls:
@@ -145,7 +152,7 @@ async def test_a_bad_call_gets_an_error_reply_and_the_worker_answers_the_next(st
 
 async def _enqueue(redis_url: str, raw: bytes | str) -> None:
     """Enqueue one ``call`` field as is, without waiting for a reply."""
-    pipe = RedisPipe(redis_url, timeout_s=5.0)
+    pipe = _pipe(redis_url, 10.0)
     try:
         await queue.enqueue(pipe, rid=uuid.uuid4().hex, reply_key=REPLIES, call_json=raw, max_backlog=100)
     finally:
