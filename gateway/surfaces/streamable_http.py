@@ -88,7 +88,6 @@ def _media_types_ok(request: web.Request) -> bool:
 
 
 _REASON_MAX: Final = 300
-_READABLE: Final = frozenset((429, 503))  # the statuses `readable_refusal` rewrites
 
 
 def readable_refusal(response: web.Response, *, as_200: bool) -> web.Response:
@@ -99,7 +98,7 @@ def readable_refusal(response: web.Response, *, as_200: bool) -> web.Response:
     line and drop the body, so the phrase is what the user sees. With ``as_200`` a refusal that
     names a request id is answered with HTTP 200, and the client reads it as the call's error.
     """
-    if response.status not in _READABLE or not isinstance(response.body, bytes):
+    if response.status not in (429, 503) or not isinstance(response.body, bytes):
         return response
     try:
         message = json.loads(response.body)
@@ -149,9 +148,8 @@ class McpEndpoint:
             response = refused or await self._admitted(request, body_or_error, info, client_hash)
         record_request("mcp_request", response, started, protocol=protocol, tool=tool)  # the refusal's own status
         # POST /messages (client_hash given) puts a refusal on the stream and answers 202 itself.
-        if client_hash is not None or response.status not in _READABLE:
-            return response
-        return readable_refusal(response, as_200=self.refusals_as_200)
+        return response if client_hash is not None else readable_refusal(
+            response, as_200=self.refusals_as_200)
 
     async def not_allowed(self, request: web.Request) -> web.Response:
         """``GET``/``DELETE /mcp`` → 405, logged like every ``/mcp`` request."""
@@ -182,10 +180,7 @@ class McpEndpoint:
         if media_error is not None:
             return media_error
         if prepared is None:
-            try:  # `_prepare` in place: initialize and tools/list come this way, one coroutine fewer
-                prepared = await self.server.prepare(body, request.headers, parsed=info.message)
-            except Exception as exc:  # noqa: BLE001
-                prepared = _internal_error(exc)
+            prepared = await self._prepare(body, request, info)
         if isinstance(prepared, Pending):  # a method classify did not see as dispatched (never by contract)
             return _response(self.server.answer(prepared, await self.gate.run(
                 prepared.call, client_hash, semantic=info.is_semantic_search)))
@@ -195,13 +190,8 @@ class McpEndpoint:
         try:  # prepare never raises by contract; this keeps a bug from leaking a traceback
             return await self.server.prepare(body, request.headers, parsed=info.message)
         except Exception as exc:  # noqa: BLE001
-            return _internal_error(exc)
-
-
-def _internal_error(exc: Exception) -> Reply:
-    """The answer when `McpServer.prepare` raised (never by contract), logged content-free."""
-    logger.error("mcp handler failure type=%s", type(exc).__name__)
-    return Reply(500, error_response(b"null", INTERNAL_ERROR, "Internal error"), _JSON_HEADERS)
+            logger.error("mcp handler failure type=%s", type(exc).__name__)
+            return Reply(500, error_response(b"null", INTERNAL_ERROR, "Internal error"), _JSON_HEADERS)
 
 
 def is_request(message: object) -> bool:
