@@ -25,7 +25,7 @@ from urllib.parse import quote
 from pwc.arguments import int_range
 from pwc.errors import ResponseError, UsageError
 from pwc.history import HistoryPayload, history_markdown, sota_history
-from pwc.json_types import JsonObject, JsonValue
+from pwc.json_types import JsonObject, JsonValue, json_objects
 from pwc.leaderboard import (
     MetricSelection,
     best_first,
@@ -365,20 +365,15 @@ def render_benchmark_list(payload: object, args: argparse.Namespace, out: Output
     pagination_hint(out, payload, page=args.page, page_size=args.page_size, rows=len(rows))
 
 
-def _objects(value: JsonValue) -> list[JsonObject]:
-    """The objects of a JSON array; anything else (a missing or null list) is none."""
-    return [item for item in value if isinstance(item, dict)] if isinstance(value, list) else []
-
-
 def _render_grouped(areas: list[JsonObject], out: Output) -> None:
     for index, area in enumerate(areas):
         if index:
             out.line()
         out.lines([f"# Area: {area.get('name') or 'Uncategorized'}", "",
                    "Inspect a benchmark with `pwc benchmark --name SLUG`."])
-        for task in _objects(area.get("tasks")):
+        for task in json_objects(area.get("tasks")):
             out.lines(["", f"## {task.get('name')} (`{task.get('slug')}`)", ""])
-            for bench in _objects(task.get("benchmarks")):
+            for bench in json_objects(task.get("benchmarks")):
                 out.line(_grouped_line(bench))
 
 

@@ -12,7 +12,7 @@ from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Never, TypedDict
 
 from pwc.errors import ResponseError
-from pwc.json_types import JsonObject, JsonValue
+from pwc.json_types import JsonObject, JsonValue, json_list, json_objects
 from pwc.names import ENTITY_FIELDS, find_exact, not_found, required_name
 from pwc.render import Output, entity_link, heading, result_list, site_url, thousands, write_table
 
@@ -79,16 +79,6 @@ def _detail(client: Client, path: str) -> JsonObject:
 
 def _key(item: JsonObject) -> JsonValue:
     return item.get("slug") or item.get("id")
-
-
-def _list(value: JsonValue) -> list[JsonValue]:
-    """``value`` when it is a JSON array, else none (a missing or null list)."""
-    return value if isinstance(value, list) else []
-
-
-def _objects(value: JsonValue) -> list[JsonObject]:
-    """The objects of a JSON array; anything else is none."""
-    return [item for item in _list(value) if isinstance(item, dict)]
 
 
 def _write_blocks(out: Output, blocks: list[str | None]) -> None:
@@ -227,9 +217,9 @@ def flatten_frameworks(payload: object) -> list[JsonObject]:
     if not isinstance(domains, list):
         raise ResponseError("framework catalog returned an unexpected response shape")
     flat: list[JsonObject] = []
-    for domain in _objects(domains):
-        for category in _objects(domain.get("categories")):
-            for framework in _objects(category.get("frameworks")):
+    for domain in json_objects(domains):
+        for category in json_objects(domain.get("categories")):
+            for framework in json_objects(category.get("frameworks")):
                 flat.append({**framework, "domain_slug": domain.get("slug"), "domain_name": domain.get("name"),
                              "category_slug": category.get("slug"), "category_name": category.get("name")})
     return flat
@@ -270,7 +260,7 @@ def run_framework_list(args: argparse.Namespace, client: Client) -> EntityList:
     rows = [f for f in flatten_frameworks(client.get_json("frameworks/"))
             if _casefold_in(args.domain, f.get("domain_slug"), f.get("domain_name"))
             and _casefold_in(args.category, f.get("category_slug"), f.get("category_name"))
-            and _casefold_in(args.platform, *_list(f.get("platforms")))]
+            and _casefold_in(args.platform, *json_list(f.get("platforms")))]
     return {"count": len(rows), "results": rows}
 
 

@@ -11,7 +11,7 @@ import argparse
 from typing import TYPE_CHECKING, TypedDict
 
 from pwc.errors import ResponseError
-from pwc.json_types import JsonObject, JsonValue
+from pwc.json_types import JsonObject, JsonValue, json_list, json_objects
 from pwc.leaderboard import merge_evaluations, metric_summary, model_label
 from pwc.markdown import md_table
 from pwc.references import resolve_paper
@@ -123,11 +123,6 @@ def run_lineage(args: argparse.Namespace, client: Client) -> JsonObject:
 # --- text renderers -------------------------------------------------------------------------
 
 
-def _list(value: JsonValue) -> list[JsonValue]:
-    """``value`` when it is a JSON array, else none (a missing or null list)."""
-    return value if isinstance(value, list) else []
-
-
 def _link_title(title: object) -> str:
     return str(title).replace("\\", "\\\\").replace("[", "\\[").replace("]", "\\]")
 
@@ -179,7 +174,7 @@ def _resource_lines(paper: JsonObject) -> list[str]:
     lines: list[str] = []
     for key, title in (("repositories", "Repositories"), ("project_pages", "Project pages")):
         entries = []
-        for entry in _list(paper.get(key)):
+        for entry in json_list(paper.get(key)):
             url = entry.get("url") if isinstance(entry, dict) else entry
             if isinstance(url, str) and url:
                 entries.append((not (isinstance(entry, dict) and entry.get("is_official") is True), url))
@@ -189,7 +184,7 @@ def _resource_lines(paper: JsonObject) -> list[str]:
             lines += [f"- {url}" if unofficial else f"- **Official:** {url}" for unofficial, url in entries]
     artifacts = [f"- **{label}:** {url}" for key, label in
                  (("hf_models", "Model"), ("hf_datasets", "Dataset"), ("hf_spaces", "Space"))
-                 for url in _list(paper.get(key)) if isinstance(url, str) and url]
+                 for url in json_list(paper.get(key)) if isinstance(url, str) and url]
     if artifacts:
         lines += ["", "## Hugging Face artifacts", "", *artifacts]
     return lines
@@ -206,7 +201,7 @@ def render_info(payload: JsonObject, args: argparse.Namespace, out: Output) -> N
         lines += evaluation_lines(result_list(payload.get("evaluations") or {"results": []}))
     lines += ["", "## Paper lineage"]
     for key, name in (("predecessor_papers", "Predecessors"), ("successor_papers", "Successors")):
-        items = [item for item in _list(payload.get(key)) if isinstance(item, dict)]
+        items = json_objects(payload.get(key))
         lines += ["", f"### {name}", ""] + ([_lineage_item(i) for i in items] or ["- None"])
     if args.include_resources:
         lines += _resource_lines(payload)
@@ -237,8 +232,8 @@ def render_lineage(payload: JsonObject, args: argparse.Namespace, out: Output) -
     lines = ["# Paper lineage"]
     paper = payload.get("paper")
     sections: list[tuple[str, list[JsonValue]]] = [("Paper", [paper] if isinstance(paper, dict) else []),
-                                                  ("Predecessors", _list(payload.get("predecessors"))),
-                                                  ("Successors", _list(payload.get("successors")))]
+                                                  ("Predecessors", json_list(payload.get("predecessors"))),
+                                                  ("Successors", json_list(payload.get("successors")))]
     for name, values in sections:
         items = [item for item in values if isinstance(item, dict)]
         lines += ["", f"## {name}", ""] + ([_reference_item(i) for i in items] or ["- None"])

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, TypedDict, TypeGuard
 
 from pwc.arguments import int_range
 from pwc.errors import ResponseError, UsageError
-from pwc.json_types import JsonObject, JsonValue
+from pwc.json_types import JsonObject, JsonValue, json_list, json_objects
 from pwc.names import (
     AREAS_PARAMS,
     ENTITY_FIELDS,
@@ -169,7 +169,7 @@ def common_methods(papers: list[JsonObject], top: int = 8) -> list[JsonObject]:
     counts: dict[str, int] = {}
     methods: dict[str, JsonObject] = {}
     for paper in papers:
-        for method in _list(paper.get("methods")):
+        for method in json_list(paper.get("methods")):
             if not isinstance(method, dict):
                 continue
             key = method.get("slug") or method.get("id")
@@ -179,16 +179,6 @@ def common_methods(papers: list[JsonObject], top: int = 8) -> list[JsonObject]:
             counts[str(key)] = counts.get(str(key), 0) + 1
     ranked = sorted(methods, key=lambda k: (-counts[k], str(methods[k].get("name") or "").casefold()))
     return [{**methods[key], "paper_count": counts[key]} for key in ranked[:top]]
-
-
-def _list(value: JsonValue) -> list[JsonValue]:
-    """``value`` when it is a JSON array, else none (a missing or null list)."""
-    return value if isinstance(value, list) else []
-
-
-def _objects(value: JsonValue) -> list[JsonObject]:
-    """The objects of a JSON array; anything else is none."""
-    return [item for item in _list(value) if isinstance(item, dict)]
 
 
 def _is_int(value: object) -> TypeGuard[int]:
@@ -231,12 +221,12 @@ def render_task(payload: TaskPayload, args: argparse.Namespace, out: Output) -> 
     out.line(entity_link("View task", site_url("task", task.get("slug"), task.get("id")), out))
 
     section(out, "Task hierarchy")
-    chain = [*reversed(_objects(payload["parents"])), task]
+    chain = [*reversed(json_objects(payload["parents"])), task]
     out.line(" → ".join(_ref("task", item, out) for item in chain))
-    _bullets(out, "Research trends", [str(t) for t in _list(task.get("research_trends"))])
-    _bullets(out, "Recommended frameworks", [_framework(f, out) for f in _objects(payload["recommended_frameworks"])])
-    _bullets(out, "Sister tasks", [_ref("task", t, out) for t in _objects(payload["sisters"])])
-    _bullets(out, "Subtasks", [_ref("task", t, out) for t in _objects(payload["children"])])
+    _bullets(out, "Research trends", [str(t) for t in json_list(task.get("research_trends"))])
+    _bullets(out, "Recommended frameworks", [_framework(f, out) for f in json_objects(payload["recommended_frameworks"])])
+    _bullets(out, "Sister tasks", [_ref("task", t, out) for t in json_objects(payload["sisters"])])
+    _bullets(out, "Subtasks", [_ref("task", t, out) for t in json_objects(payload["children"])])
     _bullets(out, f"Common methods (from {payload['paper_sample_size']} sampled papers)",
              [f"{_ref('method', m, out)} — {thousands(m['paper_count'])} papers" for m in payload["common_methods"]])
     _bullets(out, "Benchmarks", [_benchmark_line(b, out) for b in payload["benchmarks"]])
@@ -277,10 +267,10 @@ def _benchmark_line(item: JsonObject, out: Output) -> str:
 
 def _subtask_lines(payload: TaskPayload, out: Output) -> list[str]:
     by_subtask = {str(entry.get("subtask_id")): entry.get("benchmarks") or []
-                  for entry in _objects(payload["subtask_benchmarks"])}
+                  for entry in json_objects(payload["subtask_benchmarks"])}
     lines = []
-    for child in _objects(payload["children"]):
-        benchmarks = _objects(by_subtask.get(str(child.get("id")), []))
+    for child in json_objects(payload["children"]):
+        benchmarks = json_objects(by_subtask.get(str(child.get("id")), []))
         if benchmarks:
             lines.append(_ref("task", child, out))
             lines += [f"  - {_ref('benchmark', b, out)}" for b in benchmarks]
@@ -340,7 +330,7 @@ def sort_rows(rows: JsonValue, field: str, direction: str) -> list[JsonObject]:
             return (False, 0, value)
         return (False, 1, str(value).casefold())
 
-    items = _objects(rows)
+    items = json_objects(rows)
     return sorted(items, key=key, reverse=direction == "desc")
 
 
@@ -358,7 +348,7 @@ def render_task_list(payload: object, args: argparse.Namespace, out: Output) -> 
             out.line(f"# Area: {area.get('name') or 'Uncategorized'}")
             if not area["tasks"]:
                 out.line("- no tasks in this area")
-            for task in _objects(area["tasks"]):
+            for task in json_objects(area["tasks"]):
                 counts = " · ".join((counted(task.get("paper_count"), "paper"),
                                      counted(task.get("benchmark_count"), "benchmark"),
                                      counted(task.get("evaluation_count"), "eval")))
