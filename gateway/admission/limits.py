@@ -16,9 +16,9 @@ from __future__ import annotations
 
 import asyncio
 import heapq
+import itertools
 import math
 import time
-import uuid
 from collections import OrderedDict, deque
 from collections.abc import Callable
 from typing import Protocol
@@ -88,6 +88,8 @@ class MemoryLimiter:
         self._global_leases: dict[str, float] = {}
         self._last_seen: OrderedDict[str, float] = OrderedDict()  # client -> newest request, oldest first
         self._expiries: list[tuple[float, str, str]] = []  # heap of (expiry, lease id, client)
+        # Lease ids need only be unique in this process: a counter, not uuid4's urandom syscall per call.
+        self._lease_ids = itertools.count()
 
     @property
     def tracked_identities(self) -> int:
@@ -152,7 +154,7 @@ class MemoryLimiter:
             self._last_seen.move_to_end(client_hash)
             if not lease:
                 return Decision(True, "ok", 0)
-            lease_id = uuid.uuid4().hex
+            lease_id = str(next(self._lease_ids))
             expiry = now + lim.lease_ttl_s
             self._client_leases.setdefault(client_hash, {})[lease_id] = expiry
             self._global_leases[lease_id] = expiry
