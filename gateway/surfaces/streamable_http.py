@@ -23,12 +23,12 @@ from typing import Final
 
 from aiohttp import web
 
-from gateway.admission.checks import Admission, compact_dumps
+from gateway.admission.checks import Admission, compact_dumps, refusal_response
 from gateway.dispatch.gate import CallGate
 from gateway.shared.request_log import record_request
 from pwc_mcp_core.mcp_server.server import McpServer, Pending, Reply
 from pwc_mcp_core.protocol.eras import PROTOCOL_HEADER, Classification, protocol_label
-from pwc_mcp_core.protocol.jsonrpc import INTERNAL_ERROR, INVALID_REQUEST, error_response
+from pwc_mcp_core.protocol.jsonrpc import INTERNAL_ERROR, error_response
 from pwc_mcp_core.protocol.refusals import request_id_json
 
 __all__ = ["McpEndpoint", "is_request", "method_not_allowed", "readable_refusal"]
@@ -40,10 +40,6 @@ _JSON_HEADERS: Final = {"Content-Type": _JSON}
 # Methods that go to the dispatcher (a worker, or the embedded pool) and so hold a
 # concurrency lease; every other method is answered by the gateway at once and is only counted.
 DISPATCHED_METHODS: Final = frozenset({"tools/call", "resources/read"})
-
-
-def _jsonrpc_error(status: int, code: int, message: str) -> web.Response:
-    return web.Response(status=status, body=error_response(b"null", code, message), headers=_JSON_HEADERS)
 
 
 _BROWSER_PAGE: Final = (
@@ -80,11 +76,6 @@ def accepts_json(accept: str | None) -> bool:
 def is_json_content(content_type: str | None) -> bool:
     """True when ``Content-Type`` is ``application/json`` (parameters such as charset allowed)."""
     return content_type is not None and content_type.split(";", 1)[0].strip().lower() == "application/json"
-
-
-def _media_types_ok(request: web.Request) -> bool:
-    """Whether the request passes the Accept (406) and Content-Type (415) checks."""
-    return accepts_json(request.headers.get("Accept")) and is_json_content(request.headers.get("Content-Type"))
 
 
 _REASON_MAX: Final = 300
@@ -164,7 +155,7 @@ class McpEndpoint:
         """Limits, media types and the answer, in the documented order (module docstring)."""
         if client_hash is None:
             client_hash = self.admission.client_hash(request)
-        media_error = _media_error(request)
+        media_error = _media_error(request, info.message)
         if media_error is None and info.method in DISPATCHED_METHODS:
             prepared = await self._prepare(body, request, info)
             if isinstance(prepared, Pending):
@@ -207,12 +198,13 @@ def is_request(message: object) -> bool:
     return not (isinstance(method, str) and "id" not in message)
 
 
-def _media_error(request: web.Request) -> web.Response | None:
-    """The Accept (406) or Content-Type (415) error, or ``None`` when both are acceptable."""
+def _media_error(request: web.Request, message: object) -> web.Response | None:
+    """The Accept (406 ``not_acceptable``) or Content-Type (415 ``unsupported_media_type``) refusal
+    of the JSON-RPC ``message`` (its id in the answer), or ``None`` when both are acceptable."""
     if not accepts_json(request.headers.get("Accept")):
-        return _jsonrpc_error(406, INVALID_REQUEST, "Not Acceptable: Client must accept application/json")
+        return refusal_response("not_acceptable", id_json=request_id_json(message))
     if not is_json_content(request.headers.get("Content-Type")):
-        return _jsonrpc_error(415, -32000, "Unsupported Media Type: Content-Type must be application/json")
+        return refusal_response("unsupported_media_type", id_json=request_id_json(message))
     return None
 
 

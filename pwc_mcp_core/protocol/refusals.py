@@ -45,6 +45,10 @@ REFUSALS: Final[dict[str, Refusal]] = {
                                  "do not retry it as is, send a smaller request"),
     "unsupported_content_encoding": Refusal(415, INVALID_REQUEST, "Unsupported Content-Encoding: send the "
                                             "request body uncompressed (identity); do not retry it compressed"),
+    "not_acceptable": Refusal(406, INVALID_REQUEST, "Not Acceptable: Client must accept application/json; "
+                              "retry with Accept: application/json, text/event-stream"),
+    "unsupported_media_type": Refusal(415, INVALID_REQUEST, "Unsupported Media Type: Content-Type must be "
+                                      "application/json; retry with Content-Type: application/json"),
     "request_incomplete": Refusal(400, INVALID_REQUEST, "Request incomplete: the body ended before its "
                                   "declared length; retry with the whole body"),
     # When the refusing limit is unknown: the agent's options for any of them (LIMIT_MESSAGES has each

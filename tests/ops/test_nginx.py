@@ -174,6 +174,13 @@ def test_a_body_over_2_mib_is_refused_at_the_edge(nginx_url: str) -> None:
     assert response.status_code == 413
 
 
+def test_plain_http_on_the_tls_port_gets_json_saying_to_use_https(nginx_url: str) -> None:
+    response = httpx.get(nginx_url.replace("https://", "http://", 1) + "/health")
+    assert response.status_code == 400
+    assert response.headers["Content-Type"].startswith("application/json")
+    assert response.json()["error"].startswith("https_required:")
+
+
 @pytest.mark.parametrize("path", ["/metrics", "/", "/mcp/", "/admin"])
 def test_only_the_public_routes_are_published(nginx_url: str, path: str) -> None:
     assert httpx.get(f"{nginx_url}{path}", verify=False).status_code == 404

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import shutil
 import subprocess
 from pathlib import Path
@@ -66,3 +67,21 @@ def test_services_start_after_redis() -> None:
     for unit in ("pwc-mcp-gateway.service", "pwc-mcp-worker@.service"):
         text = (UNITS / unit).read_text(encoding="utf-8")
         assert "After=" in text and "redis-server.service" in text
+
+
+# Read by the processes but not for an operator to set: the unit sets the worker's id per instance,
+# the clock skew is a test seam, and the demo's catalog port belongs to `pwc-mcp demo` alone.
+_NOT_IN_THE_EXAMPLE = {"PWC_MCP_WORKER_ID", "PWC_MCP_WORKER_CLOCK_SKEW_S", "PWC_DEMO_CATALOG_PORT"}
+
+
+def test_the_env_example_lists_every_variable_the_units_processes_read() -> None:
+    """`pwc-mcp.env.example` says "Every variable is listed": each name the gateway, the workers, the
+    core and the CLI read from the environment appears there (set, or commented with its default)."""
+    example = (UNITS / "pwc-mcp.env.example").read_text(encoding="utf-8")
+    listed = set(re.findall(r"^#?([A-Z][A-Z0-9_]+)=", example, flags=re.MULTILINE))
+    read: set[str] = set()
+    for package in ("gateway", "workers", "pwc_mcp_core", "pwc", "web_serving"):
+        for source in (REPO_ROOT / package).rglob("*.py"):
+            read |= set(re.findall(r"\"((?:PWC_[A-Z0-9_]*[A-Z0-9])|PORT|LOG_LEVEL)\"", source.read_text(encoding="utf-8")))
+    assert "PWC_MCP_CURSOR_KEY_CURRENT" in read and "PORT" in read  # the scan finds names at all
+    assert sorted(read - listed - _NOT_IN_THE_EXAMPLE) == []

@@ -223,6 +223,14 @@ def test_a_format_2_cursor_is_short_and_binds_every_field() -> None:
         assert decoded == state(ref=ref, offset=90_000, limit=8192, version=VERSION[:16])
 
 
+@pytest.mark.parametrize(("offset", "length"), [(8192, 67), (16_383, 67), (16_384, 68), (2_000_000, 68)])
+def test_a_format_2_cursor_of_an_arxiv_paper_is_67_or_68_characters(offset: int, length: int) -> None:
+    """The documented length (README, docs/tool-contract.md §4.4): the offset's varint grows past 16 KiB."""
+    expiry = 1_800_000_000  # a current unix time: five varint bytes
+    token = codec(now=expiry - 3600).encode(state(offset=offset, limit=8192, exp=expiry))
+    assert len(token) == length
+
+
 @pytest.mark.parametrize("position", range(0, 52, 3))
 def test_flipping_any_bit_of_a_format_2_cursor_makes_it_invalid(position: int) -> None:
     raw = bytearray(unb64(codec().encode(state())))

@@ -85,11 +85,17 @@ async def test_unknown_paths_are_404(client, path: str) -> None:
     pytest.param({"Content-Type": "text/plain", "Accept": "text/html"}, 406, id="accept-checked-before-content-type"),
 ])
 async def test_accept_and_content_type_are_checked(client, headers: dict[str, str], status: int) -> None:
-    response = await client.post("/mcp", data=rpc("ping"), headers=headers)
+    response = await client.post("/mcp", data=rpc("ping", request_id=7), headers=headers)
     assert response.status == status
     if status != 200:
+        # The documented refusal shape (README "Refusals are JSON-RPC errors"): the request's id,
+        # -32600 (cannot be accepted as sent), the stable code and no retry for the same request.
         body = await response.json()
-        assert body["jsonrpc"] == "2.0" and body["id"] is None
+        assert body["jsonrpc"] == "2.0" and body["id"] == 7
+        assert body["error"]["code"] == -32600
+        assert body["error"]["data"] == {
+            "error": "not_acceptable" if status == 406 else "unsupported_media_type", "retry_after_s": None}
+        assert body["error"]["message"].startswith("Not Acceptable" if status == 406 else "Unsupported Media Type")
 
 
 async def test_a_response_over_the_bound_becomes_503_response_too_large(aiohttp_client) -> None:
