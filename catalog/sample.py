@@ -12,12 +12,13 @@ import io
 import logging
 from pathlib import Path
 
-from catalog.db.provenance import mark_sample
+from catalog.db.provenance import SAMPLE_DIR
 from catalog.importer import run_import
+
+__all__ = ["SAMPLE_DIR", "SAMPLE_SOURCES", "build_sample_db", "sample_sources"]
 
 logger = logging.getLogger(__name__)
 
-SAMPLE_DIR = Path(__file__).resolve().parent / "sample"
 SAMPLE_SOURCES = (
     "papers-with-abstracts.json",
     "methods.json",
@@ -46,5 +47,4 @@ def build_sample_db(path: Path) -> None:
     code = run_import(Path(path), sample_sources(), out=out)
     if code != 0:
         raise RuntimeError(f"sample catalog import failed: {out.getvalue().strip()}")
-    mark_sample(Path(path))  # its provenance names it the bundled sample, not the archive
     logger.info("sample catalog built")

@@ -5,7 +5,10 @@ from __future__ import annotations
 import argparse
 from collections.abc import Callable
 
-__all__ = ["int_range"]
+__all__ = ["PAGE_MAX", "int_range"]
+
+PAGE_MAX = 100
+"""The highest ``--page`` any command takes (§1.1)."""
 
 
 def int_range(flag: str, low: int, high: int) -> Callable[[str], int]:

@@ -18,6 +18,7 @@ from typing import TextIO
 from urllib.parse import quote
 
 from pwc import API_CONTRACT_VERSION
+from pwc.arguments import PAGE_MAX
 from pwc.errors import ResponseError
 from pwc.json_types import JsonObject
 
@@ -247,7 +248,10 @@ def pagination_hint(out: Output, payload: object, *, page: int = 1, page_size: i
     total = result_total(payload)
     size = page_size if page_size else rows
     if total is not None and total > page * size:
-        out.hint(f"# more: rerun with --page {page + 1}")
+        if page >= PAGE_MAX:  # no --page reaches further: say how to get at the rest
+            out.hint(f"# more: {total} in all; --page stops at {PAGE_MAX}, so narrow the filters to see the rest")
+        else:
+            out.hint(f"# more: rerun with --page {page + 1}")
 
 
 def paper_rows(items: Iterable[Mapping[str, object]], *, coverage: bool) -> tuple[list[str], list[list[object]]]:

@@ -20,8 +20,9 @@ Stored in ``catalog_meta`` (no schema migration; both values are JSON text):
   the snapshot folder. ``checksum_verified`` is true when that metadata's etag (the sha256 of an
   LFS file) equals the file's sha256, false when it differs, null when there is none.
   ``origin`` is ``archive`` when a file is from the Papers With Code archive (a ``pwc-archive/``
-  dataset, or a file named like one of its JSON dumps), ``sample`` for the bundled sample
-  (:func:`mark_sample`), else ``other``.
+  dataset, or a file named like one of its JSON dumps that is not the bundled sample's),
+  ``sample`` when the files are the bundled sample's (``SAMPLE_DIR``, or the same bytes copied
+  elsewhere), else ``other``.
 * ``embedding``: the model of the semantic index, written with every index build (import and
   ``pwc-catalog embed``): ``{"model", "version", "dimension", "papers", "built_at"}``.
 
@@ -33,6 +34,7 @@ provenance was recorded gets ``"provenance": "unknown"`` with what can still be 
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import logging
@@ -133,9 +135,25 @@ class ProvenanceRecord(TypedDict):
     imports: list[JsonObject]
 
 
-__all__ = ["ARCHIVE_DATASETS", "ARCHIVE_LICENSE", "MAX_IMPORTS", "DatasetSummary", "FileEntry", "HubOrigin", "ImportEntry",
-           "ProvenanceRecord", "describe", "file_entry", "hub_origin", "mark_sample", "read_record",
-           "record_embedding", "record_import", "render_text", "sha256_file"]
+__all__ = [
+    "ARCHIVE_DATASETS",
+    "ARCHIVE_LICENSE",
+    "MAX_IMPORTS",
+    "SAMPLE_DIR",
+    "DatasetSummary",
+    "FileEntry",
+    "HubOrigin",
+    "ImportEntry",
+    "ProvenanceRecord",
+    "describe",
+    "file_entry",
+    "hub_origin",
+    "read_record",
+    "record_embedding",
+    "record_import",
+    "render_text",
+    "sha256_file",
+]
 
 logger = logging.getLogger(__name__)
 
@@ -153,6 +171,8 @@ ARCHIVE_DATASETS = frozenset({"papers-with-abstracts", "links-between-paper-and-
 _ARCHIVE_DUMPS = ("papers-with-abstracts", "links-between-papers-and-code", "evaluation-tables", "methods",
                   "datasets")
 ARCHIVE_LICENSE = "CC BY-SA 4.0"
+SAMPLE_DIR = Path(__file__).resolve().parent.parent / "sample"
+"""The bundled sample catalog's files (``catalog/sample/``; ``catalog.sample`` imports them)."""
 
 _ORIGINS: dict[str, dict[str, str | None]] = {
     "archive": {
@@ -275,11 +295,21 @@ def file_entry(source: Source, stats: SourceStats | None) -> FileEntry:
     }
 
 
-def _origin_of(files: Sequence[FileEntry]) -> str:
-    for entry in files:
-        dataset = entry["dataset"] or ""
-        if dataset.startswith(f"{ARCHIVE_OWNER}/") or _is_archive_dump(entry["name"].rsplit("/", 1)[-1]):
-            return "archive"
+@functools.cache
+def _sample_digests() -> frozenset[str]:
+    """The sha256 of every bundled sample file (a few hundred KB, hashed once per process)."""
+    return frozenset(sha256_file(path) for path in SAMPLE_DIR.rglob("*") if path.is_file())
+
+
+def _origin_of(source: Source, entry: FileEntry) -> str:
+    """One imported file's origin: a hub archive dataset, the bundled sample (its folder or its
+    bytes: a dump-named copy of the sample is not the archive), an archive dump name, or other."""
+    if (entry["dataset"] or "").startswith(f"{ARCHIVE_OWNER}/"):
+        return "archive"
+    if source.path.resolve().is_relative_to(SAMPLE_DIR) or (entry["sha256"] or "") in _sample_digests():
+        return "sample"
+    if _is_archive_dump(entry["name"].rsplit("/", 1)[-1]):
+        return "archive"
     return "other"
 
 
@@ -312,22 +342,12 @@ def record_import(conn: sqlite3.Connection, sources: Sequence[tuple[Source, Sour
     Hashes every source file (1 MiB blocks). Returns the import entry written.
     """
     files = [file_entry(source, stats) for source, stats in sources]
-    entry: ImportEntry = {"imported_at": _now(), "origin": _origin_of(files), "files": files}
+    origins = {_origin_of(source, file) for (source, _), file in zip(sources, files, strict=True)}
+    origin = next((o for o in _ORIGIN_ORDER if o in origins), "other")
+    entry: ImportEntry = {"imported_at": _now(), "origin": origin, "files": files}
     imports = [*_imports(conn), entry][-MAX_IMPORTS:]
     _store_json(conn, PROVENANCE_KEY, {"format": FORMAT, "imports": imports})
     return entry
-
-
-def mark_sample(db: Path) -> None:
-    """Name the latest import of ``db`` the bundled sample (``catalog.sample.build_sample_db``)."""
-    conn = sqlite3.connect(str(db), isolation_level=None)
-    try:
-        imports = _imports(conn)
-        if imports:
-            imports[-1]["origin"] = "sample"
-            _store_json(conn, PROVENANCE_KEY, {"format": FORMAT, "imports": imports})
-    finally:
-        conn.close()
 
 
 def record_embedding(conn: sqlite3.Connection, *, model: str, version: str, dimension: int, papers: int) -> None:

@@ -72,6 +72,9 @@ def run_catalog(db: Path, host: str, port: int, *, processes: int = 1) -> None:
         "timeout": PROCESS_TIMEOUT_S,
         "graceful_timeout": GRACEFUL_S,
         "keepalive": 75,  # above nginx's upstream keep-alive (60 s): the proxy closes first
+        # gunicorn >= 25 opens a control socket at one per-user path ($HOME/.gunicorn/gunicorn.ctl):
+        # another gunicorn on the host (the gateway, a second catalog) would remove it under this one.
+        "control_socket_disable": True,
     }).run()
 
 

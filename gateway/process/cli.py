@@ -48,7 +48,11 @@ def build_parser() -> argparse.ArgumentParser:
     gateway = commands.add_parser("gateway", help="run only the HTTP gateway")
     gateway.add_argument("--processes", type=_PROCESSES, default=1, help="gateway processes under gunicorn")
     commands.add_parser("worker", help="run one worker process (Redis mode)", add_help=False)
-    commands.add_parser("demo", help="serve the bundled sample catalog offline")
+    commands.add_parser("demo", help="serve the bundled sample catalog offline",
+                        description="The bundled sample catalog and an embedded MCP server in one process group, "
+                                    "offline, with an ephemeral cursor key.",
+                        epilog="environment: PORT (the server, default 7860), PWC_DEMO_CATALOG_PORT (the catalog, "
+                               "default 8000; a free port when it is taken)")
     commands.add_parser("stdio", help="serve MCP over stdin/stdout", add_help=False)
     commands.add_parser("smoke", help="smoke-test a deployment", add_help=False)
     return parser

@@ -22,7 +22,7 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, NotRequired, TypedDict
 from urllib.parse import quote
 
-from pwc.arguments import int_range
+from pwc.arguments import PAGE_MAX, int_range
 from pwc.errors import ResponseError, UsageError
 from pwc.history import HistoryPayload, history_markdown, sota_history
 from pwc.json_types import JsonObject, JsonValue, json_objects
@@ -114,7 +114,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
 
     below = bench.add_subparsers(dest="benchmark_command", metavar="{list,history}")
     lst = below.add_parser("list", help="list benchmarks (grouped by area on a terminal)")
-    lst.add_argument("--page", type=int_range("--page", 1, 100), default=1)
+    lst.add_argument("--page", type=int_range("--page", 1, PAGE_MAX), default=1)
     lst.add_argument("--page-size", "--limit", dest="page_size", type=int_range("--page-size", 1, 100), default=50)
     lst.add_argument("--search", help="benchmark name search")
     lst.add_argument("--task", help="task name, slug or ID (passed verbatim)")

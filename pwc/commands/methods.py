@@ -5,14 +5,14 @@ from __future__ import annotations
 import argparse
 from typing import TYPE_CHECKING, TypedDict
 
-from pwc.arguments import int_range
+from pwc.arguments import PAGE_MAX, int_range
 from pwc.errors import ResponseError
 from pwc.json_types import JsonObject
 from pwc.names import (
     AREAS_PARAMS,
     METHOD_FIELDS,
     area_name_map,
-    find_exact,
+    find_named,
     not_found,
     required_name,
     resolve_area,
@@ -54,7 +54,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     method.set_defaults(handler=run_method, renderer=render_method)
     commands = method.add_subparsers(dest="method_command", metavar="{list}")
     lst = commands.add_parser("list", help="list methods")
-    lst.add_argument("--page", type=int_range("--page", 1, 100), default=1)
+    lst.add_argument("--page", type=int_range("--page", 1, PAGE_MAX), default=1)
     lst.add_argument("--page-size", "--limit", dest="page_size", type=int_range("--page-size", 1, 500), default=50)
     lst.add_argument("--search", help="method name search (sent as q)")
     lst.add_argument("--area", help="exact area name or slug (case-insensitive) or area ID")
@@ -71,8 +71,9 @@ def run_method(args: argparse.Namespace, client: Client) -> MethodPayload:
     if name.isdigit():
         detail = client.get_json(f"methods/{name}")
     else:
-        candidates = result_list(client.get_json("methods/", {"q": args.name, "page": 1, "page_size": 100}))
-        match = find_exact(candidates, name, METHOD_FIELDS)
+        match, candidates = find_named(
+            lambda query: result_list(client.get_json("methods/", {"q": query, "page": 1, "page_size": 100})),
+            name, METHOD_FIELDS)
         if match is None:
             raise not_found("Method", name, candidates)
         key = match.get("id") if match.get("id") is not None else match.get("slug")

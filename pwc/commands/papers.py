@@ -12,7 +12,7 @@ import json
 import math
 from typing import TYPE_CHECKING
 
-from pwc.arguments import int_range
+from pwc.arguments import PAGE_MAX, int_range
 from pwc.commands import papers_detail as detail
 from pwc.commands import papers_find
 from pwc.commands.papers_common import (
@@ -57,7 +57,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
 
     evals = commands.add_parser("evaluations", help="list a paper's evaluations (merged)")
     evals.add_argument("paper", metavar="PAPER", help=PAPER_HELP)
-    evals.add_argument("--page", type=int_range("--page", 1, 100), default=1, help="page (1-100, default 1)")
+    evals.add_argument("--page", type=int_range("--page", 1, PAGE_MAX), default=1, help="page (1-100, default 1)")
     evals.add_argument("--page-size", "--limit", dest="page_size", type=int_range("--page-size", 1, 100), default=20,
                        help="rows per page (1-100, default 20)")
     add_json_flag(evals)
@@ -115,7 +115,7 @@ def _finite_float(text: str) -> float:
 
 def _register_list(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     parser = commands.add_parser("list", help="list papers with catalog filters")
-    parser.add_argument("--page", type=int_range("--page", 1, 100), default=1, help="page (1-100, default 1)")
+    parser.add_argument("--page", type=int_range("--page", 1, PAGE_MAX), default=1, help="page (1-100, default 1)")
     parser.add_argument("--page-size", "--limit", dest="page_size", type=int_range("--page-size", 1, 100), default=20,
                         help="rows per page (1-100, default 20)")
     parser.add_argument("--search", help="text search within the listing")

@@ -1,4 +1,4 @@
-"""``pwc paper find PAPER QUERY`` (``docs/cli-contract.md`` §2.21): the passages of one paper for a query.
+"""``pwc paper find PAPER QUERY`` (``docs/cli-contract.md`` §2.25): the passages of one paper for a query.
 
 One upstream call for the passages: the catalog's ``research/papers/<ref>/passages``, which ranks
 the paragraphs by keyword and by meaning (a passage may never use the query's words). Against

@@ -6,7 +6,7 @@ import argparse
 from typing import TYPE_CHECKING
 
 from pwc.abstracts import ABSTRACT_CHARS, cut_abstract
-from pwc.arguments import int_range
+from pwc.arguments import PAGE_MAX, int_range
 from pwc.commands.papers_common import (
     add_coverage_flag,
     add_date_flags,
@@ -35,7 +35,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
                         help="title, topic, author or arXiv ID (put -- before a query starting with -)")
     parser.add_argument("--limit", type=int_range("--limit", 1, 100), default=10,
                         help="results per page (1-100, default 10)")
-    parser.add_argument("--page", type=int_range("--page", 1, 100), default=1,
+    parser.add_argument("--page", type=int_range("--page", 1, PAGE_MAX), default=1,
                         help="result page (1-100, default 1)")
     parser.add_argument("--mode", choices=("hybrid", "keyword", "semantic"), default="hybrid",
                         help="search mode (default hybrid)")

@@ -14,14 +14,14 @@ import argparse
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, TypedDict, TypeGuard
 
-from pwc.arguments import int_range
+from pwc.arguments import PAGE_MAX, int_range
 from pwc.errors import ResponseError, UsageError
 from pwc.json_types import JsonObject, JsonValue, json_list, json_objects
 from pwc.names import (
     AREAS_PARAMS,
     ENTITY_FIELDS,
     area_name_map,
-    find_exact,
+    find_named,
     not_found,
     required_name,
     resolve_area,
@@ -80,7 +80,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     task.set_defaults(handler=run_task, renderer=render_task)
     commands = task.add_subparsers(dest="task_command", metavar="{list}")
     lst = commands.add_parser("list", help="list tasks (grouped by area on a terminal)")
-    lst.add_argument("--page", type=int_range("--page", 1, 100), default=1)
+    lst.add_argument("--page", type=int_range("--page", 1, PAGE_MAX), default=1)
     lst.add_argument("--page-size", "--limit", dest="page_size", type=int_range("--page-size", 1, 100), default=50)
     lst.add_argument("--search", help="task name search (sent as q)")
     mode = lst.add_mutually_exclusive_group()
@@ -107,8 +107,9 @@ def run_task(args: argparse.Namespace, client: Client) -> TaskPayload:
             raise ResponseError("API returned an unexpected response shape")
         summary = found
     else:
-        candidates = result_list(client.get_json("tasks/", {"q": args.name, "page": 1, "page_size": 100}))
-        exact = find_exact(candidates, name, ENTITY_FIELDS)
+        exact, candidates = find_named(
+            lambda query: result_list(client.get_json("tasks/", {"q": query, "page": 1, "page_size": 100})),
+            name, ENTITY_FIELDS)
         if exact is None:
             raise not_found("Task", name, candidates, name_only=True)
         summary = exact

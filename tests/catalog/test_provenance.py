@@ -205,3 +205,18 @@ def test_the_sample_catalog_serves_its_provenance_over_http(catalog_url: str) ->
 
     record = httpx.get(f"{catalog_url}/catalog", timeout=10).json()
     assert record["kind"] == "sample" and record["provenance"] == "recorded"
+
+
+@pytest.mark.parametrize("where", ["bundled", "copied"])
+def test_importing_the_sample_files_yourself_says_it_is_the_sample_not_the_archive(tmp_path: Path,
+                                                                                  where: str) -> None:
+    """Dump-named files are the archive's only when they are not the bundled sample's bytes: a user
+    who runs `pwc-catalog import catalog/sample` (or a copy of it) must not be told it is the archive."""
+    folder = SAMPLE_DIR
+    if where == "copied":
+        folder = tmp_path / "my-sample"
+        shutil.copytree(SAMPLE_DIR, folder)
+    db = tmp_path / "catalog.db"
+    _import(db, folder)
+    record = _record(db)
+    assert record["kind"] == "sample" and record["license"] != provenance.ARCHIVE_LICENSE

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 import time
@@ -21,10 +22,15 @@ def _children(pid: int) -> set[int]:
 
 
 @pytest.mark.slow
-def test_serve_with_processes_answers_from_several_processes_and_stops_them_all(catalog_db: Path) -> None:
+def test_serve_with_processes_answers_from_several_processes_and_stops_them_all(catalog_db: Path,
+                                                                                tmp_path: Path) -> None:
     port = free_port()
+    # gunicorn's control socket would go to $HOME/.gunicorn/gunicorn.ctl, one path for every gunicorn
+    # on the host (the gateway's too): the catalog opens none.
+    env = {key: value for key, value in os.environ.items() if key != "XDG_RUNTIME_DIR"} | {"HOME": str(tmp_path)}
     proc = subprocess.Popen([sys.executable, "-m", "catalog", "serve", "--db", str(catalog_db), "--port", str(port),
-                             "--processes", "2"], cwd=REPO_ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+                             "--processes", "2"], cwd=REPO_ROOT, env=env, stdout=subprocess.DEVNULL,
+                            stderr=subprocess.PIPE)
     base = f"http://127.0.0.1:{port}/api/v1"
     try:
         wait_http(f"{base}/tasks/?page=1&page_size=1", proc=proc, timeout_s=60)
@@ -37,6 +43,8 @@ def test_serve_with_processes_answers_from_several_processes_and_stops_them_all(
             for _ in range(20):
                 response = client.get(f"{base}/papers/", params={"page_size": 1})
                 assert response.status_code == 200 and response.json()["count"] > 0
+        time.sleep(1)  # gunicorn starts its control socket in a thread once the workers run
+        assert not (tmp_path / ".gunicorn").exists()
     finally:
         stop_process(proc, timeout_s=40)
     assert proc.returncode == 0

@@ -299,3 +299,18 @@ def test_every_paged_list_takes_limit_as_page_size_like_search(argv: list[str]) 
     parser = build_parser()
     assert parser.parse_args([*argv, "--limit", "7"]).page_size == 7
     assert parser.parse_args([*argv, "--page-size", "7"]).page_size == 7
+
+
+@pytest.mark.parametrize(("argv", "message"), [
+    pytest.param(["task", "--name", "Image Classificaton"],
+                 "pwc: Task not found: Image Classificaton; closest results: Image Classification, "
+                 "Image Generation, Self-Supervised Image Classification\n", id="task"),
+    pytest.param(["method", "--name", "Convolution Layr"], "pwc: Method not found: Convolution Layr; closest results: "
+                 "Convolution, DenseNet\n", id="method"),
+])
+def test_a_misspelt_name_suggests_the_names_its_first_word_finds(catalog_url: str, argv: list[str],
+                                                                  message: str) -> None:
+    """A name whose whole search finds nothing is searched again by its first word, as `trends` and
+    `benchmark` do (`pwc.names.find_named`), so a typo still gets suggestions."""
+    code, out, err = run_cli(catalog_url, argv)
+    assert (code, out, err) == (4, "", message)

@@ -21,6 +21,7 @@ from pwc.commands.entities import (
     paper_years,
 )
 from pwc.errors import ResponseError
+from pwc.leaderboard import PAGE_SIZE
 from pwc.markdown import md_cell, md_table
 from pwc.render import md_escape, result_list
 from pwc_mcp_core.protocol.json_types import JsonObject
@@ -100,12 +101,18 @@ def method_text(method: JsonObject) -> str:
 
 def _row_counts(count: object, matched: object, filtered: bool) -> str:
     """Stored rows, then what the leaderboard shows of them: rows matching the filters, or (no
-    filter) the merged rows, one per model result however many tasks rank it."""
+    filter) the merged rows, one per model result however many tasks rank it. Without a filter
+    only the catalog's first page of rows is read (`pwc.leaderboard.PAGE_SIZE`), so a board with
+    more says so instead of calling the rows it did not read merged."""
     stored = count_of(count, "evaluation row")
     if matched is None or matched == count:
         return stored
     if filtered:
         return f"{stored}; {matched} merged rows match the filters"
+    if isinstance(count, int) and count > PAGE_SIZE:
+        merged = "" if matched == PAGE_SIZE else f", merged into {count_of(matched, 'leaderboard row')}"
+        return (f"{stored}; the first {PAGE_SIZE} in the catalog's rank order are read{merged} (a metric "
+                "filter such as sort_metric or require_metrics scans every row)")
     return f"{stored}, merged into {count_of(matched, 'leaderboard row')} (one per model result)"
 
 

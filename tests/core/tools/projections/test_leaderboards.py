@@ -18,6 +18,7 @@ from pwc_mcp_core.tools.projections.leaderboards import (
     parse_shots,
     unknown_metric_error,
 )
+from pwc_mcp_core.tools.projections.text_entities import benchmark_text
 from tests.core.tools.tools_stub import squad_rows
 
 
@@ -103,3 +104,20 @@ def test_metric_note_names_the_missing_and_the_available_metrics() -> None:
 ])
 def test_leaderboards_paginate(payload: dict, page: int, scanned: bool, expected: int | None) -> None:
     assert next_page(payload, page, 20, scanned=scanned) == expected
+
+
+@pytest.mark.parametrize(("count", "matched", "filtered", "says"), [
+    pytest.param(40, 40, False, "40 evaluation rows; page 1", id="nothing-merged"),
+    pytest.param(40, 35, False, "40 evaluation rows, merged into 35 leaderboard rows (one per model result)",
+                 id="merged"),
+    pytest.param(148, 100, False, "148 evaluation rows; the first 100 in the catalog's rank order are read (a metric "
+                 "filter", id="first-page-only"),
+    pytest.param(148, 97, False, "148 evaluation rows; the first 100 in the catalog's rank order are read, merged "
+                 "into 97 leaderboard rows", id="first-page-merged"),
+    pytest.param(148, 12, True, "148 evaluation rows; 12 merged rows match the filters", id="filtered"),
+])
+def test_the_row_counts_say_what_was_read_and_merged(count: int, matched: int, filtered: bool, says: str) -> None:
+    """A board over one catalog page, read without a metric filter, does not call the unread rows merged."""
+    text = benchmark_text({"benchmark": {"name": "B"}, "evaluation_count": count, "matched_count": matched,
+                           "evaluations": [], "page": 1}, filtered=filtered)
+    assert says in text
