@@ -9,7 +9,8 @@ Modes (all deterministic; ties broken by paper id):
   nothing and has several parts, the parts are OR-ed instead. A query that is
   an arXiv id also matches that paper's ``arxiv_id`` (ranked first). Keyword
   mode pages over the full result set; ``count`` is exact up to
-  :data:`COUNT_CAP` matches and capped there. A query matching that many
+  :data:`COUNT_CAP` matches and capped there (the envelope's ``count_capped`` is then true, so a
+  client can say "2000+"). A query matching that many
   papers (a very common word) is ranked by BM25 within its
   :data:`RANK_WINDOW` most recently imported matches: neither counting nor
   ranking walks every match.
@@ -340,6 +341,8 @@ def search_papers(conn: sqlite3.Connection, query: str, page: Page, *, mode: str
         count = len(ranked)
         ids = ranked[page.offset: page.offset + page.size]
         strong_count = len(strong)
+    # The count stops at a bound (keyword: COUNT_CAP matches; a ranking: its CANDIDATES): more match.
+    capped = count >= (COUNT_CAP if mode == "keyword" and pinned is None else CANDIDATES)
     if mode != "hybrid":  # reported in every mode; only hybrid ranks by it
         matches = vocabulary.match(vocabulary.get_vocabulary(conn), query, STOP_WORDS)
     results = paper_summaries(conn, ids)
@@ -354,4 +357,5 @@ def search_papers(conn: sqlite3.Connection, query: str, page: Page, *, mode: str
         if abstracts:
             item["abstract"] = found.get(str(item["id"])) or None
     return envelope(results, count, page, applied_filters=applied, mode=mode,
-                    matched_entities=[m.as_json() for m in matches], strong_count=strong_count)
+                    matched_entities=[m.as_json() for m in matches], strong_count=strong_count,
+                    count_capped=capped)

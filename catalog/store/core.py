@@ -61,6 +61,7 @@ class EnvelopeExtras(TypedDict, total=False):
     mode: str
     matched_entities: list[JsonBody]
     strong_count: int
+    count_capped: bool
     max_age_days: int
     reference_date: str
     parameter_coverage_known: int

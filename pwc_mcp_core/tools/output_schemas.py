@@ -169,12 +169,12 @@ _SEARCH: JsonObject = {
     "matched_entities": {"type": "array", "items": _obj({
         "type": _STR, "name": _STR, "slug": _OSTR,
         "filter": {"type": ["object", "null"], "additionalProperties": _STR}})},
-    "note": _STR, "abstracts_cut": {"type": "integer"},
+    "note": _STR, "abstracts_cut": {"type": "integer"}, "total_capped": {"const": True},
 }
 
 OUTPUT_SCHEMAS: dict[str, JsonObject] = {
     "paper_page": _envelope(_PAGE),
-    "search_page": _envelope(_SEARCH, optional=("note", "abstracts_cut")),
+    "search_page": _envelope(_SEARCH, optional=("note", "abstracts_cut", "total_capped")),
     "related_page": _envelope({**_PAGE, **_PUBLIC}, optional=("total", *_PUBLIC_KEYS)),
     "paper_info": _envelope({
         "paper": PAPER_DETAIL, "evaluation_count": _OINT,

@@ -224,7 +224,8 @@ async def test_a_very_common_word_is_ranked_within_a_bounded_window(api, synonym
     conn.close()
     assert len(matches) > 2
     keyword = await _search(api, "speech", "keyword")
-    assert keyword["count"] == 2  # capped, not counted to the end
+    assert keyword["count"] == 2 and keyword["count_capped"] is True  # capped, not counted to the end, and says so
+    assert (await _search(api, "zzzunmatched", "keyword"))["count_capped"] is False
     assert sorted(int(r["id"]) for r in keyword["results"]) == sorted(matches[:2])  # the newest two, ranked
     hybrid = await _search(api, "speech", "hybrid")
     assert {int(r["id"]) for r in hybrid["results"]} >= set(matches[:2])

@@ -115,7 +115,8 @@ NO_STRONG_MATCH = ("No strong match: no result holds all the query's words, is c
 
 def search_page(payload: object, arguments: JsonObject, _notes: list[str]) -> tuple[JsonObject, str]:
     """``search_papers``: the page with each row's match strength (and cut abstract on request), the
-    entities the query named, ``strong_count`` and a ``note`` when results came but none matched well."""
+    entities the query named, ``strong_count``, a ``note`` when results came but none matched well,
+    and ``total_capped`` when the catalog's count stopped at its bound (more papers match)."""
     items = [search_item(row) for row in payload_rows(payload)]
     nxt = _next(payload, _opt_int(arguments.get("page", 1)), _opt_int(arguments.get("limit")))
     data = payload if isinstance(payload, dict) else {}
@@ -126,6 +127,8 @@ def search_page(payload: object, arguments: JsonObject, _notes: list[str]) -> tu
     cut = whole(data.get("abstracts_cut"))
     if cut is not None:
         extra["abstracts_cut"] = cut
+    if data.get("count_capped") is True:
+        extra["total_capped"] = True
     total = _count(payload)
     result = _envelope(items=items, next_page=nxt, total=total, strong_count=strong,
                        matched_entities=matched_entities(payload), **extra)

@@ -178,7 +178,9 @@ def search_text(fields: JsonObject, total: int | None, *, abstract_chars: int | 
     page; the table (weak matches marked when strong ones are on the page too); then the abstracts."""
     items = as_objects(fields.get("items"))
     note = fields.get("note")
-    lines: list[str | None] = [f"{of_total(len(items), total, 'paper')}." + (f" {note}" if note else "")]
+    capped = fields.get("total_capped") is True and isinstance(total, int) and total > len(items)
+    head = f"{len(items)} of {total}+ papers" if capped else of_total(len(items), total, "paper")
+    lines: list[str | None] = [f"{head}." + (f" {note}" if note else "")]
     lines += [_entity_line(entity) for entity in as_objects(fields.get("matched_entities"))]
     cut = fields.get("abstracts_cut")
     if isinstance(cut, int) and cut:

@@ -16,6 +16,7 @@ from pwc_mcp_core.tools.projections.papers import (
     paper_items,
     paper_summary,
 )
+from pwc_mcp_core.tools.projections.results import search_page
 from tests.core.tools.tools_stub import BENCHMARK, METHOD, PAPER
 
 
@@ -70,3 +71,14 @@ def test_task_and_method_details_project_their_payloads() -> None:
     assert task["paper_count"] == 7 and len(task["benchmarks"]) == 10 and task["area"] == {"id": "2", "name": "A"}
     method = method_detail({"method": METHOD, "area": {"id": 2, "name": "NLP"}})
     assert method["source_url"] == "https://paperswithcode.co/paper/1706.03762" and method["area"] == "NLP"
+
+
+@pytest.mark.parametrize(("capped", "head"), [(True, "1 of 2000+ papers."), (False, "1 of 2000 papers.")])
+def test_a_capped_search_count_is_shown_as_a_lower_bound(capped: bool, head: str) -> None:
+    """The catalog stops counting keyword matches at 2,000 (`count_capped`): an agent must not read
+    that as the exact number."""
+    payload = {"count": 2000, "count_capped": capped, "strong_count": 1, "next_page": 2,
+               "results": [{**PAPER, "match": "strong"}]}
+    structured, text = search_page(payload, {"page": 1, "limit": 1}, [])
+    assert structured.get("total_capped", False) is capped and structured["total"] == 2000
+    assert text.startswith(head)
