@@ -459,7 +459,9 @@ def render_text(record: ProvenanceRecord, db: Path) -> str:
                 continue
             digest, verified = file.get("sha256"), file.get("checksum_verified")
             checked = ", matches the hub" if verified is True else ", DIFFERS from the hub" if verified is False else ""
-            lines.append(f"  {file.get('name')} ({file.get('kind')}): {_size(file.get('size'))}, "
+            # A hub file's name is its path inside the dataset (every shard is data/train-…): say whose.
+            where = f"{file['dataset']}/" if isinstance(file.get("dataset"), str) else ""
+            lines.append(f"  {where}{file.get('name')} ({file.get('kind')}): {_size(file.get('size'))}, "
                          f"sha256 {digest[:16] + '…' if isinstance(digest, str) else '-'}{checked}; "
                          f"read {_number(file.get('read'))}, inserted {_number(file.get('inserted'))}, "
                          f"updated {_number(file.get('updated'))}, skipped {_number(file.get('skipped'))}")

@@ -164,7 +164,11 @@ def test_info_prints_a_summary_and_the_whole_record_as_json(hub_db: Path) -> Non
     assert text.returncode == 0, text.stderr
     assert "data: Papers With Code archive (archive), CC BY-SA 4.0" in text.stdout
     assert f"dataset: pwc-archive/papers-with-abstracts @ {COMMIT} (1 files" in text.stdout
-    assert "papers-with-abstracts.json (papers):" in text.stdout and "read 41, inserted 41" in text.stdout
+    assert "  pwc-archive/papers-with-abstracts/papers-with-abstracts.json (papers):" in text.stdout
+    assert "read 41, inserted 41" in text.stdout
+    # A hub file is named with its dataset (every shard of every dataset is data/train-…); a loose one is not.
+    assert "  pwc-archive/links-between-paper-and-code/data/links-between-papers-and-code.json (links):" in text.stdout
+    assert "  methods.json (methods):" in text.stdout
     assert "41 papers" in text.stdout and "embedding: wordllama-l2_supercat-256 (256-d" in text.stdout
     full = _info("--db", str(hub_db), "--json")
     assert full.returncode == 0 and json.loads(full.stdout) == _record(hub_db)
