@@ -14,7 +14,7 @@ from pwc.commands.papers_common import (
     check_date_order,
     iso,
 )
-from pwc.errors import ResponseError
+from pwc.errors import ResponseError, UsageError
 from pwc.json_types import JsonObject, JsonValue
 from pwc.render import Output, pagination_hint, paper_rows, result_list, write_table
 
@@ -57,6 +57,8 @@ def run_search(args: argparse.Namespace, client: Client) -> JsonValue:
     Raises ``UsageError`` for reversed dates (before any request) and
     ``ResponseError`` when ``--has-official-implementation`` is not confirmed.
     """
+    if not args.query.strip():  # the catalog would answer 422, an exit 3 that reads like a server fault
+        raise UsageError("QUERY must not be empty: give a title, topic, author or arXiv ID")
     check_date_order(args)
     params = {"q": args.query, "page": args.page, "page_size": args.limit, "mode": args.mode,
               "start_date": iso(args.start_date), "end_date": iso(args.end_date)}

@@ -114,3 +114,12 @@ def test_the_table_says_match_and_abstract_and_hints_name_the_entity_and_weak_re
     assert result.out.splitlines() == ["id\ttitle\tyear\tcitations\tmatch\tabstract", "2501.01234\tT\t2025\t42\tweak\tA."]
     assert "# matched task: Named Entity Recognition (narrow: pwc paper list --task named-entity-recognition)" in result.err
     assert "# No strong match" in result.err
+
+
+@pytest.mark.parametrize("query", ["", "   "])
+def test_an_empty_query_is_a_usage_error_before_any_request(query: str) -> None:
+    with stub_catalog({"papers/search": {"count": 0, "results": []}}) as stub:
+        result = run_pwc(stub.url, "search", query)
+    assert (result.code, result.out) == (2, "")
+    assert result.err == "pwc: QUERY must not be empty: give a title, topic, author or arXiv ID\n"
+    assert stub.calls == []
