@@ -130,9 +130,8 @@ class _SubParsersKeepingParentValues(_SubParsersAction):
         for key, value in vars(subnamespace).items():
             if value is not _UNSET:
                 setattr(namespace, key, value)
-        if extras:
-            vars(namespace).setdefault(argparse._UNRECOGNIZED_ARGS_ATTR, [])
-            getattr(namespace, argparse._UNRECOGNIZED_ARGS_ATTR).extend(extras)
+        if extras:  # the sub-command's own error, so its hint names its --help (not the root's)
+            child.error(f"unrecognized arguments: {' '.join(extras)}")
 
 
 def _run_version(args: argparse.Namespace, client: Client) -> str:
