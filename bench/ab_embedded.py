@@ -57,8 +57,11 @@ GOAL = 1.03
 """The new code's gateway instructions per request ÷ the baseline's, per operation: at most this.
 
 Instructions (callgrind), not time: on a shared host a round's rate swings by 2× with the other
-jobs' load and its CPU per request by ±10%, while the instruction count of one checkout repeats
+jobs' load and its CPU per request by up to ±20%, while the instruction count of one checkout repeats
 within 0.5%."""
+WRK_CPU_WARN = 1.10
+"""A wrk rounds' CPU-per-request ratio over this is printed as a warning (not a failure): it moves
+with the host's load, but it sees the kernel work (system calls) the instruction count does not."""
 WAIT_CALLGRIND_S = 300.0
 """How long a gateway under callgrind may take to answer (it starts with instrumentation off)."""
 
@@ -166,6 +169,10 @@ def measure(tree: Path, catalog_url: str, bodies: dict[str, Path], seconds: int,
         stop([gateway])
 
 
+REQUESTS_TIMEOUT_S = 600.0
+"""How long one batch of exact requests may take under callgrind (then the bench stops, not hangs)."""
+
+
 async def _one_connection(port: int, request: bytes, count: int) -> None:
     """Send ``request`` ``count`` times on one keep-alive connection, each after the last answer."""
     reader, writer = await asyncio.open_connection("127.0.0.1", port)
@@ -175,8 +182,10 @@ async def _one_connection(port: int, request: bytes, count: int) -> None:
             await writer.drain()
             head = await reader.readuntil(b"\r\n\r\n")
             lines = head.split(b"\r\n")
-            length = next(int(line.split(b":", 1)[1]) for line in lines if line.lower().startswith(b"content-length:"))
-            body = await reader.readexactly(length)
+            lengths = [int(line.split(b":", 1)[1]) for line in lines if line.lower().startswith(b"content-length:")]
+            if len(lengths) != 1:
+                raise RuntimeError(f"an answer without one Content-Length: {lines[0]!r}")
+            body = await reader.readexactly(lengths[0])
             if not lines[0].startswith(b"HTTP/1.1 200") or b'"isError":true' in body:
                 raise RuntimeError(f"bad answer: {lines[0]!r} {body[:200]!r}")
     finally:
@@ -184,27 +193,41 @@ async def _one_connection(port: int, request: bytes, count: int) -> None:
 
 
 def exact_requests(port: int, body: str, protocol: str, total: int, connections: int) -> None:
-    """Send exactly ``total`` ``POST /mcp`` requests over ``connections`` keep-alive connections."""
-    headers = (f"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nContent-Type: application/json\r\n"
-               "Accept: application/json, text/event-stream\r\n")
-    if protocol:
-        headers += f"MCP-Protocol-Version: {protocol}\r\n"
+    """Send exactly ``total`` ``POST /mcp`` requests over ``connections`` keep-alive connections.
+
+    Each connection names its own client (``X-PwC-MCP-Client``), as wrk's script does, so the
+    per-client request limit never refuses a long run. Raises ``RuntimeError`` on a bad answer
+    and ``TimeoutError`` after `REQUESTS_TIMEOUT_S`."""
     data = body.encode()
-    request = (headers + f"Content-Length: {len(data)}\r\n\r\n").encode() + data
     counts = [total // connections + (1 if i < total % connections else 0) for i in range(connections)]
 
+    def request(client: int) -> bytes:
+        headers = (f"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nContent-Type: application/json\r\n"
+                   f"Accept: application/json, text/event-stream\r\nX-PwC-MCP-Client: bench-{client}\r\n")
+        if protocol:
+            headers += f"MCP-Protocol-Version: {protocol}\r\n"
+        return (headers + f"Content-Length: {len(data)}\r\n\r\n").encode() + data
+
     async def run() -> None:
-        await asyncio.gather(*(_one_connection(port, request, n) for n in counts if n))
+        async with asyncio.timeout(REQUESTS_TIMEOUT_S):
+            await asyncio.gather(*(_one_connection(port, request(i), n) for i, n in enumerate(counts) if n))
 
     asyncio.run(run())
 
 
 def _callgrind(pid: int, command: str) -> None:
-    subprocess.run(["callgrind_control", command, str(pid)], check=True, capture_output=True, timeout=120)
+    """Run ``callgrind_control command pid``; raise unless it says OK (it exits 0 on its errors too)."""
+    done = subprocess.run(["callgrind_control", command, str(pid)], capture_output=True, text=True, timeout=120,
+                          check=False)
+    if done.returncode != 0 or "OK." not in done.stdout:
+        raise RuntimeError(f"callgrind_control {command} {pid} failed: {(done.stdout + done.stderr).strip()[-500:]}")
 
 
 def instructions(tree: Path, catalog_url: str, requests: int, connections: int, logs: Path) -> dict[str, float]:
-    """Start ``tree``'s embedded gateway under callgrind; per operation, instructions per request."""
+    """Start ``tree``'s embedded gateway under callgrind; per operation, instructions per request.
+
+    Counts user-space instructions only: a change that adds system calls (work in the kernel)
+    shows in the wrk rounds' CPU per request, not here."""
     port = free_port()
     out = logs / f"callgrind-{port}.out"
     env = {**gateway_env(catalog_url, port), "PYTHONHASHSEED": "0"}
@@ -220,11 +243,15 @@ def instructions(tree: Path, catalog_url: str, requests: int, connections: int, 
             exact_requests(port, body, protocol, max(requests // 4, connections), connections)
             _callgrind(gateway.pid, "--zero")
             exact_requests(port, body, protocol, requests, connections)
-            dumps = set(logs.glob(f"{out.name}.*"))
+            before = set(logs.glob(f"{out.name}.*"))
             _callgrind(gateway.pid, "--dump")
-            (dump,) = set(logs.glob(f"{out.name}.*")) - dumps
-            summary = next(line for line in dump.read_text().splitlines() if line.startswith("summary:"))
-            result[key] = int(summary.split()[1]) / requests
+            new = sorted(set(logs.glob(f"{out.name}.*")) - before)
+            if len(new) != 1:
+                raise RuntimeError(f"expected one new callgrind dump of {out.name}, found {[p.name for p in new]}")
+            summary = [line for line in new[0].read_text().splitlines() if line.startswith("summary:")]
+            if len(summary) != 1:
+                raise RuntimeError(f"{new[0].name} has no 'summary:' line")
+            result[key] = int(summary[0].split()[1]) / requests
         return result
     finally:
         stop([gateway])
@@ -308,8 +335,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--no-pin", action="store_true", help="leave the gateway and wrk unpinned")
     parser.add_argument("--write", action="store_true", help="publish the section in BENCHMARKS.md")
     args = parser.parse_args(argv)
-    if args.requests < args.connections:
-        parser.error("--requests must be at least --connections")
+    if args.connections < 1 or args.requests < args.connections:
+        parser.error("--connections must be at least 1 and --requests at least --connections")
+    missing = [tool for tool in ("valgrind", "callgrind_control", "git", "uv", *(("wrk",) if args.rounds else ()))
+               if shutil.which(tool) is None]
+    if missing:
+        parser.error(f"needs {', '.join(missing)} on PATH (bench/README.md)")
     cpus = sorted(os.sched_getaffinity(0))
     pin = (cpus[0], cpus[1]) if not args.no_pin and len(cpus) >= 2 and shutil.which("taskset") else None
     args.no_pin = pin is None
@@ -359,6 +390,11 @@ def main(argv: list[str] | None = None) -> int:
     if args.write:
         replace_section(REPO / "BENCHMARKS.md", TITLE, text, before="## REST and SSE")
     print(text)
+    for key, *_ in OPERATIONS:  # kernel work is not in the count: flag a large CPU ratio, do not gate on it
+        cpu_ratios = [new[key][1] / old[key][1] for old, new in rows[key]]
+        if cpu_ratios and _med(cpu_ratios) > WRK_CPU_WARN:
+            print(f"{key}: the wrk rounds' CPU per request is {_med(cpu_ratios):.2f}× the baseline's (over "
+                  f"{WRK_CPU_WARN:.2f}×): look for system calls the instruction count does not see")
     missed = [key for key, ratio in ratios(counts).items() if ratio > GOAL]
     for key in missed:
         print(f"{key}: {ratios(counts)[key]:.3f}× the baseline's instructions per request, over the goal of {GOAL:.2f}×")

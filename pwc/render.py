@@ -249,7 +249,7 @@ def pagination_hint(out: Output, payload: object, *, page: int = 1, page_size: i
     size = page_size if page_size else rows
     if total is not None and total > page * size:
         if page >= PAGE_MAX:  # no --page reaches further: say how to get at the rest
-            out.hint(f"# more: {total} in all; --page stops at {PAGE_MAX}, so narrow the filters to see the rest")
+            out.hint(f"# more: {total} in all; --page stops at {PAGE_MAX}: narrow the filters, or show more rows per page")
         else:
             out.hint(f"# more: rerun with --page {page + 1}")
 

@@ -5,11 +5,17 @@ from __future__ import annotations
 import asyncio
 import signal
 from collections.abc import Callable
+from typing import Final
 
 from aiohttp import web
 from aiohttp.web_protocol import RequestHandler
 
-__all__ = ["HandlerRunner", "MakeHandler", "serve_until_signal"]
+__all__ = ["GUNICORN_COMMON", "HandlerRunner", "MakeHandler", "serve_until_signal"]
+
+GUNICORN_COMMON: Final = {"control_socket_disable": True}
+"""gunicorn settings every service here runs with (gunicorn >= 25.1). gunicorn opens a control socket
+at one per-user path ($XDG_RUNTIME_DIR or $HOME/.gunicorn/gunicorn.ctl) by default: two services on
+one host (the gateway and the catalog) would remove each other's, and nothing here uses it."""
 
 
 MakeHandler = Callable[[web.Server, asyncio.AbstractEventLoop], RequestHandler]

@@ -216,8 +216,9 @@ def _bm25_pool(conn: sqlite3.Connection, index: vectors.VectorIndex, match: str,
 
 
 def _count(conn: sqlite3.Connection, match: str, where: str, args: list[object]) -> int:
-    # Counting stops at COUNT_CAP: a very common word must not be counted to the end.
-    sql = f"SELECT count(*) FROM (SELECT 1 {_fts_from(where)} LIMIT {COUNT_CAP})"
+    # Counting stops one past COUNT_CAP: a very common word must not be counted to the end, and
+    # COUNT_CAP + 1 tells "exactly COUNT_CAP" from "more".
+    sql = f"SELECT count(*) FROM (SELECT 1 {_fts_from(where)} LIMIT {COUNT_CAP + 1})"
     return int(conn.execute(sql, [match, *args]).fetchone()[0])
 
 
@@ -305,14 +306,15 @@ def search_papers(conn: sqlite3.Connection, query: str, page: Page, *, mode: str
     where, args = _filters(filters)
     applied: JsonBody = dict(filters.applied())
     if nothing:  # only stop words: every paper would match and none better than another
-        return envelope([], 0, page, applied_filters=applied, mode=mode, matched_entities=[], strong_count=0)
+        return envelope([], 0, page, applied_filters=applied, mode=mode, matched_entities=[], strong_count=0,
+                        count_capped=False)
     matches: list[vocabulary.Match] = []
     pinned = _arxiv_hit(conn, query, where, args)
     if mode == "keyword":
         match, together = _keyword_plan(conn, query, where, args)
         if pinned is None:
-            count = _count(conn, match, where, args) if match else 0
-            common = count >= COUNT_CAP
+            counted = _count(conn, match, where, args) if match else 0
+            count, common = min(counted, COUNT_CAP), counted >= COUNT_CAP
             ids = (_match_ids(conn, match, where, args, page.size, page.offset, common=common)
                    if match and page.offset < count else [])
             strong = set(ids) if together else set()
@@ -341,8 +343,8 @@ def search_papers(conn: sqlite3.Connection, query: str, page: Page, *, mode: str
         count = len(ranked)
         ids = ranked[page.offset: page.offset + page.size]
         strong_count = len(strong)
-    # The count stops at a bound (keyword: COUNT_CAP matches; a ranking: its CANDIDATES): more match.
-    capped = count >= (COUNT_CAP if mode == "keyword" and pinned is None else CANDIDATES)
+    # The count stopped at a bound, so more match: keyword, past COUNT_CAP; a ranking, a full pool.
+    capped = counted > COUNT_CAP if mode == "keyword" and pinned is None else count >= CANDIDATES
     if mode != "hybrid":  # reported in every mode; only hybrid ranks by it
         matches = vocabulary.match(vocabulary.get_vocabulary(conn), query, STOP_WORDS)
     results = paper_summaries(conn, ids)

@@ -29,7 +29,7 @@ from aiohttp import web
 from catalog.api.params import REQUEST_LINE_LIMIT
 from catalog.serve.connection import CatalogRunner
 from web_serving.listen import bind_address, check_listen
-from web_serving.runner import serve_until_signal
+from web_serving.runner import GUNICORN_COMMON, serve_until_signal
 
 if TYPE_CHECKING:
     from gunicorn.app.base import BaseApplication
@@ -72,9 +72,7 @@ def run_catalog(db: Path, host: str, port: int, *, processes: int = 1) -> None:
         "timeout": PROCESS_TIMEOUT_S,
         "graceful_timeout": GRACEFUL_S,
         "keepalive": 75,  # above nginx's upstream keep-alive (60 s): the proxy closes first
-        # gunicorn >= 25 opens a control socket at one per-user path ($HOME/.gunicorn/gunicorn.ctl):
-        # another gunicorn on the host (the gateway, a second catalog) would remove it under this one.
-        "control_socket_disable": True,
+        **GUNICORN_COMMON,
     }).run()
 
 

@@ -33,6 +33,7 @@ from gateway.process.settings import GatewaySettings
 from pwc_mcp_core.errors import ConfigError
 from web_serving.listen import CannotListen, bind_address
 from web_serving.listen import check_listen as check_web_listen
+from web_serving.runner import GUNICORN_COMMON
 
 if TYPE_CHECKING:  # gunicorn is imported lazily: embedded serving never needs it
     from aiohttp import web
@@ -191,9 +192,7 @@ def run_gateway(settings: GatewaySettings, *, processes: int = 1) -> None:
         "graceful_timeout": int(core.call_deadline_s) + 5,
         "timeout": settings.process_timeout_s,  # PWC_MCP_GATEWAY_TIMEOUT
         "child_exit": child_exit,
-        # gunicorn >= 25 opens a control socket at one shared per-user path by default; two
-        # instances (or two services) would fight over it, and nothing here uses it.
-        "control_socket_disable": True,
+        **GUNICORN_COMMON,
     }).run()
 
 

@@ -174,8 +174,8 @@ def main(argv: Sequence[str] | None = None, *, out: TextIO | None = None) -> int
     out = out or sys.stdout
     parser = argparse.ArgumentParser(
         prog="pwc-mcp smoke", description="Smoke-test a deployed pwc-mcp server.",
-        epilog="The certificate is checked against the system's CAs; for a staging or self-signed one, "
-               "set SSL_CERT_FILE to its CA bundle.")
+        epilog="The certificate is checked against certifi's CA bundle (Mozilla's); for a staging, "
+               "self-signed or company one, set SSL_CERT_FILE to its CA bundle.")
     parser.add_argument("url", help="base URL of the server, e.g. https://mcp.example.org (or its /mcp endpoint)")
     parser.add_argument("--paper", action="append", help="paper to read in chunks (repeatable; first that needs "
                         "a cursor is used)")

@@ -78,6 +78,8 @@ _PREFIX_STATUS: Final = {
 _REFUSAL_PREFIX: Final = {
     "request_too_large": "request_too_large",
     "unsupported_content_encoding": "invalid_argument",
+    "not_acceptable": "invalid_argument",  # REST checks no media types; mapped so none can be a KeyError
+    "unsupported_media_type": "invalid_argument",
     "request_incomplete": "invalid_argument",
     "rate_limit_exceeded": "rate_limited",
     "server_saturated": "unavailable",

@@ -58,7 +58,7 @@ def run_search(args: argparse.Namespace, client: Client) -> JsonValue:
     ``ResponseError`` when ``--has-official-implementation`` is not confirmed.
     """
     if not args.query.strip():  # the catalog would answer 422, an exit 3 that reads like a server fault
-        raise UsageError("QUERY must not be empty: give a title, topic, author or arXiv ID")
+        raise UsageError("the query must not be empty: give a title, topic, author or arXiv ID")
     check_date_order(args)
     params = {"q": args.query, "page": args.page, "page_size": args.limit, "mode": args.mode,
               "start_date": iso(args.start_date), "end_date": iso(args.end_date)}

@@ -224,3 +224,14 @@ def test_importing_the_sample_files_yourself_says_it_is_the_sample_not_the_archi
     _import(db, folder)
     record = _record(db)
     assert record["kind"] == "sample" and record["license"] != provenance.ARCHIVE_LICENSE
+
+
+def test_a_dump_named_file_that_is_not_the_samples_is_the_archive(tmp_path: Path) -> None:
+    """The sample is recognised by its bytes, not its name: other bytes under a dump's name are
+    still read as the archive's JSON dump."""
+    dump = tmp_path / "loose" / "methods.json"
+    dump.parent.mkdir()
+    dump.write_bytes((SAMPLE_DIR / "methods.json").read_bytes() + b"\n")  # same records, other bytes
+    db = tmp_path / "catalog.db"
+    _import(db, dump)
+    assert _record(db)["kind"] == "archive"

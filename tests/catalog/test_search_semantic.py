@@ -226,6 +226,10 @@ async def test_a_very_common_word_is_ranked_within_a_bounded_window(api, synonym
     keyword = await _search(api, "speech", "keyword")
     assert keyword["count"] == 2 and keyword["count_capped"] is True  # capped, not counted to the end, and says so
     assert (await _search(api, "zzzunmatched", "keyword"))["count_capped"] is False
+    monkeypatch.setattr(search, "COUNT_CAP", len(matches))  # exactly the bound: counted, not capped
+    exact = await _search(api, "speech", "keyword")
+    assert exact["count"] == len(matches) and exact["count_capped"] is False
+    assert (await _search(api, "the", "keyword"))["count_capped"] is False  # nothing searchable
     assert sorted(int(r["id"]) for r in keyword["results"]) == sorted(matches[:2])  # the newest two, ranked
     hybrid = await _search(api, "speech", "hybrid")
     assert {int(r["id"]) for r in hybrid["results"]} >= set(matches[:2])

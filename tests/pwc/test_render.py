@@ -127,7 +127,7 @@ def test_pagination_hint_only_when_more_rows_exist():
 def test_pagination_hint_at_the_last_reachable_page_says_to_narrow_instead():
     out = _out()
     pagination_hint(out, {"count": 5000}, page=100, page_size=3)
-    assert out.stderr.getvalue() == "# more: 5000 in all; --page stops at 100, so narrow the filters to see the rest\n"
+    assert out.stderr.getvalue() == "# more: 5000 in all; --page stops at 100: narrow the filters, or show more rows per page\n"
 
 
 def test_paper_table_with_implementation_coverage():

@@ -121,5 +121,5 @@ def test_an_empty_query_is_a_usage_error_before_any_request(query: str) -> None:
     with stub_catalog({"papers/search": {"count": 0, "results": []}}) as stub:
         result = run_pwc(stub.url, "search", query)
     assert (result.code, result.out) == (2, "")
-    assert result.err == "pwc: QUERY must not be empty: give a title, topic, author or arXiv ID\n"
+    assert result.err == "pwc: the query must not be empty: give a title, topic, author or arXiv ID\n"
     assert stub.calls == []

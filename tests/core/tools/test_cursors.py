@@ -223,11 +223,13 @@ def test_a_format_2_cursor_is_short_and_binds_every_field() -> None:
         assert decoded == state(ref=ref, offset=90_000, limit=8192, version=VERSION[:16])
 
 
-@pytest.mark.parametrize(("offset", "length"), [(8192, 67), (16_383, 67), (16_384, 68), (2_000_000, 68)])
-def test_a_format_2_cursor_of_an_arxiv_paper_is_67_or_68_characters(offset: int, length: int) -> None:
-    """The documented length (README, docs/tool-contract.md §4.4): the offset's varint grows past 16 KiB."""
+@pytest.mark.parametrize(("offset", "limit", "length"), [
+    (8192, 8192, 67), (16_383, 8192, 67), (16_384, 8192, 68), (2_000_000, 8192, 68), (2_097_152, 8192, 70),
+    (65_536, 65_536, 70), (8192, 16_384, 68), (33_554_432, 65_536, 71)])
+def test_a_format_2_cursor_of_an_arxiv_paper_is_67_to_71_characters(offset: int, limit: int, length: int) -> None:
+    """The documented length (README, docs/tool-contract.md §4.4): the offset and chunk size are varints."""
     expiry = 1_800_000_000  # a current unix time: five varint bytes
-    token = codec(now=expiry - 3600).encode(state(offset=offset, limit=8192, exp=expiry))
+    token = codec(now=expiry - 3600).encode(state(offset=offset, limit=limit, exp=expiry))
     assert len(token) == length
 
 

@@ -184,6 +184,14 @@ def test_catalog_failures_become_prefixed_is_error_results(runtime: Runtime) -> 
     assert "structuredContent" not in result
 
 
+def test_a_blank_query_is_an_invalid_argument_named_as_the_tool_names_it(runtime: Runtime, stub: StubCatalog) -> None:
+    before = len(stub.requests)
+    result = call_tool(runtime, "search_papers", {"query": "   "})["result"]
+    assert result["isError"] is True
+    assert result["content"][0]["text"].startswith("invalid_argument: the query must not be empty")
+    assert len(stub.requests) == before  # refused before any catalog request
+
+
 def test_unknown_tools_are_invalid_params_errors(runtime: Runtime) -> None:
     body = call_tool(runtime, "no_such_tool", {})
     assert body["error"]["code"] == -32602 and "no_such_tool" in body["error"]["message"]

@@ -166,3 +166,12 @@ async def test_an_answer_over_the_bound_is_response_too_large_not_retry_shortly(
     error = (await response.json())["error"]
     assert response.status == 502 and "Retry-After" not in response.headers
     assert error.startswith("response_too_large: ") and "4096" in error and "retry shortly" not in error
+
+
+def test_every_refusal_code_has_a_rest_prefix_or_is_a_transport_or_stream_refusal() -> None:
+    """A refusal code REST cannot name would be a KeyError, a 500: each is mapped, or answered by
+    status (Host, Origin) or never reaches REST (the SSE stream cap)."""
+    from gateway.surfaces.rest import _REFUSAL_PREFIX
+    from pwc_mcp_core.protocol.refusals import REFUSALS
+
+    assert set(REFUSALS) - set(_REFUSAL_PREFIX) == {"invalid_host", "invalid_origin", "too_many_streams"}

@@ -201,6 +201,23 @@ async def test_a_refused_message_is_also_answered_on_the_stream(aiohttp_client, 
 
 
 
+@pytest.mark.parametrize(("headers", "error"), [
+    pytest.param({"Content-Type": "application/x-www-form-urlencoded"}, "unsupported_media_type", id="415"),
+    pytest.param({"Content-Type": "application/json", "Accept": "text/html"}, "not_acceptable", id="406"),
+])
+async def test_a_media_type_refusal_of_a_message_is_its_answer_on_the_stream(client, headers: dict[str, str],
+                                                                              error: str) -> None:
+    """Like a limit refusal: the message names its id, so the refusal is that request's answer on the
+    stream and the POST is accepted (a non-2xx POST ends an SDK's session)."""
+    stream, endpoint = await open_stream(client)
+    posted = await client.post(endpoint, data=rpc("ping", request_id=9), headers=headers)
+    assert (posted.status, await posted.read()) == (202, b"")
+    event, data = await next_event(stream)
+    assert event == "message" and json.loads(data)["id"] == 9
+    assert refusal_error(data) == error and json.loads(data)["error"]["code"] == -32600
+    stream.close()
+
+
 async def test_answers_keep_their_order_whether_written_at_once_or_through_the_queue(aiohttp_client) -> None:
     # A large answer goes through the stream's queue; a small one right after it must not overtake it.
     big = b'{"result":{"content":[{"type":"text","text":"' + b"x" * 200_000 + b'"}],"isError":false}}'
