@@ -188,10 +188,9 @@ def _page_ids(conn: sqlite3.Connection, where: str, args: Mapping[str, object], 
     if reverse:
         start, end, order = count - min(end, count), count - start, _flip(order)
     query_args = {**args, "limit": end - start, "offset": start}
-    # An index walk only gives the order when the index holds it: not for NULLs after dates
-    # ascending (the index keeps them first), nor for the computed trend of an old database.
-    walkable = stored_trend and "ASC NULLS LAST" not in order and "DESC NULLS FIRST" not in order
-    if not (walk and walkable and _walk_pays(conn, count, end)):
+    # (Dates ascending with NULLs last walk the index too: SQLite reads the non-NULL range,
+    # then the NULLs.) An old database has no papers_list_* indexes and no stored trend.
+    if not (walk and stored_trend and _walk_pays(conn, count, end)):
         sql = f"SELECT p.id FROM papers p WHERE {where} ORDER BY {order} LIMIT :limit OFFSET :offset"
     elif latest_only:
         sql = (f"SELECT p.id FROM papers p INDEXED BY {_ORDER_INDEX[order_by]} WHERE {where} "

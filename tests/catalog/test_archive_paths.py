@@ -204,12 +204,14 @@ def test_a_linked_filter_pages_exactly_as_the_plain_query(conn: sqlite3.Connecti
 
 @pytest.fixture(scope="module")
 def versions(archive_db: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[sqlite3.Connection]:
-    """The catalog with every fifth paper a superseded version (the generator writes none)."""
+    """The catalog with every fifth paper a superseded version and every seventh undated (the
+    generator writes neither)."""
     db = tmp_path_factory.mktemp("versions") / "catalog.db"
     with sqlite3.connect(archive_db) as source, sqlite3.connect(db) as target:
         source.backup(target)
     with sqlite3.connect(db) as writable:
         writable.execute("UPDATE papers SET is_latest = 0 WHERE id % 5 = 0")
+        writable.execute("UPDATE papers SET published = NULL WHERE id % 7 = 0")  # NULLs sort last
     connection = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
     connection.row_factory = sqlite3.Row
     yield connection
@@ -258,13 +260,15 @@ def test_task_papers_page_exactly_as_the_plain_query(conn: sqlite3.Connection, v
 
 
 @pytest.mark.parametrize("page", [1, 1000, "last"])
+@pytest.mark.parametrize("order", ["trending desc", "date_published asc", "date_published desc"])
 def test_task_papers_walk_the_ordered_index_near_either_end(versions: sqlite3.Connection,
-                                                            page: int | str) -> None:
+                                                            page: int | str, order: str) -> None:
     task = _big_task(versions)
     total = versions.execute("SELECT count(*) FROM paper_tasks WHERE task_id = ?", (task,)).fetchone()[0]
     number = -(-total // 5) if page == "last" else min(int(page), -(-total // 5))
+    order_by, order_dir = order.split()
     statements = _statements(versions, lambda: task_papers(versions, task, Page(number, 5),
-                                                           order_by="trending", order_dir="desc"))
+                                                           order_by=order_by, order_dir=order_dir))
     counts = [sql for sql in statements if sql.startswith("SELECT count(*)")]
     assert counts == ["SELECT count(*) FROM paper_tasks WHERE task_id = " + task], counts
     (page_sql,) = [sql for sql in statements if "ORDER BY" in sql and "FROM paper_tasks" in sql]
