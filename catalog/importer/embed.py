@@ -222,9 +222,12 @@ def build_vectors(conn: sqlite3.Connection, db: Path, *, out: TextIO | None = No
             reuse.close()
     if out is not None:
         elapsed = time.perf_counter() - started
-        note = f", {reused} with unchanged text kept from the previous index" if reused else ""
-        print(f"embedded {count} papers with {embedder.name} in {elapsed:.1f} s "
-              f"({count / elapsed if elapsed > 0 else 0:.0f} papers/s{note})", file=out, flush=True)
+        if reused:
+            print(f"indexed {count} papers with {embedder.name} in {elapsed:.1f} s: {count - reused} embedded, "
+                  f"{reused} with unchanged text kept from the previous index", file=out, flush=True)
+        else:
+            print(f"embedded {count} papers with {embedder.name} in {elapsed:.1f} s "
+                  f"({count / elapsed if elapsed > 0 else 0:.0f} papers/s)", file=out, flush=True)
     return pending
 
 

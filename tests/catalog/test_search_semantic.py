@@ -293,7 +293,7 @@ def test_a_reimport_embeds_only_the_papers_whose_text_changed(tmp_path: Path, mo
     out = io.StringIO()
     assert run_import(db, [source], out=out) == 0, out.getvalue()
     assert embedded == [document_text(records[3]["title"], records[3]["abstract"])]
-    assert "12 with unchanged text kept from the previous index" in out.getvalue(), out.getvalue()
+    assert ": 1 embedded, 12 with unchanged text kept from the previous index" in out.getvalue(), out.getvalue()
     # The result is the index a full rebuild gives, under the database's fresh stamp.
     rebuilt = tmp_path / "rebuilt" / "c.db"
     rebuilt.parent.mkdir()
