@@ -12,6 +12,9 @@ imported once per module. Then:
   in the list's order (no sort) for column filters, ``papers_id_cover`` for
   papers reached from a link table or the FTS index (``task``, ``search``);
 * ``papers/?search=`` matches the papers whose title or abstract holds the word.
+* ``tasks/<id>/papers`` counts the task's links alone and pages exactly as the plain query
+  (sort every linked paper) in every order, near either end, with superseded and undated
+  papers, reading the ordered index near either end instead of sorting.
 """
 
 from __future__ import annotations
