@@ -362,7 +362,7 @@ def task_papers(conn: sqlite3.Connection, task: str, page: Page, *, order_by: st
     papers linked (the primary key makes the pairs distinct, and every pair names a paper:
     the importer links only papers it has written and never deletes one; a paper deleted
     otherwise takes its links with it: ``ON DELETE CASCADE`` with the foreign keys
-    :func:`catalog.db.schema.connect` turns on). The page is planned as
+    :func:`catalog.db.schema.create_db` turns on). The page is planned as
     ``papers/?task=`` pages (:func:`_page_ids`).
     """
     task_id = resolve_task(conn, task)
