@@ -223,6 +223,13 @@ def endpoints(api: str, mcp: str, probe: dict[str, str]) -> dict[str, Call]:
         "`papers/?order_by=citation_count`, page 1000": papers(order_by="citation_count", page=1000),
         f"`papers/?task=` largest ({probe['paper_task_papers']} papers), page 1": papers(task=big),
         "`papers/?task=` largest, page 100": papers(task=big, page=100),
+        f"`tasks/{{id}}/papers` largest ({probe['paper_task_papers']} papers), page 1": lambda http, i: _get(
+            http, f"{api}/tasks/{big}/papers", {}),
+        "`tasks/{id}/papers` largest, page 1000": lambda http, i: _get(http, f"{api}/tasks/{big}/papers",
+                                                                       {"page": 1000}),
+        "`tasks/{id}/papers` largest, last page, by date": lambda http, i: _get(
+            http, f"{api}/tasks/{big}/papers", {"page": -(-int(probe["paper_task_papers"]) // 20),
+                                                "order_by": "date_published"}),
         "`papers/?method=` largest, page 1": papers(method=probe["method"]),
         "`papers/?author=`, page 1": papers(author=probe["author"]),
         "`papers/?search=word`": lambda http, i: _get(http, f"{api}/papers/", {"search": _query(i, 1)}),

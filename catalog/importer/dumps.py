@@ -379,7 +379,9 @@ def _dataset(writer: Writer, rec: object, task_id: int, parent: str | None,
             raise BadRecord(f"dataset name {name!r} has no usable characters")
         dataset_id, created = writer.upsert_simple("datasets", slug, {
             "name": name, "description": text(rec, "description")})
-        writer.link("dataset_tasks", "dataset_id", "task_id", dataset_id, task_id)
+        # The record is the task's leaderboard on the dataset: inserted when the link is new,
+        # even if the datasets source of this import wrote the dataset itself just before.
+        created = writer.link_board(dataset_id, task_id) or created
         sota = rec["sota"] if isinstance(rec.get("sota"), dict) else {}
         metric_names = [m for m in sota.get("metrics") or [] if isinstance(m, str)]
         board_metric = ranking.ranking_metric(metric_names)

@@ -251,7 +251,8 @@ def _run_import(db: Path, sources: list[Path], out: TextIO, quiet: bool) -> int:
         stage(f"recording provenance (sha256 of {len(detected)} sources)")
         provenance.record_import(conn, list(zip(detected, all_stats, strict=True)))
         conn.execute("COMMIT")
-        pending = embed.build_vectors(conn, db, out=out, quiet=quiet)  # semantic index, stamped into the copy
+        # The semantic index, stamped into the copy; unchanged papers keep the vectors of the db replaced.
+        pending = embed.build_vectors(conn, db, out=out, quiet=quiet, previous=db)
         conn.execute("PRAGMA journal_mode=DELETE")
         conn.close()
         conn = None

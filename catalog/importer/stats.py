@@ -4,6 +4,9 @@ What each counter of a source's summary line means:
 
 * ``read``: records read from the source. For evaluation tables every task,
   subtask, dataset, subdataset and leaderboard row counts as one record.
+  A dataset (or subdataset) record of a task is that task's leaderboard on it: it
+  counts as inserted when the catalog did not link the two before, as updated when
+  it did (the dataset itself may come from the datasets source just before).
 * ``inserted``: rows new to the catalog. A row that an earlier source of the
   same import created only as a bare reference (a task named by a paper, a
   method listed in a paper, a paper named by a leaderboard row) and that this

@@ -152,6 +152,7 @@ class Writer:
         self._stored_aliases = set(c.execute("SELECT DISTINCT entity_type, entity_id FROM entity_aliases"))
         self._seen: dict[EvalKey, int] = {}
         self._linked: set[tuple[str, int, int]] = set()
+        self._board_links = set(c.execute("SELECT dataset_id, task_id FROM dataset_tasks"))
         # (table, raw name) -> id for names loaders resolve over and over (tasks, methods)
         self.by_name: dict[tuple[str, str], int] = {}
         self._author_ids: dict[str, int | None] = {}  # raw author name -> id (None: unusable)
@@ -377,6 +378,14 @@ class Writer:
         self._linked.add(key)
         self.queue(f"INSERT OR IGNORE INTO {table} ({left}, {right}) VALUES (?, ?)",
                    (left_id, right_id))
+
+    def link_board(self, dataset_id: int, task_id: int) -> bool:
+        """Link a dataset to a task (a leaderboard); True when the catalog did not hold the link."""
+        self.link("dataset_tasks", "dataset_id", "task_id", dataset_id, task_id)
+        if (dataset_id, task_id) in self._board_links:
+            return False
+        self._board_links.add((dataset_id, task_id))
+        return True
 
     def set_aliases(self, entity_type: str, entity_id: int, aliases: Iterable[str]) -> None:
         """Store the other names of a task (``"task"``, its synonyms) or dataset (``"dataset"``,

@@ -19,6 +19,7 @@ pages included; an older database falls back to the expression.
 
 from __future__ import annotations
 
+import re
 import sqlite3
 from collections.abc import Callable, Mapping
 
@@ -147,6 +148,65 @@ _ORDER_INDEX = {"trending": "papers_list_trend", "date_published": "papers_list_
 _WALK_FACTOR = 4
 
 
+# The sort keys of each ordering with a stored trend, in the order of its ``papers_list_*``
+# index (``id`` last); the date is the one nullable key (NULLs sort last, as in _ORDER).
+_ORDER_KEYS = {"trending": ("p.trend", "p.citation_count", "p.id"),
+               "date_published": ("p.published", "p.id"),
+               "citation_count": ("p.citation_count", "p.id")}
+
+
+def _flip(order: str) -> str:
+    """The reverse of an ORDER BY body of :func:`order_clause` (directions and NULLS placement)."""
+    swap = {"ASC": "DESC", "DESC": "ASC", "NULLS LAST": "NULLS FIRST", "NULLS FIRST": "NULLS LAST"}
+    return re.sub(r"\b(?:ASC|DESC|NULLS LAST|NULLS FIRST)\b", lambda m: swap[m.group(0)], order)
+
+
+def _walk_pays(conn: sqlite3.Connection, count: int, position: int) -> bool:
+    """Whether walking an ordered list index reaches the ``position``-th of ``count`` matches
+    sooner than sorting them all.
+
+    Sorting costs ~ the matches; walking ~ position / share of the catalog that matches
+    (e.g. page 1 of a task with 78,000 of 576,000 papers: ~150 index entries)."""
+    total = conn.execute("SELECT max(id) FROM papers").fetchone()[0] or 0
+    return bool(count) and position * total < _WALK_FACTOR * count * count
+
+
+def _page_ids(conn: sqlite3.Connection, where: str, args: Mapping[str, object], count: int, page: Page, *,
+              order_by: str, order_dir: str, stored_trend: bool, walk: bool, latest_only: bool) -> list[int]:
+    """Ids of ``page`` of the ``count`` papers matching ``where`` (over ``papers p``), in order.
+
+    ``count`` must be the exact number of matches. A page in the far half is read in the
+    reverse order from the end and flipped (the last page costs what page 1 costs). With
+    ``walk`` (papers reached from a link table or the FTS index) and a stored trend, the
+    ordered ``papers_list_*`` index is walked when that pays (:func:`_walk_pays`): for all
+    versions (``latest_only`` false) the ``is_latest = 1`` and ``= 0`` ranges are merged.
+    Any plan gives the same ids: the orderings are total (``id`` breaks ties).
+    """
+    start, end = page.offset, page.offset + page.size
+    order = order_clause(order_by, order_dir, stored_trend=stored_trend)
+    reverse = 0 < start < count < start + min(end, count)  # a page nearer the end than the start
+    if reverse:
+        start, end, order = count - min(end, count), count - start, _flip(order)
+    query_args = {**args, "limit": end - start, "offset": start}
+    # (Dates ascending with NULLs last walk the index too: SQLite reads the non-NULL range,
+    # then the NULLs.) An old database has no papers_list_* indexes and no stored trend.
+    if not (walk and stored_trend and _walk_pays(conn, count, end)):
+        sql = f"SELECT p.id FROM papers p WHERE {where} ORDER BY {order} LIMIT :limit OFFSET :offset"
+    elif latest_only:
+        sql = (f"SELECT p.id FROM papers p INDEXED BY {_ORDER_INDEX[order_by]} WHERE {where} "
+               f"ORDER BY {order} LIMIT :limit OFFSET :offset")
+    else:
+        # is_latest is 0 or 1 (NOT NULL; the importer stores int(bool)): two ordered index
+        # ranges, merged by the compound ORDER BY (result columns: the keys, id last).
+        keys = ", ".join(_ORDER_KEYS[order_by])
+        terms = [part.strip().split(None, 1)[1] for part in order.split(",")]
+        merged = ", ".join(f"{index} {term}" for index, term in enumerate(terms, 1))
+        arm = f"SELECT {keys} FROM papers p INDEXED BY {_ORDER_INDEX[order_by]} WHERE p.is_latest = {{}} AND {where}"
+        sql = f"{arm.format(1)} UNION ALL {arm.format(0)} ORDER BY {merged} LIMIT :limit OFFSET :offset"
+    ids = [int(r[-1]) for r in conn.execute(sql, query_args)]
+    return ids[::-1] if reverse else ids
+
+
 def _text(filters: Mapping[str, str | bool], key: str) -> str | None:
     value = filters.get(key)
     return value if isinstance(value, str) else None
@@ -221,21 +281,11 @@ def list_papers(conn: sqlite3.Connection, page: Page, filters: Mapping[str, str 
     count_where = sql_where.replace(_PUBLISHED, "p.published")
     page_where = sql_where.replace(_PUBLISHED, "p.published" if order_by == "date_published" else "+p.published")
     stored = has_stored_trend(conn)
-    order = order_clause(order_by, order_dir, stored_trend=stored)
-    page_args = {**args, "limit": page.size, "offset": page.offset}
     count = conn.execute(f"SELECT count(*) FROM papers p WHERE {count_where}", args).fetchone()[0]
-    source = "papers p"
-    if stored and latest_only and (any(key in filters for key in _LINKED) or authors):
-        # Papers reached from a link table or the FTS index: the planner sorts them all
-        # (cost ~ matches). When they are a large share of the catalog, walking the list's
-        # ordered index and keeping the matches reaches the page sooner (cost ~ position
-        # of the page / share of matches), e.g. page 1 of a task with 78,000 papers.
-        total = conn.execute("SELECT max(id) FROM papers").fetchone()[0] or 0
-        if count and (page.offset + page.size) * total < _WALK_FACTOR * count * count:
-            source = f"papers p INDEXED BY {_ORDER_INDEX[order_by]}"
-    ids = [r[0] for r in conn.execute(
-        f"SELECT p.id FROM {source} WHERE {page_where} ORDER BY {order} LIMIT :limit OFFSET :offset",
-        page_args)]
+    # Papers reached from a link table or the FTS index may be paged by walking the ordered index.
+    walk = latest_only and (any(key in filters for key in _LINKED) or bool(authors))
+    ids = _page_ids(conn, page_where, args, count, page, order_by=order_by, order_dir=order_dir,
+                    stored_trend=stored, walk=walk, latest_only=latest_only)
     return envelope(paper_summaries(conn, ids), count, page, applied_filters=applied)
 
 
@@ -306,13 +356,19 @@ def related_papers(conn: sqlite3.Connection, ref: str, limit: int) -> Envelope:
 
 def task_papers(conn: sqlite3.Connection, task: str, page: Page, *, order_by: str,
                 order_dir: str) -> Envelope:
-    """``tasks/<id>/papers``: a page of the task's papers, each with ``methods``."""
+    """``tasks/<id>/papers``: a page of the task's papers (all versions), each with ``methods``.
+
+    The count reads the task's ``paper_tasks`` index range alone: it equals the number of
+    papers linked (the primary key makes the pairs distinct, and every pair names a paper:
+    the importer links only papers it has written and never deletes one; a paper deleted
+    otherwise takes its links with it: ``ON DELETE CASCADE`` with the foreign keys
+    :func:`catalog.db.schema.create_db` turns on). The page is planned as
+    ``papers/?task=`` pages (:func:`_page_ids`).
+    """
     task_id = resolve_task(conn, task)
-    args = {"task": task_id, "newest": newest_paper_date(conn) or "1970-01-01",
-            "limit": page.size, "offset": page.offset}
+    args = {"task": task_id, "newest": newest_paper_date(conn) or "1970-01-01"}
     where = "p.id IN (SELECT paper_id FROM paper_tasks WHERE task_id = :task)"
-    count = conn.execute(f"SELECT count(*) FROM papers p WHERE {where}", args).fetchone()[0]
-    order = order_clause(order_by, order_dir, stored_trend=has_stored_trend(conn))
-    ids = [r[0] for r in conn.execute(
-        f"SELECT p.id FROM papers p WHERE {where} ORDER BY {order} LIMIT :limit OFFSET :offset", args)]
+    count = conn.execute("SELECT count(*) FROM paper_tasks WHERE task_id = :task", args).fetchone()[0]
+    ids = _page_ids(conn, where, args, count, page, order_by=order_by, order_dir=order_dir,
+                    stored_trend=has_stored_trend(conn), walk=True, latest_only=False)
     return envelope(paper_summaries(conn, ids, with_methods=True), count, page)

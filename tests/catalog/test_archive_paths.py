@@ -12,6 +12,9 @@ imported once per module. Then:
   in the list's order (no sort) for column filters, ``papers_id_cover`` for
   papers reached from a link table or the FTS index (``task``, ``search``);
 * ``papers/?search=`` matches the papers whose title or abstract holds the word.
+* ``tasks/<id>/papers`` counts the task's links alone and pages exactly as the plain query
+  (sort every linked paper) in every order, near either end, with superseded and undated
+  papers, reading the ordered index near either end instead of sorting.
 """
 
 from __future__ import annotations
@@ -21,6 +24,7 @@ import re
 import sqlite3
 from collections.abc import Callable, Iterator
 from dataclasses import replace
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -47,14 +51,19 @@ SHAPE = replace(PRESETS["archive"], tasks=300, datasets=3000, authors=20_000, me
 
 
 @pytest.fixture(scope="module")
-def conn(tmp_path_factory: pytest.TempPathFactory) -> Iterator[sqlite3.Connection]:
+def archive_db(tmp_path_factory: pytest.TempPathFactory) -> Path:
     root = tmp_path_factory.mktemp("archive20k")
     generate(20_000, 6000, root / "dumps", 7, shape=SHAPE, compress=True)
     db = root / "catalog.db"
     sources = sorted(p for p in (root / "dumps").iterdir() if p.name.endswith(".gz"))
     out = io.StringIO()
     assert run_import(db, sources, out=out) == 0, out.getvalue()
-    connection = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
+    return db
+
+
+@pytest.fixture(scope="module")
+def conn(archive_db: Path) -> Iterator[sqlite3.Connection]:
+    connection = sqlite3.connect(f"file:{archive_db}?mode=ro", uri=True)
     connection.row_factory = sqlite3.Row
     yield connection
     connection.close()
@@ -194,6 +203,81 @@ def test_a_linked_filter_pages_exactly_as_the_plain_query(conn: sqlite3.Connecti
         f"SELECT p.id FROM papers p WHERE {link} AND p.is_latest = 1 ORDER BY {order} LIMIT 20 OFFSET :o",
         {"v": value, "o": (page - 1) * 20})]
     assert [p["id"] for p in body["results"]] == expected
+
+
+@pytest.fixture(scope="module")
+def versions(archive_db: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[sqlite3.Connection]:
+    """The catalog with every fifth paper a superseded version and every seventh undated (the
+    generator writes neither)."""
+    db = tmp_path_factory.mktemp("versions") / "catalog.db"
+    with sqlite3.connect(archive_db) as source, sqlite3.connect(db) as target:
+        source.backup(target)
+    with sqlite3.connect(db) as writable:
+        writable.execute("UPDATE papers SET is_latest = 0 WHERE id % 5 = 0")
+        writable.execute("UPDATE papers SET published = NULL WHERE id % 7 = 0")  # NULLs sort last
+    connection = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
+    connection.row_factory = sqlite3.Row
+    yield connection
+    connection.close()
+
+
+def _plain_task_page(conn: sqlite3.Connection, task: str, page: Page, order_by: str,
+                     order_dir: str) -> tuple[int, list[str]]:
+    """The count and ids of a task paper page by the plain query (sort every linked paper)."""
+    args = {"task": task, "newest": conn.execute("SELECT max(published) FROM papers").fetchone()[0],
+            "limit": page.size, "offset": page.offset}
+    where = "p.id IN (SELECT paper_id FROM paper_tasks WHERE task_id = :task)"
+    count = conn.execute(f"SELECT count(*) FROM papers p WHERE {where}", args).fetchone()[0]
+    order = order_clause(order_by, order_dir, stored_trend=True)
+    return count, [str(r[0]) for r in conn.execute(
+        f"SELECT p.id FROM papers p WHERE {where} ORDER BY {order} LIMIT :limit OFFSET :offset", args)]
+
+
+def test_every_task_link_names_a_paper(conn: sqlite3.Connection) -> None:
+    """What lets task paper pages count the task's links alone."""
+    assert conn.execute("SELECT count(*) FROM paper_tasks WHERE paper_id NOT IN (SELECT id FROM papers)"
+                        ).fetchone()[0] == 0
+    assert conn.execute("SELECT count(*) FROM papers WHERE is_latest NOT IN (0, 1)").fetchone()[0] == 0
+
+
+@pytest.mark.parametrize("catalog", ["latest", "versions"])
+@pytest.mark.parametrize("order", ["trending desc", "trending asc", "date_published desc", "date_published asc",
+                                   "citation_count desc", "citation_count asc"])
+def test_task_papers_page_exactly_as_the_plain_query(conn: sqlite3.Connection, versions: sqlite3.Connection,
+                                                     catalog: str, order: str) -> None:
+    db = conn if catalog == "latest" else versions
+    order_by, order_dir = order.split()
+    big = _big_task(db)
+    small = str(db.execute("SELECT task_id FROM paper_tasks GROUP BY task_id HAVING count(*) > 3 "
+                           "ORDER BY count(*), task_id LIMIT 1").fetchone()[0])
+    for task in (big, small):
+        total = db.execute("SELECT count(*) FROM paper_tasks WHERE task_id = ?", (task,)).fetchone()[0]
+        for size in (20, 7):
+            last = -(-total // size)
+            for number in sorted({1, 2, 3, last // 3, last // 2, last // 2 + 1, last - 2, last - 1, last,
+                                  last + 1} - {0}):
+                page = Page(number, size)
+                body = task_papers(db, task, page, order_by=order_by, order_dir=order_dir)
+                count, expected = _plain_task_page(db, task, page, order_by, order_dir)
+                assert (body["count"], [p["id"] for p in body["results"]]) == (count, expected), (task, page)
+
+
+@pytest.mark.parametrize("page", [1, 1000, "last"])
+@pytest.mark.parametrize("order", ["trending desc", "date_published asc", "date_published desc"])
+def test_task_papers_walk_the_ordered_index_near_either_end(versions: sqlite3.Connection,
+                                                            page: int | str, order: str) -> None:
+    task = _big_task(versions)
+    total = versions.execute("SELECT count(*) FROM paper_tasks WHERE task_id = ?", (task,)).fetchone()[0]
+    number = -(-total // 5) if page == "last" else min(int(page), -(-total // 5))
+    order_by, order_dir = order.split()
+    statements = _statements(versions, lambda: task_papers(versions, task, Page(number, 5),
+                                                           order_by=order_by, order_dir=order_dir))
+    counts = [sql for sql in statements if sql.startswith("SELECT count(*)")]
+    assert counts == ["SELECT count(*) FROM paper_tasks WHERE task_id = " + task], counts
+    (page_sql,) = [sql for sql in statements if "ORDER BY" in sql and "FROM paper_tasks" in sql]
+    plan = "\n".join(row[3] for row in versions.execute("EXPLAIN QUERY PLAN " + page_sql))
+    if page != 1000:
+        assert "MERGE (UNION ALL)" in plan and "TEMP B-TREE" not in plan, plan
 
 
 def test_task_papers_never_scan_the_papers_table(conn: sqlite3.Connection) -> None:

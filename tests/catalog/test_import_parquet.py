@@ -426,3 +426,21 @@ def test_the_sample_folder_alone_imports_what_its_listed_sources_do(tmp_path: Pa
     assert run_import(folder, [SAMPLE_DIR], out=out) == 0
     assert "arxiv-metadata-oai-snapshot.jsonl (arxiv)" in out.getvalue()
     _assert_same(listed, folder)
+
+
+def _summary(output: str, kind: str) -> dict[str, int]:
+    line = next(line for line in output.splitlines() if f"({kind}" in line and "read " in line)
+    return {word: int(number) for number, word in
+            ((part.split()[1], part.split()[0]) for part in line.split(": ", 1)[1].split(", ")[:4])}
+
+
+def test_a_first_import_inserts_every_leaderboard_and_a_second_updates_them(tmp_path: Path,
+                                                                           generated: Path) -> None:
+    # The datasets source writes each dataset just before the evaluation tables name it under
+    # a task: the task's leaderboard on it is still new to the catalog (was: updated 16,128).
+    db = tmp_path / "catalog.db"
+    first = [_import(db, *fx.json_paths(generated)) for _ in range(2)]
+    assert [code for code, _ in first] == [0, 0], first
+    once, twice = (_summary(output, "evaluations") for _, output in first)
+    assert once["updated"] == 0 and once["inserted"] == once["read"] - once["skipped"] > 0, once
+    assert twice["inserted"] == 0 and twice["updated"] == twice["read"] - twice["skipped"], twice

@@ -12,6 +12,7 @@ import pytest
 
 from catalog.importer import embed, run_import
 from catalog.search import vectors
+from catalog.search.embeddings import document_text, get_embedder
 
 BASE = "/api/v1"
 FIXTURE = Path(__file__).resolve().parent.parent / "fixtures" / "search" / "papers-with-abstracts.json"
@@ -271,3 +272,50 @@ def test_semantic_search_on_a_generated_catalog_answers_with_weak_matches(genera
         conn.close()
     assert body["count"] > 0 and len(body["results"]) == min(10, body["count"])
     assert body["strong_count"] == 0 and {r["match"] for r in body["results"]} == {"weak"}
+
+
+def test_a_reimport_embeds_only_the_papers_whose_text_changed(tmp_path: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    records = json.loads(FIXTURE.read_text())
+    source = tmp_path / "papers-with-abstracts.json"
+    source.write_text(json.dumps(records))
+    db = tmp_path / "c.db"
+    assert run_import(db, [source], out=io.StringIO()) == 0
+    records[3]["title"] += " Revisited"  # one text changed; the others keep their vectors
+    records[5]["authors"] = ["Someone Else"]  # not embedded: no reason to embed again
+    source.write_text(json.dumps(records))
+    embedded: list[str] = []
+    real = get_embedder()
+
+    class Counting:
+        name, version, dimension = real.name, real.version, real.dimension
+
+        def embed(self, texts):  # type: ignore[no-untyped-def]
+            embedded.extend(texts)
+            return real.embed(texts)
+
+    monkeypatch.setattr(embed, "get_embedder", lambda name: Counting())
+    out = io.StringIO()
+    assert run_import(db, [source], out=out) == 0, out.getvalue()
+    assert embedded == [document_text(records[3]["title"], records[3]["abstract"])]
+    assert ": 1 embedded, 12 with unchanged text kept from the previous index" in out.getvalue(), out.getvalue()
+    # The result is the index a full rebuild gives, under the database's fresh stamp.
+    rebuilt = tmp_path / "rebuilt" / "c.db"
+    rebuilt.parent.mkdir()
+    shutil.copy(db, rebuilt)
+    monkeypatch.setattr(embed, "get_embedder", lambda name: real)
+    assert embed.embed_database(rebuilt, out=io.StringIO()) == 0
+    kept, fresh = (vectors.load_index(path, vectors._read_stamp(sqlite3.connect(path))) for path in (db, rebuilt))
+    assert kept.stamp != fresh.stamp
+    for column in ("matrix", "ids", "scale", "published", "official"):
+        assert (getattr(kept, column) == getattr(fresh, column)).all(), column
+
+
+def test_a_reimport_embeds_everything_when_the_previous_vectors_are_not_the_databases(tmp_path: Path) -> None:
+    db = tmp_path / "c.db"
+    assert run_import(db, [FIXTURE], out=io.StringIO()) == 0
+    manifest = vectors.manifest_path(db)
+    manifest.write_text(json.dumps({**json.loads(manifest.read_text()), "stamp": "0" * 16}))  # another db's
+    out = io.StringIO()
+    assert run_import(db, [FIXTURE], out=out) == 0, out.getvalue()
+    assert "embedded 13 papers" in out.getvalue() and "kept from the previous index" not in out.getvalue()
+    assert vectors.load_index(db, vectors._read_stamp(sqlite3.connect(db))).ids.size == 13
