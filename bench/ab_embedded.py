@@ -14,7 +14,7 @@ cached ``tools/call`` (``list_conferences``, warmed first):
   of ``--requests`` ÷ 4, then ``callgrind_control --zero``, exactly ``--requests`` requests over
   ``--connections`` keep-alive connections, and ``callgrind_control --dump``: the dump's
   instruction count ÷ the requests. The count does not move with the host's load (two runs of
-  one checkout agree within 0.5%, at any load), so a regression of a few percent shows; the rounds below
+  one checkout agree within 1%, at any load), so a regression of a few percent shows; the rounds below
   cannot show it.
 * **Shown beside it: wrk rounds.** ``--rounds`` rounds (0 skips them) of wrk (one thread,
   ``--connections`` connections, ``--seconds`` per operation) against each gateway, the order
@@ -58,7 +58,7 @@ GOAL = 1.03
 
 Instructions (callgrind), not time: on a shared host a round's rate swings by 2× with the other
 jobs' load and its CPU per request by up to ±20%, while the instruction count of one checkout repeats
-within 0.5%."""
+within 1%."""
 WRK_CPU_WARN = 1.10
 """A wrk rounds' CPU-per-request ratio over this is printed as a warning (not a failure): it moves
 with the host's load, but it sees the kernel work (system calls) the instruction count does not."""
@@ -285,7 +285,7 @@ def section(counts: dict[str, dict[str, float]], rows: Rounds, args: argparse.Na
         "",
         f"**The gate: instructions per request.** Each gateway runs under `valgrind --tool=callgrind`; per "
         f"operation, after a warm-up, exactly {args.requests:,} requests over {args.connections} keep-alive "
-        "connections between `callgrind_control --zero` and `--dump`. The count repeats within 0.5% whatever "
+        "connections between `callgrind_control --zero` and `--dump`. The count repeats within 1% whatever "
         f"else the host runs. Goal: on every operation the new code's count is at most {GOAL:.2f}× the baseline's.",
         "",
         "| operation | instructions/req old | instructions/req new | new ÷ old | goal |",
