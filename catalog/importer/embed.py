@@ -23,7 +23,13 @@ from typing import Protocol, TextIO
 import numpy as np
 
 from catalog.db.provenance import record_embedding
-from catalog.search.embeddings import DEFAULT_EMBEDDER, Embedder, document_text, get_embedder
+from catalog.search.embeddings import (
+    ABSTRACT_CHARS,
+    DEFAULT_EMBEDDER,
+    Embedder,
+    document_text,
+    get_embedder,
+)
 from catalog.search.vectors import (
     BATCH,
     FORMAT,
@@ -39,7 +45,7 @@ from catalog.store.filters import date_key
 __all__ = ["PendingVectors", "build_vectors", "embed_database"]
 
 logger = logging.getLogger(__name__)
-TEXT = "title + abstract[:1200]"  # what document_text embeds (the manifest's "text")
+TEXT = f"title + abstract[:{ABSTRACT_CHARS}]"  # what document_text embeds (the manifest's "text")
 
 
 class PendingVectors:

@@ -31,7 +31,7 @@ from typing import Protocol
 import numpy as np
 import numpy.typing as npt
 
-__all__ = ["DEFAULT_EMBEDDER", "EMBEDDERS", "Embedder", "WordLlamaEmbedder", "document_text", "get_embedder"]
+__all__ = ["ABSTRACT_CHARS", "DEFAULT_EMBEDDER", "EMBEDDERS", "Embedder", "WordLlamaEmbedder", "document_text", "get_embedder"]
 
 DEFAULT_EMBEDDER = "wordllama-l2_supercat-256"
 ABSTRACT_CHARS = 1200  # title + the first 1,200 characters of the abstract (most of a typical abstract)

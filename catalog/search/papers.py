@@ -315,6 +315,7 @@ def search_papers(conn: sqlite3.Connection, query: str, page: Page, *, mode: str
         if pinned is None:
             counted = _count(conn, match, where, args) if match else 0
             count, common = min(counted, COUNT_CAP), counted >= COUNT_CAP
+            capped = counted > COUNT_CAP  # more match than the count says
             ids = (_match_ids(conn, match, where, args, page.size, page.offset, common=common)
                    if match and page.offset < count else [])
             strong = set(ids) if together else set()
@@ -325,6 +326,7 @@ def search_papers(conn: sqlite3.Connection, query: str, page: Page, *, mode: str
                               common=_count(conn, match, where, args) >= COUNT_CAP) if match else []
             ranked = [pinned] + [i for i in rest if i != pinned]
             count = len(ranked)
+            capped = count >= CANDIDATES  # a full pool: more may match
             ids = ranked[page.offset: page.offset + page.size]
             strong = set(ranked) if together else {pinned}
             strong_count = len(strong)
@@ -341,10 +343,9 @@ def search_papers(conn: sqlite3.Connection, query: str, page: Page, *, mode: str
             ranked = [pinned] + [i for i in ranked if i != pinned]
             strong.add(pinned)
         count = len(ranked)
+        capped = count >= CANDIDATES  # a full pool: more may match
         ids = ranked[page.offset: page.offset + page.size]
         strong_count = len(strong)
-    # The count stopped at a bound, so more match: keyword, past COUNT_CAP; a ranking, a full pool.
-    capped = counted > COUNT_CAP if mode == "keyword" and pinned is None else count >= CANDIDATES
     if mode != "hybrid":  # reported in every mode; only hybrid ranks by it
         matches = vocabulary.match(vocabulary.get_vocabulary(conn), query, STOP_WORDS)
     results = paper_summaries(conn, ids)

@@ -148,13 +148,6 @@ _ORDER_INDEX = {"trending": "papers_list_trend", "date_published": "papers_list_
 _WALK_FACTOR = 4
 
 
-# The sort keys of each ordering with a stored trend, in the order of its ``papers_list_*``
-# index (``id`` last); the date is the one nullable key (NULLs sort last, as in _ORDER).
-_ORDER_KEYS = {"trending": ("p.trend", "p.citation_count", "p.id"),
-               "date_published": ("p.published", "p.id"),
-               "citation_count": ("p.citation_count", "p.id")}
-
-
 def _flip(order: str) -> str:
     """The reverse of an ORDER BY body of :func:`order_clause` (directions and NULLS placement)."""
     swap = {"ASC": "DESC", "DESC": "ASC", "NULLS LAST": "NULLS FIRST", "NULLS FIRST": "NULLS LAST"}
@@ -197,10 +190,11 @@ def _page_ids(conn: sqlite3.Connection, where: str, args: Mapping[str, object], 
                f"ORDER BY {order} LIMIT :limit OFFSET :offset")
     else:
         # is_latest is 0 or 1 (NOT NULL; the importer stores int(bool)): two ordered index
-        # ranges, merged by the compound ORDER BY (result columns: the keys, id last).
-        keys = ", ".join(_ORDER_KEYS[order_by])
-        terms = [part.strip().split(None, 1)[1] for part in order.split(",")]
-        merged = ", ".join(f"{index} {term}" for index, term in enumerate(terms, 1))
+        # ranges, merged by the compound ORDER BY. Its result columns are the order's keys (with
+        # a stored trend each a plain column, id last), each sorted by its position.
+        parts = [part.strip().split(None, 1) for part in order.split(",")]
+        keys = ", ".join(column for column, _ in parts)
+        merged = ", ".join(f"{index} {term}" for index, (_, term) in enumerate(parts, 1))
         arm = f"SELECT {keys} FROM papers p INDEXED BY {_ORDER_INDEX[order_by]} WHERE p.is_latest = {{}} AND {where}"
         sql = f"{arm.format(1)} UNION ALL {arm.format(0)} ORDER BY {merged} LIMIT :limit OFFSET :offset"
     ids = [int(r[-1]) for r in conn.execute(sql, query_args)]
