@@ -143,11 +143,12 @@ def paper_summary_table(items: list[JsonObject], *, weak: bool = False) -> list[
     return md_table(headers, rows, drop_empty=True, compact=True)
 
 
-def of_total(shown: int, total: object, noun: str, plural: str | None = None) -> str:
+def of_total(shown: int, total: object, noun: str, plural: str | None = None, *, at_least: bool = False) -> str:
     """``3 of 10 papers`` when the total is known and larger than what is shown, else ``1 paper`` /
-    ``3 papers``: a header states the total, not only the page."""
+    ``3 papers``: a header states the total, not only the page. ``at_least``: the total is a
+    lower bound (a count that stopped at its cap), ``3 of 2000+ papers``."""
     if isinstance(total, int) and not isinstance(total, bool) and total > shown:
-        return f"{shown} of {total} {plural or noun + 's'}"
+        return f"{shown} of {total}{'+' if at_least else ''} {plural or noun + 's'}"
     return count_of(shown, noun, plural)
 
 
@@ -178,8 +179,7 @@ def search_text(fields: JsonObject, total: int | None, *, abstract_chars: int | 
     page; the table (weak matches marked when strong ones are on the page too); then the abstracts."""
     items = as_objects(fields.get("items"))
     note = fields.get("note")
-    capped = fields.get("total_capped") is True and isinstance(total, int) and total > len(items)
-    head = f"{len(items)} of {total}+ papers" if capped else of_total(len(items), total, "paper")
+    head = of_total(len(items), total, "paper", at_least=fields.get("total_capped") is True)
     lines: list[str | None] = [f"{head}." + (f" {note}" if note else "")]
     lines += [_entity_line(entity) for entity in as_objects(fields.get("matched_entities"))]
     cut = fields.get("abstracts_cut")
