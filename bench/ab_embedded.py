@@ -45,6 +45,8 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+import aiohttp
+
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from bench.cpu_per_call import cpu_seconds, free_port, stop, wait_http
 from bench.load import PROTOCOL, initialize_body, rpc_body
@@ -173,44 +175,29 @@ REQUESTS_TIMEOUT_S = 600.0
 """How long one batch of exact requests may take under callgrind (then the bench stops, not hangs)."""
 
 
-async def _one_connection(port: int, request: bytes, count: int) -> None:
-    """Send ``request`` ``count`` times on one keep-alive connection, each after the last answer."""
-    reader, writer = await asyncio.open_connection("127.0.0.1", port)
-    try:
-        for _ in range(count):
-            writer.write(request)
-            await writer.drain()
-            head = await reader.readuntil(b"\r\n\r\n")
-            lines = head.split(b"\r\n")
-            lengths = [int(line.split(b":", 1)[1]) for line in lines if line.lower().startswith(b"content-length:")]
-            if len(lengths) != 1:
-                raise RuntimeError(f"an answer without one Content-Length: {lines[0]!r}")
-            body = await reader.readexactly(lengths[0])
-            if not lines[0].startswith(b"HTTP/1.1 200") or b'"isError":true' in body:
-                raise RuntimeError(f"bad answer: {lines[0]!r} {body[:200]!r}")
-    finally:
-        writer.close()
-
-
 def exact_requests(port: int, body: str, protocol: str, total: int, connections: int) -> None:
-    """Send exactly ``total`` ``POST /mcp`` requests over ``connections`` keep-alive connections.
+    """Send exactly ``total`` ``POST /mcp`` requests over at most ``connections`` keep-alive connections.
 
-    Each connection names its own client (``X-PwC-MCP-Client``), as wrk's script does, so the
-    per-client request limit never refuses a long run. Raises ``RuntimeError`` on a bad answer
-    and ``TimeoutError`` after `REQUESTS_TIMEOUT_S`."""
+    ``connections`` senders, each sending its share one after another and naming its own client
+    (``X-PwC-MCP-Client``), as wrk's script does, so the per-client request limit never refuses a
+    long run. Raises ``RuntimeError`` on a bad answer and ``TimeoutError`` after `REQUESTS_TIMEOUT_S`."""
     data = body.encode()
     counts = [total // connections + (1 if i < total % connections else 0) for i in range(connections)]
+    url = f"http://127.0.0.1:{port}/mcp"
 
-    def request(client: int) -> bytes:
-        headers = (f"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nContent-Type: application/json\r\n"
-                   f"Accept: application/json, text/event-stream\r\nX-PwC-MCP-Client: bench-{client}\r\n")
-        if protocol:
-            headers += f"MCP-Protocol-Version: {protocol}\r\n"
-        return (headers + f"Content-Length: {len(data)}\r\n\r\n").encode() + data
+    async def send(http: aiohttp.ClientSession, client: int, count: int) -> None:
+        headers = {"Content-Type": "application/json", "Accept": "application/json, text/event-stream",
+                   "X-PwC-MCP-Client": f"bench-{client}", **({"MCP-Protocol-Version": protocol} if protocol else {})}
+        for _ in range(count):
+            async with http.post(url, data=data, headers=headers) as response:
+                answer = await response.read()
+                if response.status != 200 or b'"isError":true' in answer:
+                    raise RuntimeError(f"bad answer: {response.status} {answer[:200]!r}")
 
     async def run() -> None:
-        async with asyncio.timeout(REQUESTS_TIMEOUT_S):
-            await asyncio.gather(*(_one_connection(port, request(i), n) for i, n in enumerate(counts) if n))
+        async with asyncio.timeout(REQUESTS_TIMEOUT_S), aiohttp.ClientSession(
+                connector=aiohttp.TCPConnector(limit=connections)) as http:
+            await asyncio.gather(*(send(http, i, n) for i, n in enumerate(counts) if n))
 
     asyncio.run(run())
 
