@@ -1,9 +1,10 @@
 """Send tool calls to the worker pool over Redis and wait for their replies.
 
 One :class:`RedisDispatcher` per gateway process. Each process owns a reply
-list (``redis_keys.reply_list(gateway_id)``) read by a single background task that
-resolves the waiting request's future by request id, so a thousand waiting
-calls cost one blocking Redis connection, not a thousand. Wire format:
+list (``redis_keys.reply_list(gateway_id)``) read by one blocking ``BLMPOP`` at a time,
+whose replies resolve the waiting requests' futures by request id right where the pipe
+parses them (`queue.wait_replies_then`: no reader task between a reply and its call), so a
+thousand waiting calls cost one blocking Redis connection, not a thousand. Wire format:
 :mod:`pwc_mcp_core.cluster.queue`.
 
 Outcomes (`pwc_mcp_core.runtime.dispatch`; each surface maps them to its wire shape):
@@ -168,6 +169,9 @@ class RedisDispatcher:
         self._observe = observe
         self._waiting: dict[str, _InFlight] = {}
         self._tasks: list[asyncio.Task[None]] = []
+        self._closed = False
+        self._reply_failures = 0
+        self._reply_retry: asyncio.TimerHandle | None = None
         self._live_workers = 0
         self._registered_workers = 0
         self._worker_live = asyncio.Event()  # set while the last refresh saw a live worker
@@ -195,14 +199,17 @@ class RedisDispatcher:
     async def start(self) -> None:
         """Start the reply reader and the liveness refresher (Redis may still be down)."""
         await self._refresh_liveness()
+        self._wait_for_replies()
         self._tasks = [
-            asyncio.create_task(self._read_replies(), name="pwc-mcp-replies"),
             asyncio.create_task(self._refresh_liveness_forever(), name="pwc-mcp-liveness"),
             asyncio.create_task(self._check_entries_forever(), name="pwc-mcp-entry-check"),
         ]
 
     async def close(self) -> None:
         """Stop background tasks, fail waiting calls and close connections."""
+        self._closed = True
+        if self._reply_retry is not None:
+            self._reply_retry.cancel()
         await stop_tasks(self._tasks)
         for waiting in self._waiting.values():
             if not waiting.future.done():
@@ -314,25 +321,38 @@ class RedisDispatcher:
             return Refused(decision_from_code(code, None))
         return entry_id
 
-    async def _read_replies(self) -> None:
-        failures = 0
-        while True:
-            try:
-                replies = await queue.wait_replies(self._reply_pipe, self._reply_key, timeout_s=_REPLY_WAIT_S)
-            except StoreUnavailable:
-                # Redis restarting: keep waiting callers; their deadlines bound them.
-                failures += 1
-                await asyncio.sleep(REDIS_BACKOFF.compute(failures))
-                continue
-            failures = 0
-            for rid, replied in replies:
-                waiting = self._waiting.get(rid)
-                if waiting is not None and not waiting.future.done():
-                    waiting.future.set_result(replied)
-                # else: a duplicate (a reclaimed call answered twice) or a late reply: dropped.
-            if replies:
-                # The answered calls run first; the next BLMPOP's write is not on their path.
-                await asyncio.sleep(0)
+    def _wait_for_replies(self) -> None:
+        """Send the next ``BLMPOP`` of this process's reply list; `_on_replies` gets its outcome."""
+        self._reply_retry = None
+        if self._closed:
+            return
+        try:
+            queue.wait_replies_then(self._reply_pipe, self._reply_key, timeout_s=_REPLY_WAIT_S,
+                                    then=self._on_replies)
+        except StoreUnavailable as exc:  # the pipe closed under us: only on shutdown
+            self._on_replies(exc)
+
+    def _on_replies(self, replies: list[tuple[str, Replied]] | StoreUnavailable) -> None:
+        """Resolve the waiting calls of ``replies``, then wait for more; runs where the pipe reads them."""
+        loop = asyncio.get_running_loop()
+        if isinstance(replies, StoreUnavailable):
+            # Redis restarting: keep waiting callers; their deadlines bound them.
+            self._reply_failures += 1
+            if not self._closed:
+                self._reply_retry = loop.call_later(REDIS_BACKOFF.compute(self._reply_failures), self._wait_for_replies)
+            return
+        self._reply_failures = 0
+        for rid, replied in replies:
+            waiting = self._waiting.get(rid)
+            if waiting is not None and not waiting.future.done():
+                waiting.future.set_result(replied)
+            # else: a duplicate (a reclaimed call answered twice) or a late reply: dropped.
+        if replies:
+            # The answered calls run first (their wake-ups are queued already); the next
+            # BLMPOP's write is not on their path.
+            loop.call_soon(self._wait_for_replies)
+        else:
+            self._wait_for_replies()
 
     async def _refresh_liveness(self) -> None:
         sent = time.monotonic()

@@ -18,8 +18,8 @@ Liveness: each worker ZADDs its id into ``redis_keys.workers_set()`` with the
 current time (ms) every beat; a worker is live when its score is newer than
 ``redis_keys.HEARTBEAT_TTL_S``.
 
-The gateway's per-call paths (`enqueue`, `admit_and_enqueue`, `wait_replies`) take a
-:class:`~pwc_mcp_core.cluster.redis_pipe.RedisPipe` (``wait_replies`` one of its own: it blocks);
+The gateway's per-call paths (`enqueue`, `admit_and_enqueue`, `wait_replies_then`) take a
+:class:`~pwc_mcp_core.cluster.redis_pipe.RedisPipe` (the reply wait one of its own: it blocks);
 a worker's consumer threads (`read_jobs_sync`, `finish_and_read_sync`, `finish_sync`) each a
 :class:`~pwc_mcp_core.cluster.redis_pipe.SyncPipe`; the rest a ``redis.asyncio.Redis`` created
 with ``decode_responses=False``. The async functions raise
@@ -34,7 +34,7 @@ import hashlib
 import logging
 import time
 import weakref
-from collections.abc import Collection, Sequence
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass
 from typing import TypeAlias
 
@@ -74,6 +74,7 @@ __all__ = [
     "release_lease",
     "reply_commands",
     "wait_replies",
+    "wait_replies_then",
     "worker_of",
 ]
 
@@ -356,9 +357,32 @@ async def wait_replies(pipe: RedisPipe, reply_key: str, *, timeout_s: float,
 
     One round trip returns everything already waiting (``BLMPOP``, Redis 7.0 or newer),
     so a busy gateway does not pay a round trip per reply. ``[]`` on timeout. ``pipe``
-    must carry nothing else: the command blocks it.
+    must carry nothing else: the command blocks it. `wait_replies_then` is its callback form.
     """
-    popped = await pipe.execute("BLMPOP", timeout_s, 1, reply_key, "RIGHT", "COUNT", batch)
+    return _popped_replies(await pipe.execute(*_blmpop(reply_key, timeout_s, batch)))
+
+
+def wait_replies_then(pipe: RedisPipe, reply_key: str, *, timeout_s: float,
+                      then: Callable[[list[tuple[str, Replied]] | StoreUnavailable], None], batch: int = 256) -> None:
+    """`wait_replies` without a task: ``then`` gets the replies (``[]`` on timeout), or the
+    `StoreUnavailable` that failed the wait, where the pipe reads them (`RedisPipe.submit`).
+    ``then`` must not raise.
+
+    Raises:
+        StoreConnectionLost: ``pipe`` is closed (``then`` is not called).
+    """
+    def popped(reply: Reply | StoreUnavailable) -> None:
+        then(reply if isinstance(reply, StoreUnavailable) else _popped_replies(reply))
+
+    pipe.submit(_blmpop(reply_key, timeout_s, batch), popped)
+
+
+def _blmpop(reply_key: str, timeout_s: float, batch: int) -> Command:
+    return ("BLMPOP", timeout_s, 1, reply_key, "RIGHT", "COUNT", batch)
+
+
+def _popped_replies(popped: Reply) -> list[tuple[str, Replied]]:
+    """The decoded replies of a ``BLMPOP`` reply (``[key, [item, ...]]``; nil after its timeout)."""
     if not isinstance(popped, list) or len(popped) != 2 or not isinstance(popped[1], list):
         return []  # None: nothing within timeout_s
     decoded: list[tuple[str, Replied]] = []

@@ -8,8 +8,10 @@ packs with `pack_command` and drops the rest:
 
 * commands submitted during one event-loop iteration are written together, in one
   system call, by one flush task; a command sent to an idle pipe is written at once;
-* one reader task reads the replies in order and resolves each caller's future, so
-  the next batch is written while earlier replies are still on their way;
+* the replies are parsed (hiredis) as their bytes arrive, in the connection's own
+  ``data_received``, and each caller's future resolved there: no reader task and no
+  stream buffer lie between a reply and its caller, and the next batch is written while
+  earlier replies are still on their way;
 * a reply that is a Redis error goes to its caller alone, as `StoreRefused`; a lost
   connection fails every waiting caller with `StoreConnectionLost` (`StoreReplyLost` for
   commands already written, which may have run),
@@ -32,12 +34,15 @@ import asyncio
 import contextlib
 import hashlib
 from collections import deque
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import TypeAlias
 
+import hiredis
+from redis._parsers.base import BaseParser
 from redis.asyncio.connection import AbstractConnection, ConnectionPool
 from redis.connection import ConnectionPool as SyncConnectionPool
-from redis.exceptions import DataError, NoScriptError, RedisError, ResponseError
+from redis.exceptions import ConnectionError as RedisConnectionError
+from redis.exceptions import DataError, InvalidResponse, NoScriptError, RedisError, ResponseError
 
 from pwc_mcp_core.cluster.errors import (
     StoreConnectionLost,
@@ -48,13 +53,16 @@ from pwc_mcp_core.cluster.errors import (
 )
 from pwc_mcp_core.cluster.redis_connect import RedisTarget, async_pool, reconnect_wait_s, sync_pool
 
-__all__ = ["Arg", "RedisPipe", "Reply", "ScriptRunner", "SyncPipe", "int_reply", "pack_command"]
+__all__ = ["Arg", "OnReply", "RedisPipe", "Reply", "ScriptRunner", "SyncPipe", "int_reply", "pack_command"]
 
 Arg: TypeAlias = bytes | str | int | float
 """One argument of a command, as `pack_command` packs it."""
 Reply: TypeAlias = "bytes | int | list[Reply] | None"
 """A parsed RESP2 reply (no decoding: strings stay bytes); a refused command is an exception instead."""
-_Waiter: TypeAlias = "asyncio.Future[Reply | StoreRefused]"
+_Waiter: TypeAlias = "asyncio.Future[Reply | StoreRefused] | _Callback"
+OnReply: TypeAlias = "Callable[[Reply | StoreUnavailable], None]"
+"""`RedisPipe.submit`'s callback: the reply (a refused command's as its `StoreRefused`), or the
+`StoreUnavailable` that failed the command."""
 
 
 class RedisPipe:
@@ -78,7 +86,6 @@ class RedisPipe:
         self._outbox_waiters: list[_Waiter] = []
         self._pending: deque[_Waiter] = deque()
         self._flush_task: asyncio.Task[None] | None = None
-        self._reader: asyncio.Task[None] | None = None
         self._write_lock = asyncio.Lock()
         self._closed = False
         # (deadline, last waiter of a batch) in submission order; one timer checks the oldest.
@@ -109,10 +116,30 @@ class RedisPipe:
             StoreConnectionLost: Redis is unreachable, or the connection was lost.
             StoreTimeout: no reply within ``timeout_s``.
         """
+        loop = asyncio.get_running_loop()
+        futures: list[asyncio.Future[Reply | StoreRefused]] = [loop.create_future() for _ in commands]
+        self._send(commands, futures)
+        if len(futures) == 1:
+            return [await futures[0]]
+        return list(await asyncio.gather(*futures))
+
+    def submit(self, command: Sequence[Arg], on_reply: OnReply) -> None:
+        """Send one command without waiting: ``on_reply`` gets its outcome where the reply is read,
+        in the connection's callback, so no task wakes up in between (the gateway's reply wait).
+
+        ``on_reply`` must not raise. It gets the reply (a refused command: its `StoreRefused`),
+        or the `StoreConnectionLost`/`StoreTimeout` that failed the command.
+
+        Raises:
+            StoreConnectionLost: the pipe is closed (``on_reply`` is not called).
+        """
+        self._send([command], [_Callback(on_reply)])
+
+    def _send(self, commands: Sequence[Sequence[Arg]], waiters: Sequence[_Waiter]) -> None:
+        """Write ``commands`` now, or leave them to this iteration's flush; their replies go to ``waiters``."""
         if self._closed:
             raise StoreConnectionLost("the pipe is closed")
         loop = asyncio.get_running_loop()
-        waiters: list[_Waiter] = [loop.create_future() for _ in commands]
         data = b"".join([pack_command(command) for command in commands])
         if not self._write_now(data, waiters):
             self._outbox.append(data)
@@ -124,11 +151,8 @@ class RedisPipe:
             self._deadlines.append((deadline, waiters[-1]))  # replies come in order: the last is the latest
             if self._watchdog is None:
                 self._watchdog = loop.call_at(deadline, self._check_deadlines)
-        if len(waiters) == 1:
-            return [await waiters[0]]
-        return list(await asyncio.gather(*waiters))
 
-    def _write_now(self, data: bytes, waiters: list[_Waiter]) -> bool:
+    def _write_now(self, data: bytes, waiters: Sequence[_Waiter]) -> bool:
         """Write ``data`` at once when the pipe is idle (connected, nothing waiting for a reply or
         a flush, the socket's buffer empty): a lone command then costs no flush task and no
         event-loop iteration before it leaves. Busy, it is left to the flush task, which writes
@@ -195,7 +219,7 @@ class RedisPipe:
                             _fail(waiter, StoreConnectionLost("the pipe is closed"))
                         await _disconnect_quietly(conn)
                         return
-                    self._reader = asyncio.get_running_loop().create_task(self._read_forever(conn))
+                    _ReplyProtocol.install(self, conn)
                 self._pending.extend(waiters)  # before the write: replies may come back at once
                 await conn.send_packed_command(data, check_health=False)
             except (RedisError, OSError) as exc:
@@ -204,25 +228,17 @@ class RedisPipe:
                 if conn is self._conn:  # else it was abandoned already (timeout, close)
                     self._abandon(StoreReplyLost("the connection to Redis was lost"))
 
-    async def _read_forever(self, conn: AbstractConnection) -> None:
-        while True:
-            try:
-                reply: Reply | StoreRefused = await conn.read_response(disconnect_on_error=False)
-            except ResponseError as exc:
-                reply = _refused(exc)
-            except asyncio.CancelledError:
-                raise
-            except (RedisError, OSError) as exc:
-                if conn is self._conn:  # else it was abandoned already
-                    self._reader = None  # this task ends here; _abandon must not cancel it
-                    self._abandon(StoreReplyLost(f"the connection to Redis was lost: {type(exc).__name__}"))
-                return
-            if conn is not self._conn:  # abandoned: its replies belong to callers already failed
-                return
-            if self._pending:
-                waiter = self._pending.popleft()
-                if not waiter.done():
-                    waiter.set_result(reply)
+    def _replied(self, conn: AbstractConnection, reply: Reply | StoreRefused) -> None:
+        """One reply parsed off ``conn``: it resolves the oldest waiting caller (replies come in order)."""
+        if conn is self._conn and self._pending:
+            waiter = self._pending.popleft()
+            if not waiter.done():
+                waiter.set_result(reply)
+
+    def _lost(self, conn: AbstractConnection, error: StoreUnavailable) -> None:
+        """``conn`` failed under its callers; abandoned already (timeout, close) it is nobody's now."""
+        if conn is self._conn:
+            self._abandon(error)
 
     def _abandon(self, error: StoreUnavailable) -> None:
         """Fail every caller waiting for a reply and give the connection up, at once.
@@ -231,9 +247,6 @@ class RedisPipe:
         the abandoned connection. The next flush connects a fresh one; the old one is
         closed in the background.
         """
-        reader, self._reader = self._reader, None
-        if reader is not None and reader is not asyncio.current_task():
-            reader.cancel()
         pending, self._pending = self._pending, deque()
         for waiter in pending:
             _fail(waiter, error)
@@ -241,6 +254,90 @@ class RedisPipe:
         task = asyncio.get_running_loop().create_task(_disconnect_quietly(old))
         self._closing.add(task)
         task.add_done_callback(self._closing.discard)
+
+
+class _Callback:
+    """A waiter of `RedisPipe.submit`: hands its outcome to a function at once, where the reply is
+    read, instead of resolving a future whose task would run one event-loop iteration later."""
+
+    __slots__ = ("_done", "_on_reply")
+
+    def __init__(self, on_reply: OnReply) -> None:
+        self._on_reply = on_reply
+        self._done = False
+
+    def done(self) -> bool:
+        """Whether the outcome was handed over (it is, once)."""
+        return self._done
+
+    def set_result(self, reply: Reply | StoreRefused) -> None:
+        """The command's reply."""
+        self._done = True
+        self._on_reply(reply)
+
+    def set_exception(self, error: BaseException) -> None:
+        """The command failed (the pipe gives `StoreUnavailable` errors only)."""
+        self._done = True
+        self._on_reply(error if isinstance(error, StoreUnavailable) else StoreConnectionLost(type(error).__name__))
+
+
+class _ReplyProtocol(asyncio.Protocol):
+    """Reads a connected `RedisPipe` connection's replies in place of redis-py's stream reader.
+
+    Installed on the transport once redis-py has connected (its handshake, AUTH and SELECT
+    included, is read by redis-py); from then on each chunk is fed to a hiredis reader as it
+    arrives and every complete reply goes straight to `RedisPipe._replied`, in this callback.
+    The stream protocol it replaces still gets the flow-control and loss callbacks, so
+    redis-py's writer (``drain``, ``disconnect``) works as before.
+    """
+
+    def __init__(self, pipe: RedisPipe, conn: AbstractConnection, previous: asyncio.BaseProtocol) -> None:
+        self._pipe = pipe
+        self._conn = conn
+        self._previous = previous
+        # Errors come back as values: ResponseError subclasses (NOSCRIPT and the like) or, for
+        # a Redis that is loading or gone read-only mid-failover, ConnectionError ones.
+        self._parser = hiredis.Reader(protocolError=InvalidResponse, replyError=BaseParser.parse_error)
+
+    @classmethod
+    def install(cls, pipe: RedisPipe, conn: AbstractConnection) -> None:
+        """Take over reading ``conn`` (connected, its handshake done) for ``pipe``."""
+        transport = conn._writer.transport  # type: ignore[union-attr]  # connected: redis-py's StreamWriter
+        transport.set_protocol(cls(pipe, conn, transport.get_protocol()))
+
+    def data_received(self, data: bytes) -> None:
+        """Parse what arrived and hand every complete reply to its caller."""
+        self._parser.feed(data)
+        while True:
+            try:
+                reply = self._parser.gets()
+            except InvalidResponse:
+                self._pipe._lost(self._conn, StoreReplyLost("Redis sent an unreadable reply"))
+                return
+            if reply is False:  # hiredis: no complete reply yet
+                return
+            if isinstance(reply, RedisConnectionError):
+                self._pipe._lost(self._conn, StoreReplyLost(f"the connection to Redis was lost: {type(reply).__name__}"))
+                return
+            self._pipe._replied(self._conn, _refused(reply) if isinstance(reply, ResponseError) else reply)
+
+    def eof_received(self) -> bool:
+        """Redis closed the connection: close our side too (`connection_lost` follows)."""
+        return False
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        """Fail the callers still waiting on this connection, and tell redis-py's protocol."""
+        self._previous.connection_lost(exc)
+        reason = type(exc).__name__ if exc is not None else "closed by Redis"
+        self._pipe._lost(self._conn, StoreReplyLost(f"the connection to Redis was lost: {reason}"))
+
+    def pause_writing(self) -> None:
+        """Redis reads slower than we write: redis-py's ``drain`` waits (its protocol's flag)."""
+        self._previous.pause_writing()
+
+    def resume_writing(self) -> None:
+        """The write buffer drained: ``drain`` returns."""
+        self._previous.resume_writing()
 
 
 class SyncPipe:

@@ -32,26 +32,32 @@ local function window_retry_after(key, now, window)
   return math.max(1, math.min(math.floor(window / 1000), math.ceil(wait_ms / 1000)))
 end
 
--- 0 when every limit has room, else the refusal code; writes nothing but expiry purges.
+-- Whether the sorted set at key holds limit entries scored above cutoff. A set smaller than
+-- the limit cannot hold that many, so its stale entries (expired leases, requests older than
+-- the window) are purged only once its size reaches the limit: most requests pay one ZCARD
+-- per set, and no set grows past its limit (an entry is added only below it).
+local function at_limit(key, cutoff, limit)
+  if redis.call('ZCARD', key) < limit then
+    return false
+  end
+  redis.call('ZREMRANGEBYSCORE', key, '-inf', cutoff)
+  return redis.call('ZCARD', key) >= limit
+end
+
+-- 0 when every limit has room, else the refusal code; writes nothing but purges of stale entries.
 local function admission_check(now)
   local window = tonumber(ARGV[8])
-  -- Leases of dead gateways expire; purge them before counting.
-  redis.call('ZREMRANGEBYSCORE', KEYS[4], '-inf', now)
-  redis.call('ZREMRANGEBYSCORE', KEYS[3], '-inf', now)
-  if redis.call('ZCARD', KEYS[4]) >= tonumber(ARGV[5]) then
+  -- Leases of dead gateways expire: at_limit counts only live ones.
+  if at_limit(KEYS[4], now, tonumber(ARGV[5])) then
     return 101
   end
-  redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now - window)
-  if redis.call('ZCARD', KEYS[1]) >= tonumber(ARGV[1]) then
+  if at_limit(KEYS[1], now - window, tonumber(ARGV[1])) then
     return 200 + window_retry_after(KEYS[1], now, window)
   end
-  if ARGV[3] == "1" then
-    redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', now - window)
-    if redis.call('ZCARD', KEYS[2]) >= tonumber(ARGV[2]) then
-      return 300 + window_retry_after(KEYS[2], now, window)
-    end
+  if ARGV[3] == "1" and at_limit(KEYS[2], now - window, tonumber(ARGV[2])) then
+    return 300 + window_retry_after(KEYS[2], now, window)
   end
-  if redis.call('ZCARD', KEYS[3]) >= tonumber(ARGV[4]) then
+  if at_limit(KEYS[3], now, tonumber(ARGV[4])) then
     return 401
   end
   return 0

@@ -202,3 +202,33 @@ def test_the_sync_pipe_keeps_order_and_per_command_errors_and_reconnects(redis_s
         assert pipe.execute_many([("PING",)]) == [b"PONG"]
     finally:
         pipe.close()
+
+
+async def test_submit_hands_each_outcome_to_its_callback_where_the_reply_is_read(redis: Redis, redis_url: str) -> None:
+    """`RedisPipe.submit` (the gateway's reply wait): the reply, a refusal or the lost connection
+    reaches the callback with no task in between, and the pipe stays in order around it."""
+    pipe = RedisPipe(redis_url, timeout_s=5.0)
+    outcomes: list[object] = []
+    try:
+        pipe.submit(("SET", "pwc-test:submit", "1"), outcomes.append)
+        pipe.submit(("INCRBY", "pwc-test:submit", "x"), outcomes.append)  # refused alone
+        assert await pipe.execute("GET", "pwc-test:submit") == b"1"  # after both, in order
+        assert outcomes[0] == b"OK"
+        assert isinstance(outcomes[1], ResponseError)
+        pipe.submit(("BLPOP", "pwc-test:never", 5), outcomes.append)
+        for _ in range(100):  # until the BLPOP is written and blocked in Redis
+            if any(c.get("cmd") == "blpop" for c in await redis.client_list()):
+                break
+            await asyncio.sleep(0.02)
+        await redis.client_kill_filter(_type="normal", skipme=True)
+        for _ in range(100):
+            if len(outcomes) == 3:
+                break
+            await asyncio.sleep(0.02)
+        assert isinstance(outcomes[2], StoreReplyLost)
+        assert await pipe.execute("PING") == b"PONG"  # the next command connects again
+    finally:
+        await pipe.close()
+    with pytest.raises(StoreConnectionLost):
+        pipe.submit(("PING",), outcomes.append)
+    assert len(outcomes) == 3

@@ -109,6 +109,37 @@ async def test_leases_of_a_dead_gateway_expire(make_limiter: Factory) -> None:
     assert decision.lease is not None
 
 
+async def test_stale_entries_are_purged_once_a_set_reaches_its_limit(redis_url: str) -> None:
+    """``admission.lua`` counts a set's size first and purges stale entries (requests older
+    than the window, expired leases) only when that size reaches the limit: the decisions
+    are exact and no set grows past its limit."""
+    limiter = RedisLimiter(redis_url, LimitSettings(request_limit=3, concurrency_limit=2,
+                                                    global_concurrency_limit=100, lease_ttl_s=30))
+    client = redis.Redis.from_url(redis_url)
+    window, leases = redis_keys.rate_window("requests", "stale"), redis_keys.concurrency_client("stale")
+    try:
+        client.delete(window, leases)
+        client.zadd(window, {"old-1": 1, "old-2": 2, "old-3": 3})  # long outside the window
+        client.zadd(leases, {"gone-1": 1, "gone-2": 2})  # expired long ago
+        decisions = [await limiter.acquire("stale", semantic=False) for _ in range(4)]
+        assert [d.allowed for d in decisions] == [True, True, False, False]
+        assert decisions[2].kind == "concurrency"  # two live leases now: the window has room
+        assert client.zcard(leases) == 2 and client.zcard(window) == 2
+        for decision in decisions[:2]:
+            assert decision.lease is not None
+            await limiter.release(decision.lease)
+        fifth = await limiter.acquire("stale", semantic=False)
+        assert fifth.allowed and fifth.lease is not None
+        refused = await limiter.acquire("stale", semantic=False)
+        assert not refused.allowed and refused.kind == "requests"  # three in the window
+        assert client.zcard(window) == 3
+        await limiter.release(fifth.lease)
+    finally:
+        client.delete(window, leases)
+        client.close()
+        await limiter.close()
+
+
 async def test_two_redis_limiters_share_one_budget(redis_url: str) -> None:
     limits = LimitSettings(request_limit=4)
     one, two = RedisLimiter(redis_url, limits), RedisLimiter(redis_url, limits)
