@@ -33,6 +33,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import hashlib
+import socket
 from collections import deque
 from collections.abc import Callable, Sequence
 from typing import TypeAlias
@@ -43,6 +44,7 @@ from redis.asyncio.connection import AbstractConnection, ConnectionPool
 from redis.connection import ConnectionPool as SyncConnectionPool
 from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import DataError, InvalidResponse, NoScriptError, RedisError, ResponseError
+from redis.exceptions import TimeoutError as RedisTimeoutError
 
 from pwc_mcp_core.cluster.errors import (
     StoreConnectionLost,
@@ -297,7 +299,7 @@ class _ReplyProtocol(asyncio.Protocol):
         self._previous = previous
         # Errors come back as values: ResponseError subclasses (NOSCRIPT and the like) or, for
         # a Redis that is loading or gone read-only mid-failover, ConnectionError ones.
-        self._parser = hiredis.Reader(protocolError=InvalidResponse, replyError=BaseParser.parse_error)
+        self._parser = _reply_parser()
 
     @classmethod
     def install(cls, pipe: RedisPipe, conn: AbstractConnection) -> None:
@@ -343,10 +345,11 @@ class _ReplyProtocol(asyncio.Protocol):
 class SyncPipe:
     """`RedisPipe`'s synchronous sibling for one thread: a connection it holds for good.
 
-    A worker's consumer thread runs every call through it twice (``XREADGROUP``, then
-    the reply's pipeline), so redis-py's pool checkout and pipeline object are skipped:
-    commands are packed by `pack_command`, written in one call, and the replies read in
-    order. Not thread-safe: one per thread.
+    A worker's consumer thread runs every call through it (its reply with its next
+    ``XREADGROUP``), so redis-py's pool checkout, pipeline object and per-reply read path are
+    skipped: redis-py connects (its handshake, and with Sentinel the master lookup), then
+    commands are packed by `pack_command`, written in one call, and the replies parsed by a
+    hiredis reader of the pipe's own, in order. Not thread-safe: one per thread.
 
     Args:
         target: a URL or a Sentinel service (`redis_connect`); with Sentinel a reconnection
@@ -358,6 +361,9 @@ class SyncPipe:
     def __init__(self, target: RedisTarget, *, timeout_s: float, connect_timeout_s: float = 2.0) -> None:
         pool: SyncConnectionPool = sync_pool(target, socket_timeout=timeout_s, connect_timeout=connect_timeout_s)
         self._conn = pool.make_connection()
+        self._sock: socket.socket | None = None  # the connection the parser below reads
+        self._parser = _reply_parser()
+        self._buffer = bytearray(65536)
 
     def execute_many(self, commands: Sequence[Sequence[Arg]]) -> list[Reply | ResponseError]:
         """Run ``commands`` in one write and return their replies (a refused one as its ``ResponseError``).
@@ -367,25 +373,49 @@ class SyncPipe:
                 unreachable or silent; the connection is dropped and the next call reconnects.
         """
         try:
-            # Connect explicitly: send_packed_command's own connect skips a Sentinel
-            # connection's master lookup (and would dial redis-py's default host).
+            # Connect explicitly: a Sentinel connection's connect finds the master.
             self._conn.connect()  # type: ignore[no-untyped-call]
-            packed = [b"".join([pack_command(command) for command in commands])]
-            self._conn.send_packed_command(packed, check_health=False)  # type: ignore[no-untyped-call]
-            replies: list[Reply | ResponseError] = []
-            for _command in commands:
-                try:
-                    replies.append(self._conn.read_response())  # type: ignore[no-untyped-call]
-                except ResponseError as exc:
-                    replies.append(exc)
-            return replies
-        except (RedisError, OSError):
+            sock: socket.socket = self._conn._sock  # type: ignore[attr-defined]  # connected: redis-py's socket
+            if sock is not self._sock:  # a new connection: nothing of the old one's replies is left
+                self._sock, self._parser = sock, _reply_parser()
+            sock.sendall(b"".join([pack_command(command) for command in commands]))
+            return self._read(sock, len(commands))
+        except (RedisError, OSError) as exc:
             self._conn.disconnect()  # type: ignore[no-untyped-call]
-            raise
+            self._sock = None
+            if isinstance(exc, RedisError):
+                raise
+            if isinstance(exc, TimeoutError):
+                raise RedisTimeoutError("no reply from Redis in time") from exc
+            raise RedisConnectionError(f"the connection to Redis was lost: {type(exc).__name__}") from exc
+
+    def _read(self, sock: socket.socket, count: int) -> list[Reply | ResponseError]:
+        replies: list[Reply | ResponseError] = []
+        parser, buffer = self._parser, self._buffer
+        while len(replies) < count:
+            reply = parser.gets()
+            if reply is False:  # hiredis: no complete reply yet
+                received = sock.recv_into(buffer)
+                if not received:
+                    raise RedisConnectionError("the connection was closed by Redis")
+                parser.feed(buffer, 0, received)  # type: ignore[arg-type]  # hiredis reads any buffer
+            elif isinstance(reply, RedisConnectionError):  # a Redis that is loading, or the like
+                raise reply
+            else:
+                replies.append(reply)
+        return replies
 
     def close(self) -> None:
         """Close the connection."""
         self._conn.disconnect()  # type: ignore[no-untyped-call]
+        self._sock = None
+
+
+def _reply_parser() -> hiredis.Reader:
+    """A RESP reader giving raw replies: bytes stay bytes; a Redis error is a value, the
+    ``ResponseError`` (or, for a Redis that is loading or the like, ``ConnectionError``)
+    subclass redis-py's own parser would raise."""
+    return hiredis.Reader(protocolError=InvalidResponse, replyError=BaseParser.parse_error)
 
 
 def pack_command(args: Sequence[Arg]) -> bytes:
