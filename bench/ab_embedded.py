@@ -202,12 +202,26 @@ def exact_requests(port: int, body: str, protocol: str, total: int, connections:
     asyncio.run(run())
 
 
-def _callgrind(pid: int, command: str) -> None:
+def callgrind_control(pid: int, command: str) -> None:
     """Run ``callgrind_control command pid``; raise unless it says OK (it exits 0 on its errors too)."""
     done = subprocess.run(["callgrind_control", command, str(pid)], capture_output=True, text=True, timeout=120,
                           check=False)
     if done.returncode != 0 or "OK." not in done.stdout:
         raise RuntimeError(f"callgrind_control {command} {pid} failed: {(done.stdout + done.stderr).strip()[-500:]}")
+
+
+def dumped_instructions(pid: int, out: Path) -> int:
+    """Dump the counts of the callgrind run ``pid`` writing ``out`` (``--callgrind-out-file``) and
+    return the instructions since its last ``--zero``, from the new dump's ``summary:`` line."""
+    before = set(out.parent.glob(f"{out.name}.*"))
+    callgrind_control(pid, "--dump")
+    new = sorted(set(out.parent.glob(f"{out.name}.*")) - before)
+    if len(new) != 1:
+        raise RuntimeError(f"expected one new callgrind dump of {out.name}, found {[p.name for p in new]}")
+    summary = [line for line in new[0].read_text().splitlines() if line.startswith("summary:")]
+    if len(summary) != 1:
+        raise RuntimeError(f"{new[0].name} has no 'summary:' line")
+    return int(summary[0].split()[1])
 
 
 def instructions(tree: Path, catalog_url: str, requests: int, connections: int, logs: Path) -> dict[str, float]:
@@ -224,21 +238,13 @@ def instructions(tree: Path, catalog_url: str, requests: int, connections: int, 
     gateway = start(cmd, tree, env, log)
     try:
         wait_and_warm(f"http://127.0.0.1:{port}", tree, log, WAIT_CALLGRIND_S)
-        _callgrind(gateway.pid, "--instr=on")
+        callgrind_control(gateway.pid, "--instr=on")
         result = {}
         for key, _, body, protocol, _ in OPERATIONS:
             exact_requests(port, body, protocol, max(requests // 4, connections), connections)
-            _callgrind(gateway.pid, "--zero")
+            callgrind_control(gateway.pid, "--zero")
             exact_requests(port, body, protocol, requests, connections)
-            before = set(logs.glob(f"{out.name}.*"))
-            _callgrind(gateway.pid, "--dump")
-            new = sorted(set(logs.glob(f"{out.name}.*")) - before)
-            if len(new) != 1:
-                raise RuntimeError(f"expected one new callgrind dump of {out.name}, found {[p.name for p in new]}")
-            summary = [line for line in new[0].read_text().splitlines() if line.startswith("summary:")]
-            if len(summary) != 1:
-                raise RuntimeError(f"{new[0].name} has no 'summary:' line")
-            result[key] = int(summary[0].split()[1]) / requests
+            result[key] = dumped_instructions(gateway.pid, out) / requests
         return result
     finally:
         stop([gateway])

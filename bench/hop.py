@@ -13,28 +13,56 @@ quartiles show the spread. Prints one line per pair and the summary; the target 
 trips) on the same redis-server between the two runs of every pair, and reports the hop as a
 multiple of that floor, both measured in the same rounds (the target: ≤ 1.25× the floor).
 With ``--out FILE`` it also writes the ``## Redis hop against its floor`` section there.
+
+``--instructions N`` counts instead of timing: the same cached call, N times at one connection,
+against an ``embedded`` gateway and then a ``redis-g1-w1`` pair (the worker with one consumer
+thread), each process under ``valgrind --tool=callgrind`` (``PYTHONHASHSEED=0``, counted between
+``--zero`` and ``--dump`` as in ``bench/ab_embedded.py``), plus the Redis commands each call
+costs (``SLOWLOG`` at a 0 µs threshold, nested script commands included). Each process's
+count repeats within about 1% whatever the host's load,
+where the timed hop swings by tens of percent; ``--tree DIR`` counts another checkout's code
+with this environment (for a before/after). With ``--out FILE`` it writes the
+``## Redis hop in instructions`` section.
 """
 
 from __future__ import annotations
 
 import argparse
+import collections
 import dataclasses
+import json
 import logging
 import os
 import statistics
+import subprocess
 import sys
 import tempfile
+import time
 from pathlib import Path
 from typing import Any
 
+import redis
+
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+from bench.ab_embedded import (
+    CALL,
+    WAIT_CALLGRIND_S,
+    callgrind_control,
+    dumped_instructions,
+    exact_requests,
+    gateway_env,
+)
+from bench.ab_embedded import start as start_logged
 from bench.cluster import ProcessGroup
-from bench.load import discover, workloads, write_all
+from bench.cpu_per_call import free_port, stop
+from bench.load import PROTOCOL, discover, workloads, write_all
 from bench.redis_floor import measure_floor
 from bench.report import publish_section
 from bench.run import QUICK, measure_hop
 
+REPO = Path(__file__).resolve().parent.parent
 SECTION = "## Redis hop against its floor"
+INSTRUCTIONS_SECTION = "## Redis hop in instructions"
 GOAL = 1.25
 
 
@@ -45,8 +73,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seconds", type=float, default=3.0, help="seconds per wrk run")
     parser.add_argument("--floor", action="store_true", help="measure the bare Redis ping-pong in the same rounds")
     parser.add_argument("--floor-calls", type=int, default=2000, help="ping-pong round trips per pair")
-    parser.add_argument("--out", default="-", help="with --floor: the file to write the section to (- prints only)")
+    parser.add_argument("--out", default="-", help="with --floor or --instructions: the file to write the section to "
+                                                   "(- prints only)")
+    parser.add_argument("--instructions", type=int, default=0, metavar="N",
+                        help="count instructions per call over N calls instead of timing pairs")
+    parser.add_argument("--tree", type=Path, default=None, help="with --instructions: the checkout whose code runs")
     args = parser.parse_args(argv)
+    if args.instructions:
+        return _count(args)
     if args.pairs < 2:
         parser.error("--pairs must be at least 2 (the quartiles need two)")
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s", datefmt="%H:%M:%S")
@@ -78,6 +112,115 @@ def main(argv: list[str] | None = None) -> int:
     if args.floor:
         publish_section(args.out, SECTION, _floor_section(hop, args, (load_before, load_after)))
     return 0
+
+
+def _count(args: argparse.Namespace) -> int:
+    """``--instructions``: count, print (and with ``--out`` publish) the hop in instructions."""
+    tree = (args.tree or REPO).resolve()
+    with tempfile.TemporaryDirectory(prefix="pwc-hop-count-") as tmp, ProcessGroup(Path(tmp)) as group:
+        redis_url = group.start_redis()
+        _, api_url = group.start_catalog("catalog", "--sample")
+        embedded, _ = _instructions(tree, Path(tmp), api_url, None, args.instructions)
+        redis_mode, commands = _instructions(tree, Path(tmp), api_url, redis_url, args.instructions)
+    publish_section(args.out, INSTRUCTIONS_SECTION,
+                    _instructions_section(args, tree, embedded["gateway"], redis_mode, commands))
+    return 0
+
+
+def _instructions(tree: Path, tmp: Path, api_url: str, redis_url: str | None,
+                  calls: int) -> tuple[dict[str, float], dict[str, int]]:
+    """Instructions per call of each process of one deployment (``embedded``, or a Redis-mode gateway
+    and worker), and in Redis mode the Redis commands per call by name (those every call sends)."""
+    port = free_port()
+    env = {**gateway_env(api_url, port), "PYTHONHASHSEED": "0", "PYTHONPATH": str(tree)}
+    roles = {"gateway": [sys.executable, "-m", "gateway", "gateway"]}
+    if redis_url is not None:
+        env |= {"PWC_MCP_REDIS_URL": redis_url, "PWC_MCP_WORKER_THREADS": "1"}
+        roles = {"worker": [sys.executable, "-m", "workers"], **roles}  # no exec: callgrind follows one program
+    mode = "redis" if redis_url else "embedded"
+    procs = {role: (start_logged(["valgrind", "--tool=callgrind", "--instr-atstart=no",
+                                  f"--callgrind-out-file={tmp / f'{mode}-{role}.out'}", *argv],
+                                 tree, env, tmp / f"{mode}-{role}.log"), tmp / f"{mode}-{role}.out")
+             for role, argv in roles.items()}
+    try:
+        deadline = time.monotonic() + WAIT_CALLGRIND_S
+        while True:  # a worker under callgrind registers long after the gateway answers /health
+            try:
+                exact_requests(port, CALL, PROTOCOL, 1, 1)
+                break
+            except (OSError, RuntimeError, TimeoutError):
+                if time.monotonic() > deadline:
+                    raise RuntimeError(f"{mode} never answered the call; logs in {tmp}") from None
+                time.sleep(1)
+        for proc, _ in procs.values():
+            callgrind_control(proc.pid, "--instr=on")
+        exact_requests(port, CALL, PROTOCOL, max(calls // 4, 1), 1)
+        for proc, _ in procs.values():
+            callgrind_control(proc.pid, "--zero")
+        client = redis.Redis.from_url(redis_url) if redis_url else None
+        if client is not None:
+            client.config_set("slowlog-max-len", 1_000_000)
+            client.config_set("slowlog-log-slower-than", 0)
+            client.slowlog_reset()
+        exact_requests(port, CALL, PROTOCOL, calls, 1)
+        counts = {role: dumped_instructions(proc.pid, out) / calls for role, (proc, out) in procs.items()}
+        commands: dict[str, int] = {}
+        if client is not None:
+            names = _script_names(tree)
+            entries = client.slowlog_get(1_000_000)
+            assert isinstance(entries, list)  # the synchronous client's reply
+            seen = collections.Counter(_command_name(entry["command"], names) for entry in entries)
+            client.config_set("slowlog-log-slower-than", 10_000)
+            client.close()
+            # Per call, whole: what the heartbeat and liveness timers add over the run rounds away.
+            commands = {name: round(n / calls) for name, n in seen.most_common() if n >= calls}
+        return counts, commands
+    finally:
+        stop([proc for proc, _ in procs.values()])
+
+
+def _command_name(command: bytes | str, scripts: dict[str, str]) -> str:
+    """A SLOWLOG entry's command, by name; a script by its file name (``scripts``: SHA → name)."""
+    text = command.decode(errors="replace") if isinstance(command, bytes) else command
+    words = text.split()
+    if words and words[0].upper() == "EVALSHA" and len(words) > 1:
+        return f"EVALSHA {scripts.get(words[1], words[1][:8])}"
+    return words[0].upper() if words else "?"
+
+
+def _script_names(tree: Path) -> dict[str, str]:
+    """SHA → file name of ``tree``'s Lua scripts, as its own ``scripts.load`` expands them."""
+    code = ("import hashlib, json, pathlib; from pwc_mcp_core.cluster import scripts; "
+            "print(json.dumps({hashlib.sha1(scripts.load(p.stem).encode()).hexdigest(): p.name "
+            "for p in pathlib.Path(scripts.__file__).parent.glob('*.lua')}))")
+    done = subprocess.run([sys.executable, "-c", code], cwd=tree, env={**os.environ, "PYTHONPATH": str(tree)},
+                          capture_output=True, text=True, check=True)
+    names: dict[str, str] = json.loads(done.stdout)
+    return names
+
+
+def _instructions_section(args: argparse.Namespace, tree: Path, embedded: float, redis_mode: dict[str, float],
+                          commands: dict[str, int]) -> str:
+    """The ``## Redis hop in instructions`` section."""
+    hop = redis_mode["gateway"] + redis_mode["worker"] - embedded
+    scripts = ", ".join(name.removeprefix("EVALSHA ") for name in sorted(commands) if name.startswith("EVALSHA"))
+    nested = sum(n for name, n in commands.items() if not name.startswith(("EVALSHA", "XREADGROUP", "BLMPOP")))
+    top = sum(n for name, n in commands.items() if name.startswith(("EVALSHA", "XREADGROUP", "BLMPOP")))
+    command = f"uv run python bench/hop.py --instructions {args.instructions}"
+    return "\n".join([
+        INSTRUCTIONS_SECTION, "",
+        f"`{command}`{'' if tree == REPO.resolve() else ' (another checkout)'}: the cached `list_conferences` call "
+        f"{args.instructions} times at one connection, after a warm-up, against",
+        "an `embedded` gateway and then a `redis-g1-w1` pair (one consumer thread), each process under callgrind;",
+        "instructions per call counted between `callgrind_control --zero` and `--dump`. Unlike the timed hop",
+        "above, each process's count repeats within about 1% on a loaded host.", "",
+        "| measure | instructions per call |", "| --- | --- |",
+        f"| embedded gateway | {embedded:,.0f} |",
+        f"| Redis mode: gateway | {redis_mode['gateway']:,.0f} |",
+        f"| Redis mode: worker | {redis_mode['worker']:,.0f} |",
+        f"| hop (gateway + worker − embedded) | {hop:+,.0f} ({hop / embedded:.2f}× the embedded call) |", "",
+        f"Redis commands per call: {top} sent (the scripts {scripts}, and the blocking reads), {nested} run "
+        "inside the scripts (`SLOWLOG` at a 0 µs threshold).", ""])
 
 
 def _floor_section(hop: dict[str, Any], args: argparse.Namespace, load: tuple[float, float]) -> str:

@@ -20,7 +20,7 @@ __all__ = ["PRESERVED", "config_dict", "machine_info", "publish_section", "rende
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 PRESERVED = ("Catalog", "Notes", "Search relevance", "Text size", "Reading agent", "REST and SSE",
-             "Embedded A/B", "Redis hop against its floor")
+             "Embedded A/B", "Redis hop against its floor", "Redis hop in instructions")
 # (bench/text_ratio.py, bench/reading_agent.py, bench/surfaces.py, bench/ab_embedded.py, bench/hop.py own theirs)
 """``## `` sections this generator never writes."""
 
