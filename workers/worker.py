@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import dataclasses
 import logging
 import signal
 import threading
@@ -209,10 +208,8 @@ class Worker:
 
     def _call_of(self, job: queue.Job) -> Call:
         """The job's call with its deadline on this host's clock (from Redis's, when the gateway sent it)."""
-        call = Call.from_json(job.call_json)
-        if job.redis_deadline is not None:
-            call = dataclasses.replace(call, deadline=job.redis_deadline - self._offset_s)
-        return call
+        return Call.from_json(job.call_json, deadline=None if job.redis_deadline is None
+                              else job.redis_deadline - self._offset_s)
 
     def _run_here(self, client: SyncPipe, job: queue.Job, *, read_next: bool = False) -> list[queue.Job]:
         """Run ``job`` and answer it; with ``read_next``, the jobs the answer's write read too."""

@@ -18,8 +18,9 @@ __all__ = ["Call", "CallKind"]
 
 CallKind = Literal["tools/call", "resources/read", "completion/complete"]
 Era = Literal["legacy", "modern"]
-_KINDS: Final[tuple[CallKind, ...]] = ("tools/call", "resources/read", "completion/complete")
-_ERAS: Final[tuple[Era, ...]] = ("legacy", "modern")
+_KINDS: Final[dict[str, CallKind]] = {"tools/call": "tools/call", "resources/read": "resources/read",
+                                      "completion/complete": "completion/complete"}
+_ERAS: Final[dict[str, Era]] = {"legacy": "legacy", "modern": "modern"}
 SCHEMA_VERSION: Final = 1
 # The envelope carries the arguments as the client sent them, NaN and ±Infinity included
 # (Python's json writes and reads them), so the worker's validation refuses them with the
@@ -57,8 +58,9 @@ class Call:
         return utf8(_ENVELOPE.encode(payload))
 
     @classmethod
-    def from_json(cls, raw: bytes | str) -> Call:
-        """Rebuild a `Call` written by `to_json`.
+    def from_json(cls, raw: bytes | str, *, deadline: float | None = None) -> Call:
+        """Rebuild a `Call` written by `to_json`; ``deadline``, when given, replaces the envelope's
+        (a worker's, converted from Redis's clock to its own).
 
         Raises:
             ValueError: not JSON, wrong schema version, or a field of the wrong type.
@@ -70,11 +72,12 @@ class Call:
         if not isinstance(data, dict) or data.get("v") != SCHEMA_VERSION:
             raise ValueError("call envelope has an unsupported schema version")
         kind, name, arguments = data.get("kind"), data.get("name"), data.get("arguments")
-        era, protocol, deadline = data.get("era"), data.get("protocol"), data.get("deadline")
-        kind = next((k for k in _KINDS if k == kind), None)
-        era = next((e for e in _ERAS if e == era), None)
+        era, protocol, written = data.get("era"), data.get("protocol"), data.get("deadline")
+        kind = _KINDS.get(kind) if isinstance(kind, str) else None
+        era = _ERAS.get(era) if isinstance(era, str) else None
         if (kind is None or not isinstance(name, str) or not isinstance(arguments, dict)
                 or era is None or not isinstance(protocol, str)
-                or not isinstance(deadline, (int, float)) or isinstance(deadline, bool)):
+                or not isinstance(written, (int, float)) or isinstance(written, bool)):
             raise ValueError("call envelope has a missing or mistyped field")
-        return cls(kind=kind, name=name, arguments=arguments, era=era, protocol=protocol, deadline=float(deadline))
+        return cls(kind=kind, name=name, arguments=arguments, era=era, protocol=protocol,
+                   deadline=float(written) if deadline is None else deadline)
