@@ -3,8 +3,8 @@
 A command through redis-py's client costs a pool checkout with a liveness probe
 of the socket, a retry wrapper, its packer and a release: on this project's benchmark
 machine that overhead was about twice the Redis round trip itself, on every admission,
-enqueue and reply wait. :class:`RedisPipe` keeps redis-py's connection and RESP parser,
-packs with `pack_command` and drops the rest:
+enqueue and reply wait. :class:`RedisPipe` keeps redis-py's connection (its connect and
+handshake), packs with `pack_command` (hiredis), parses with hiredis and drops the rest:
 
 * commands submitted during one event-loop iteration are written together, in one
   system call, by one flush task; a command sent to an idle pipe is written at once;

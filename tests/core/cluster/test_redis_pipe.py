@@ -232,3 +232,60 @@ async def test_submit_hands_each_outcome_to_its_callback_where_the_reply_is_read
     with pytest.raises(StoreConnectionLost):
         pipe.submit(("PING",), outcomes.append)
     assert len(outcomes) == 3
+
+
+def test_both_pipes_read_their_replies_over_tls(tmp_path) -> None:
+    """A ``rediss://`` URL: `RedisPipe` takes over reading an SSL transport as it does a plain one
+    (its own protocol under asyncio's TLS layer), and `SyncPipe` reads an SSL socket."""
+    import shutil
+    import subprocess
+    import time
+
+    import redis as sync_redis
+
+    from pwc_mcp_core.cluster.redis_pipe import SyncPipe
+    from tests.helpers import free_port, stop_process
+
+    cert, key = tmp_path / "cert.pem", tmp_path / "key.pem"
+    subprocess.run(["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1", "-subj",
+                    "/CN=127.0.0.1", "-keyout", str(key), "-out", str(cert)], check=True, capture_output=True)
+    port = free_port()
+    binary = shutil.which("redis-server")
+    assert binary is not None, "redis-server is not installed; .ci/run installs it"
+    proc = subprocess.Popen([binary, "--port", "0", "--tls-port", str(port), "--bind", "127.0.0.1",
+                             "--tls-cert-file", str(cert), "--tls-key-file", str(key), "--tls-ca-cert-file", str(cert),
+                             "--tls-auth-clients", "no", "--save", "", "--appendonly", "no", "--dir", str(tmp_path)],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    url = f"rediss://127.0.0.1:{port}/0?ssl_cert_reqs=none"
+    try:
+        probe = sync_redis.Redis.from_url(url)
+        for _ in range(200):
+            try:
+                probe.ping()
+                break
+            except sync_redis.ConnectionError:
+                assert proc.poll() is None, "redis-server refused its TLS options"
+                time.sleep(0.05)
+        probe.close()
+
+        async def over_tls() -> list[object]:
+            pipe = RedisPipe(url, timeout_s=5.0)
+            outcomes: list[object] = []
+            try:
+                replies = await pipe.execute_many([("SET", "tls", "1"), ("INCRBY", "tls", "x"), ("GET", "tls")])
+                pipe.submit(("GET", "tls"), outcomes.append)
+                assert await pipe.execute("PING") == b"PONG"
+                return [*replies, *outcomes]
+            finally:
+                await pipe.close()
+
+        ok, refused, value, submitted = asyncio.run(over_tls())
+        assert (ok, value, submitted) == (b"OK", b"1", b"1")
+        assert isinstance(refused, ResponseError)
+        sync = SyncPipe(url, timeout_s=5.0)
+        try:
+            assert sync.execute_many([("GET", "tls"), ("INCRBY", "tls", "x"), ("PING",)])[::2] == [b"1", b"PONG"]
+        finally:
+            sync.close()
+    finally:
+        stop_process(proc)
