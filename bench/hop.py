@@ -204,8 +204,8 @@ def _instructions_section(args: argparse.Namespace, tree: Path, embedded: float,
     """The ``## Redis hop in instructions`` section."""
     hop = redis_mode["gateway"] + redis_mode["worker"] - embedded
     scripts = ", ".join(name.removeprefix("EVALSHA ") for name in sorted(commands) if name.startswith("EVALSHA"))
-    nested = sum(n for name, n in commands.items() if not name.startswith(("EVALSHA", "XREADGROUP", "BLMPOP")))
     top = sum(n for name, n in commands.items() if name.startswith(("EVALSHA", "XREADGROUP", "BLMPOP")))
+    nested = sum(commands.values()) - top
     command = f"uv run python bench/hop.py --instructions {args.instructions}"
     return "\n".join([
         INSTRUCTIONS_SECTION, "",

@@ -1,7 +1,9 @@
-"""Process helpers shared by the test suite: free ports, waiting for HTTP, stopping children."""
+"""Helpers shared by the test suite: free ports, waiting for HTTP, stopping children, awaiting
+one wait for queue replies."""
 
 from __future__ import annotations
 
+import asyncio
 import functools
 import ssl
 import subprocess
@@ -10,8 +12,12 @@ import time
 import httpx
 
 from gateway.process.demo import free_port
+from pwc_mcp_core.cluster import queue
+from pwc_mcp_core.cluster.errors import StoreUnavailable
+from pwc_mcp_core.cluster.redis_pipe import RedisPipe
+from pwc_mcp_core.cluster.replies import Replied
 
-__all__ = ["free_port", "http_client", "request", "stop_process", "wait_http"]
+__all__ = ["await_replies", "free_port", "http_client", "request", "stop_process", "wait_http"]
 
 
 @functools.cache
@@ -83,3 +89,14 @@ def refusal_error(answer: object) -> str | None:
     error = answer.get("error")
     data = error.get("data") if isinstance(error, dict) else None
     return data.get("error") if isinstance(data, dict) else None
+
+
+async def await_replies(pipe: RedisPipe, reply_key: str, *, timeout_s: float) -> list[tuple[str, Replied]]:
+    """One `queue.wait_replies_then` wait on ``pipe``, awaited: the decoded replies (``[]`` after
+    ``timeout_s``); a failed wait raises its `StoreUnavailable`."""
+    outcome: asyncio.Future[list[tuple[str, Replied]] | StoreUnavailable] = asyncio.get_running_loop().create_future()
+    queue.wait_replies_then(pipe, reply_key, timeout_s=timeout_s, then=outcome.set_result)
+    replies = await outcome
+    if isinstance(replies, Exception):
+        raise replies
+    return replies

@@ -73,7 +73,6 @@ __all__ = [
     "recover_previous",
     "release_lease",
     "reply_commands",
-    "wait_replies",
     "wait_replies_then",
     "worker_of",
 ]
@@ -349,24 +348,16 @@ async def _claimed_jobs(redis: Redis, entries: list[StreamEntry]) -> list[Job]:
     return jobs
 
 
-@store_errors
-async def wait_replies(pipe: RedisPipe, reply_key: str, *, timeout_s: float,
-                       batch: int = 256) -> list[tuple[str, Replied]]:
-    """Up to ``batch`` replies from ``reply_key`` as ``(rid, outcome)`` (`replies.decode_reply`),
-    oldest first, waiting at most ``timeout_s`` for one; a malformed item is dropped and logged.
-
-    One round trip returns everything already waiting (``BLMPOP``, Redis 7.0 or newer),
-    so a busy gateway does not pay a round trip per reply. ``[]`` on timeout. ``pipe``
-    must carry nothing else: the command blocks it. `wait_replies_then` is its callback form.
-    """
-    return _popped_replies(await pipe.execute(*_blmpop(reply_key, timeout_s, batch)))
-
-
 def wait_replies_then(pipe: RedisPipe, reply_key: str, *, timeout_s: float,
                       then: Callable[[list[tuple[str, Replied]] | StoreUnavailable], None], batch: int = 256) -> None:
-    """`wait_replies` without a task: ``then`` gets the replies (``[]`` on timeout), or the
-    `StoreUnavailable` that failed the wait, where the pipe reads them (`RedisPipe.submit`).
-    ``then`` must not raise.
+    """Wait for up to ``batch`` replies from ``reply_key``; ``then`` gets them as ``(rid, outcome)``
+    (`replies.decode_reply`), oldest first, or ``[]`` when none came within ``timeout_s``, or the
+    `StoreUnavailable` that failed the wait. ``then`` runs where the pipe reads the reply
+    (`RedisPipe.submit`: no task in between) and must not raise; a malformed item is dropped and logged.
+
+    One round trip returns everything already waiting (``BLMPOP``, Redis 7.0 or newer),
+    so a busy gateway does not pay a round trip per reply. ``pipe`` must carry nothing else:
+    the command blocks it.
 
     Raises:
         StoreConnectionLost: ``pipe`` is closed (``then`` is not called).

@@ -297,8 +297,6 @@ class _ReplyProtocol(asyncio.Protocol):
         self._pipe = pipe
         self._conn = conn
         self._previous = previous
-        # Errors come back as values: ResponseError subclasses (NOSCRIPT and the like) or, for
-        # a Redis that is loading or gone read-only mid-failover, ConnectionError ones.
         self._parser = _reply_parser()
 
     @classmethod

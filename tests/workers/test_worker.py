@@ -1,7 +1,7 @@
 """`workers.worker.Worker` in process, over the session redis-server and the sample catalog.
 
 Calls go in through the gateway's public path (`queue.enqueue` of a serialized `Call`) and
-replies come back through it (`queue.wait_replies`, which decodes each reply to its outcome), so the tests hold
+replies come back through it (`queue.wait_replies_then`, which decodes each reply to its outcome), so the tests hold
 whatever the entry and reply formats become. The worker runs on its own event loop in a thread.
 """
 
@@ -22,7 +22,7 @@ from pwc_mcp_core.cluster.redis_pipe import RedisPipe
 from pwc_mcp_core.runtime.call import Call
 from pwc_mcp_core.runtime.dispatch import Answer
 from tests.fault.faulty_catalog import FaultyCatalog
-from tests.helpers import free_port
+from tests.helpers import await_replies, free_port
 from tests.workers.conftest import result_of, tool_call, worker_env
 from workers.runner import Runner
 from workers.settings import WorkerSettings
@@ -94,7 +94,7 @@ async def _ask(redis_url: str, *calls: Call | str, timeout_s: float = 20.0) -> d
         answers: dict[str, bytes] = {}
         deadline = time.monotonic() + timeout_s
         while len(answers) < len(calls) and time.monotonic() < deadline:
-            for rid, outcome in await queue.wait_replies(waiter, REPLIES, timeout_s=1):
+            for rid, outcome in await await_replies(waiter, REPLIES, timeout_s=1):
                 assert isinstance(outcome, Answer), outcome
                 answers[rid] = outcome.body
         return {rid: answers[rid] for rid in rids if rid in answers}

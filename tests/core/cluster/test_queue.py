@@ -12,6 +12,7 @@ from pwc_mcp_core.cluster import queue, redis_keys, scripts
 from pwc_mcp_core.cluster.redis_pipe import RedisPipe, SyncPipe
 from pwc_mcp_core.cluster.replies import decode_reply, encode_reply
 from pwc_mcp_core.runtime.dispatch import TOO_LARGE, Answer
+from tests.helpers import await_replies
 
 
 @pytest.fixture
@@ -123,9 +124,9 @@ async def test_waiting_replies_come_oldest_first_in_one_batch(redis: Redis, pipe
     for n in range(5):
         await redis.lpush("replies", encode_reply(f"{n:032x}", Answer(b"{}")))
     await redis.lpush("replies", b"malformed")  # dropped and logged, never delivered
-    replies = await queue.wait_replies(pipe, "replies", timeout_s=1)
+    replies = await await_replies(pipe, "replies", timeout_s=1)
     assert replies == [(f"{n:032x}", Answer(b"{}")) for n in range(5)]
-    assert await queue.wait_replies(pipe, "replies", timeout_s=0.1) == []
+    assert await await_replies(pipe, "replies", timeout_s=0.1) == []
 
 
 async def _command_calls(redis: Redis) -> dict[str, int]:
