@@ -1,6 +1,6 @@
 """The Redis hop alone: ``bench/run.py``'s paired measurement, with as many pairs as asked.
 
-Usage: ``uv run python bench/hop.py [--pairs 15] [--seconds 3] [--floor [--out BENCHMARKS.md]]``.
+Usage: ``uv run python bench/hop.py [--pairs 15] [--seconds 3] [--floor [--runs 5] [--out BENCHMARKS.md]]``.
 
 Starts the sample catalog, a redis-server, an ``embedded`` gateway and a ``redis-g1-w1``
 one (1 gateway, 1 worker) side by side, then runs wrk on the cached ``list_conferences``
@@ -12,7 +12,10 @@ quartiles show the spread. Prints one line per pair and the summary; the target 
 ``--floor`` also runs ``bench/redis_floor.py``'s bare ping-pong (``--floor-calls`` round
 trips) on the same redis-server between the two runs of every pair, and reports the hop as a
 multiple of that floor, both measured in the same rounds (the target: ≤ 1.25× the floor).
-With ``--out FILE`` it also writes the ``## Redis hop against its floor`` section there.
+``--runs K`` repeats the whole measurement K times in a row (fresh gateway and worker each
+time) and reports every run, so one lucky or unlucky run on a noisy host cannot decide the
+verdict alone: it is the median run's. With ``--out FILE`` it also writes the
+``## Redis hop against its floor`` section there.
 
 ``--instructions N`` counts instead of timing: the same cached call, N times at one connection,
 against an ``embedded`` gateway and then a ``redis-g1-w1`` pair (the worker with one consumer
@@ -73,6 +76,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seconds", type=float, default=3.0, help="seconds per wrk run")
     parser.add_argument("--floor", action="store_true", help="measure the bare Redis ping-pong in the same rounds")
     parser.add_argument("--floor-calls", type=int, default=2000, help="ping-pong round trips per pair")
+    parser.add_argument("--runs", type=int, default=1, help="with --floor: whole measurements in a row, each reported")
     parser.add_argument("--out", default="-", help="with --floor or --instructions: the file to write the section to "
                                                    "(- prints only)")
     parser.add_argument("--instructions", type=int, default=0, metavar="N",
@@ -83,9 +87,12 @@ def main(argv: list[str] | None = None) -> int:
         return _count(args)
     if args.pairs < 2:
         parser.error("--pairs must be at least 2 (the quartiles need two)")
+    if args.runs < 1 or (args.runs > 1 and not args.floor):
+        parser.error("--runs takes a positive count, and only with --floor")
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s", datefmt="%H:%M:%S")
     plan = dataclasses.replace(QUICK, hop_pairs=args.pairs, hop_seconds=args.seconds)
     load_before = os.getloadavg()[0]
+    runs: list[dict[str, Any]] = []
     with tempfile.TemporaryDirectory(prefix="pwc-hop-") as tmp, ProcessGroup(Path(tmp)) as group:
         redis_url = group.start_redis()
         _, api_url = group.start_catalog("catalog", "--sample")
@@ -96,22 +103,30 @@ def main(argv: list[str] | None = None) -> int:
             rounds, _ = measure_floor(redis_url, args.floor_calls)
             return {"floor": statistics.median(rounds) * 1000}
 
-        hop = measure_hop(group, plan, api_url, redis_url, loads, paths, between=floor if args.floor else None)
+        for _ in range(args.runs):
+            hop = measure_hop(group, plan, api_url, redis_url, loads, paths, between=floor if args.floor else None)
+            if "error" in hop:
+                print(f"hop measurement failed: {hop['error']}")
+                return 1
+            runs.append(hop)
     load_after = os.getloadavg()[0]
-    if "error" in hop:
-        print(f"hop measurement failed: {hop['error']}")
-        return 1
+    for number, hop in enumerate(runs, 1):
+        _print_run(hop, f"run {number}: " if len(runs) > 1 else "")
+    if args.floor:
+        publish_section(args.out, SECTION, _floor_section(runs, args, (load_before, load_after)))
+    return 0
+
+
+def _print_run(hop: dict[str, Any], prefix: str) -> None:
+    """One measurement's pairs and its summary line."""
     deltas = [pair["redis-g1-w1"] - pair["embedded"] for pair in hop["pairs"]]
     for index, pair in enumerate(hop["pairs"], 1):
         floor_text = f", floor {pair['floor']:.3f} ms" if "floor" in pair else ""
-        print(f"pair {index:2d}: redis {pair['redis-g1-w1']:.3f} ms, embedded {pair['embedded']:.3f} ms, "
+        print(f"{prefix}pair {index:2d}: redis {pair['redis-g1-w1']:.3f} ms, embedded {pair['embedded']:.3f} ms, "
               f"hop {pair['redis-g1-w1'] - pair['embedded']:+.3f} ms{floor_text}")
     quartiles = statistics.quantiles(deltas, n=4)
-    print(f"hop: {hop['delta_ms']:+.3f} ms (median of {len(deltas)} pairs; quartiles {quartiles[0]:+.3f} / "
+    print(f"{prefix}hop: {hop['delta_ms']:+.3f} ms (median of {len(deltas)} pairs; quartiles {quartiles[0]:+.3f} / "
           f"{quartiles[2]:+.3f} ms; p50 Redis {hop['redis_p50_ms']:.3f} ms, embedded {hop['embedded_p50_ms']:.3f} ms)")
-    if args.floor:
-        publish_section(args.out, SECTION, _floor_section(hop, args, (load_before, load_after)))
-    return 0
 
 
 def _count(args: argparse.Namespace) -> int:
@@ -223,28 +238,39 @@ def _instructions_section(args: argparse.Namespace, tree: Path, embedded: float,
         "inside the scripts (`SLOWLOG` at a 0 µs threshold).", ""])
 
 
-def _floor_section(hop: dict[str, Any], args: argparse.Namespace, load: tuple[float, float]) -> str:
-    """The hop against the floor measured in the same rounds, as a BENCHMARKS.md section."""
+def _run_against_floor(hop: dict[str, Any]) -> dict[str, float]:
+    """One measurement's hop, floor and hop ÷ floor, with the per-pair ratios' median and quartiles."""
     pairs = hop["pairs"]
     floor_ms = statistics.median(pair["floor"] for pair in pairs)
     ratios = [(pair["redis-g1-w1"] - pair["embedded"]) / pair["floor"] for pair in pairs]
-    ratio = hop["delta_ms"] / floor_ms
     quartiles = statistics.quantiles(ratios, n=4)
+    return {"hop_ms": hop["delta_ms"], "floor_ms": floor_ms, "ratio": hop["delta_ms"] / floor_ms,
+            "pair_median": statistics.median(ratios), "pair_q1": quartiles[0], "pair_q3": quartiles[2]}
+
+
+def _floor_section(runs: list[dict[str, Any]], args: argparse.Namespace, load: tuple[float, float]) -> str:
+    """The hop against the floor measured in the same rounds, one row per run, as a BENCHMARKS.md section."""
+    rows = [_run_against_floor(hop) for hop in runs]
+    ratio = statistics.median(row["ratio"] for row in rows)
+    passed = sum(row["ratio"] <= GOAL for row in rows)
     verdict = "PASS" if ratio <= GOAL else "FAIL"
-    command = f"uv run python bench/hop.py --pairs {args.pairs} --floor"
+    runs_flag = f" --runs {args.runs}" if args.runs > 1 else ""
+    command = f"uv run python bench/hop.py --pairs {args.pairs} --floor{runs_flag}"
+    what = f"{len(rows)} measurements in a row, each of " if len(rows) > 1 else ""
     return "\n".join([
         SECTION, "",
-        f"`{command}`: {len(pairs)} interleaved pairs of {args.seconds:g} s wrk runs (cached `list_conferences`, one",
-        "connection) against `embedded` and `redis-g1-w1` side by side; between the two runs of each pair,",
-        f"`bench/redis_floor.py`'s bare `RPUSH`/`BLPOP` ping-pong ({args.floor_calls} round trips) on the same",
-        f"redis-server. Load average {load[0]:.1f} at the start, {load[1]:.1f} at the end (2 cores shared with",
-        "other work), so only ratios taken in the same rounds are compared.", "",
-        "| measure | value |", "| --- | --- |",
-        f"| hop (Redis p50 minus embedded p50, median of pairs) | {hop['delta_ms']:+.3f} ms |",
-        f"| floor (ping-pong p50, median of pairs) | {floor_ms:.3f} ms |",
-        f"| hop ÷ floor | {ratio:.2f}× (per pair: median {statistics.median(ratios):.2f}×, "
-        f"quartiles {quartiles[0]:.2f}× / {quartiles[2]:.2f}×) |",
-        f"| goal | ≤ {GOAL}× the floor: {verdict} |", ""])
+        f"`{command}`: {what}{args.pairs} interleaved pairs of {args.seconds:g} s wrk runs (cached "
+        "`list_conferences`, one connection) against `embedded` and `redis-g1-w1` side by side; between the two",
+        f"runs of each pair, `bench/redis_floor.py`'s bare `RPUSH`/`BLPOP` ping-pong ({args.floor_calls} round trips)",
+        f"on the same redis-server. Load average {load[0]:.1f} at the start, {load[1]:.1f} at the end (2 cores",
+        "shared with other work), so only ratios taken in the same rounds are compared. Hop: the Redis p50 minus",
+        "the embedded p50, median of the pairs; floor: the ping-pong p50, median of the pairs.", "",
+        "| run | hop | floor | hop ÷ floor | per pair: median (quartiles) |", "| --- | --- | --- | --- | --- |",
+        *(f"| {number} | {row['hop_ms']:+.3f} ms | {row['floor_ms']:.3f} ms | {row['ratio']:.2f}× | "
+          f"{row['pair_median']:.2f}× ({row['pair_q1']:.2f}× / {row['pair_q3']:.2f}×) |"
+          for number, row in enumerate(rows, 1)), "",
+        f"Goal: ≤ {GOAL}× the floor. {'The median run' if len(rows) > 1 else 'The run'}: {ratio:.2f}×, {verdict}"
+        + (f" ({passed} of {len(rows)} runs within the goal)." if len(rows) > 1 else "."), ""])
 
 
 if __name__ == "__main__":
