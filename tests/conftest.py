@@ -20,7 +20,7 @@ from pathlib import Path
 import pytest
 
 from pwc_mcp_core.cluster import redis_keys
-from tests.helpers import free_port, stop_process, wait_http
+from tests.helpers import free_port, spawn_redis, stop_process, wait_http
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 
@@ -184,34 +184,7 @@ class RedisServer:
         stop_process(self.proc)
 
     def start(self) -> None:
-        self.proc = _spawn_redis(self.port, self.dir)
-
-
-def _spawn_redis(port: int, workdir: Path) -> subprocess.Popen:
-    binary = shutil.which("redis-server")
-    if binary is None:
-        pytest.fail("redis-server is not installed; .ci/run installs it")
-    proc = subprocess.Popen(
-        [binary, "--port", str(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no",
-         "--dir", str(workdir), "--daemonize", "no", "--loglevel", "warning"],
-        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-    )
-    import redis
-
-    client = redis.Redis(host="127.0.0.1", port=port)
-    for _ in range(200):
-        try:
-            client.ping()
-            client.close()
-            return proc
-        except redis.ConnectionError:
-            if proc.poll() is not None:
-                break
-            import time
-
-            time.sleep(0.05)
-    stop_process(proc)
-    pytest.fail(f"redis-server did not start on port {port}")
+        self.proc = spawn_redis(self.port, self.dir)
 
 
 @pytest.fixture(scope="session")
@@ -219,7 +192,7 @@ def redis_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RedisServ
     """A private redis-server for the whole session (flush it per test with ``redis_url``)."""
     workdir = tmp_path_factory.mktemp("redis")
     port = free_port()
-    server = RedisServer(port=port, proc=_spawn_redis(port, workdir), dir=workdir)
+    server = RedisServer(port=port, proc=spawn_redis(port, workdir), dir=workdir)
     yield server
     server.stop()
 

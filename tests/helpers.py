@@ -1,15 +1,19 @@
-"""Helpers shared by the test suite: free ports, waiting for HTTP, stopping children, awaiting
-one wait for queue replies."""
+"""Helpers shared by the test suite: free ports, waiting for HTTP, starting a redis-server, stopping
+children, awaiting one wait for queue replies."""
 
 from __future__ import annotations
 
 import asyncio
 import functools
+import shutil
 import ssl
 import subprocess
 import time
+from pathlib import Path
 
 import httpx
+import pytest
+import redis
 
 from gateway.process.demo import free_port
 from pwc_mcp_core.cluster import queue
@@ -17,7 +21,7 @@ from pwc_mcp_core.cluster.errors import StoreUnavailable
 from pwc_mcp_core.cluster.redis_pipe import RedisPipe
 from pwc_mcp_core.cluster.replies import Replied
 
-__all__ = ["await_replies", "free_port", "http_client", "request", "stop_process", "wait_http"]
+__all__ = ["await_replies", "free_port", "http_client", "request", "spawn_redis", "stop_process", "wait_http"]
 
 
 @functools.cache
@@ -100,3 +104,39 @@ async def await_replies(pipe: RedisPipe, reply_key: str, *, timeout_s: float) ->
     if isinstance(replies, Exception):
         raise replies
     return replies
+
+
+def spawn_redis(port: int, workdir: Path, *, tls: tuple[Path, Path] | None = None) -> subprocess.Popen[bytes]:
+    """A redis-server child on loopback ``port`` (no persistence), answering ``PING`` when returned.
+
+    ``tls`` (certificate, key): it listens with TLS only on ``port`` and does not ask clients for a
+    certificate; reach it at ``rediss://127.0.0.1:<port>/0?ssl_cert_reqs=none``.
+    """
+    binary = shutil.which("redis-server")
+    if binary is None:
+        pytest.fail("redis-server is not installed; .ci/run installs it")
+    listen = ["--port", str(port)]
+    url = f"redis://127.0.0.1:{port}/0"
+    if tls is not None:
+        cert, key = tls
+        listen = ["--port", "0", "--tls-port", str(port), "--tls-cert-file", str(cert), "--tls-key-file", str(key),
+                  "--tls-ca-cert-file", str(cert), "--tls-auth-clients", "no"]
+        url = f"rediss://127.0.0.1:{port}/0?ssl_cert_reqs=none"
+    proc = subprocess.Popen(
+        [binary, *listen, "--bind", "127.0.0.1", "--save", "", "--appendonly", "no",
+         "--dir", str(workdir), "--daemonize", "no", "--loglevel", "warning"],
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+    )
+    client = redis.Redis.from_url(url)
+    for _ in range(200):
+        try:
+            client.ping()
+            client.close()
+            return proc
+        except redis.ConnectionError:
+            if proc.poll() is not None:
+                break
+            time.sleep(0.05)
+    client.close()
+    stop_process(proc)
+    pytest.fail(f"redis-server did not start on port {port}")

@@ -6,6 +6,8 @@ from __future__ import annotations
 import asyncio
 import os
 import signal
+import subprocess
+from pathlib import Path
 
 import pytest
 from redis.asyncio import Redis
@@ -14,7 +16,8 @@ from redis.exceptions import RedisError, ResponseError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 
 from pwc_mcp_core.cluster.errors import StoreConnectionLost, StoreReplyLost
-from pwc_mcp_core.cluster.redis_pipe import RedisPipe, ScriptRunner
+from pwc_mcp_core.cluster.redis_pipe import RedisPipe, ScriptRunner, SyncPipe
+from tests.helpers import free_port, spawn_redis, stop_process
 
 INCR = "return redis.call('INCRBY', KEYS[1], ARGV[1])"
 FAIL_ON_NEGATIVE = "if tonumber(ARGV[1]) < 0 then return redis.error_reply('negative') end return ARGV[1]"
@@ -189,8 +192,6 @@ def test_commands_are_packed_as_redis_py_packs_them() -> None:
 
 
 def test_the_sync_pipe_keeps_order_and_per_command_errors_and_reconnects(redis_server, redis_url: str) -> None:
-    from pwc_mcp_core.cluster.redis_pipe import SyncPipe
-
     pipe = SyncPipe(redis_url, timeout_s=2.0, connect_timeout_s=0.5)
     try:
         replies = pipe.execute_many([("SET", "sp", "1"), ("INCR", "sp", "x"), ("INCR", "sp"), ("GET", "sp")])
@@ -234,40 +235,16 @@ async def test_submit_hands_each_outcome_to_its_callback_where_the_reply_is_read
     assert len(outcomes) == 3
 
 
-def test_both_pipes_read_their_replies_over_tls(tmp_path) -> None:
+def test_both_pipes_read_their_replies_over_tls(tmp_path: Path) -> None:
     """A ``rediss://`` URL: `RedisPipe` takes over reading an SSL transport as it does a plain one
     (its own protocol under asyncio's TLS layer), and `SyncPipe` reads an SSL socket."""
-    import shutil
-    import subprocess
-    import time
-
-    import redis as sync_redis
-
-    from pwc_mcp_core.cluster.redis_pipe import SyncPipe
-    from tests.helpers import free_port, stop_process
-
     cert, key = tmp_path / "cert.pem", tmp_path / "key.pem"
     subprocess.run(["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1", "-subj",
                     "/CN=127.0.0.1", "-keyout", str(key), "-out", str(cert)], check=True, capture_output=True)
     port = free_port()
-    binary = shutil.which("redis-server")
-    assert binary is not None, "redis-server is not installed; .ci/run installs it"
-    proc = subprocess.Popen([binary, "--port", "0", "--tls-port", str(port), "--bind", "127.0.0.1",
-                             "--tls-cert-file", str(cert), "--tls-key-file", str(key), "--tls-ca-cert-file", str(cert),
-                             "--tls-auth-clients", "no", "--save", "", "--appendonly", "no", "--dir", str(tmp_path)],
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    proc = spawn_redis(port, tmp_path, tls=(cert, key))
     url = f"rediss://127.0.0.1:{port}/0?ssl_cert_reqs=none"
     try:
-        probe = sync_redis.Redis.from_url(url)
-        for _ in range(200):
-            try:
-                probe.ping()
-                break
-            except sync_redis.ConnectionError:
-                assert proc.poll() is None, "redis-server refused its TLS options"
-                time.sleep(0.05)
-        probe.close()
-
         async def over_tls() -> list[object]:
             pipe = RedisPipe(url, timeout_s=5.0)
             outcomes: list[object] = []
